@@ -1,0 +1,120 @@
+/* alloy.h - the alloy allocator: the malloc family under alloy_* names,
+ * version, and the statistics API.
+ *
+ * liballoy.so also exports the standard names (malloc, free, ...), so a
+ * program gets alloy through LD_PRELOAD or by linking, without source changes.
+ * The alloy_* names are the same functions under names that never clash.
+ *
+ * Alignment: every block is aligned to 16 bytes when its requested size is a
+ * multiple of 16, and to at least 8 bytes otherwise.
+ */
+#ifndef ALLOY_H
+#define ALLOY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ALLOY_VERSION_MAJOR 0
+#define ALLOY_VERSION_MINOR 1
+#define ALLOY_VERSION_PATCH 0
+#define ALLOY_VERSION_STRING "0.1.0"
+
+#if defined(__GNUC__)
+#define ALLOY_API __attribute__((visibility("default")))
+#else
+#define ALLOY_API
+#endif
+
+/* The malloc family.  Errors follow POSIX and glibc: NULL with errno ENOMEM
+ * for an impossible size, EINVAL for an invalid alignment. */
+ALLOY_API void *alloy_malloc(size_t size);
+ALLOY_API void alloy_free(void *p);
+ALLOY_API void *alloy_calloc(size_t n, size_t size);
+ALLOY_API void *alloy_realloc(void *p, size_t size);
+ALLOY_API void *alloy_reallocarray(void *p, size_t n, size_t size);
+ALLOY_API int alloy_posix_memalign(void **out, size_t align, size_t size);
+ALLOY_API void *alloy_aligned_alloc(size_t align, size_t size);
+ALLOY_API void *alloy_memalign(size_t align, size_t size);
+ALLOY_API void *alloy_valloc(size_t size);
+ALLOY_API void *alloy_pvalloc(size_t size);
+ALLOY_API size_t alloy_malloc_usable_size(const void *p);
+ALLOY_API void alloy_free_sized(void *p, size_t size);
+ALLOY_API void alloy_free_aligned_sized(void *p, size_t align, size_t size);
+
+ALLOY_API const char *alloy_version(void);
+
+/* ---- statistics --------------------------------------------------------
+ * Counters are exact at a quiescent point (no thread inside the allocator);
+ * while other threads run they are a consistent-enough snapshot.  Structs
+ * carry their own size so that they can grow: set .size before the call. */
+
+#define ALLOY_STATS_VERSION 1
+
+typedef struct alloy_stats {
+    size_t size;                  /* in: sizeof(alloy_stats_t) */
+    uint32_t version;             /* out: ALLOY_STATS_VERSION */
+    uint32_t nclasses;            /* out: number of size classes (208) */
+    /* bytes */
+    size_t allocated;             /* live blocks, at their class sizes */
+    size_t active;                /* pages of spans in use, plus direct maps */
+    size_t resident;              /* mapped minus purged free pages (estimate) */
+    size_t mapped;                /* everything taken from the OS, metadata too */
+    size_t metadata;              /* spans, thread caches, address map */
+    size_t peak_active;           /* highest `active` seen */
+    size_t tcache_bytes;          /* cached in thread caches */
+    size_t central_bytes;         /* free objects held by central caches */
+    size_t pageheap_free_bytes;   /* free pages in the page heap, not purged */
+    size_t pageheap_purged_bytes; /* free pages given back with madvise */
+    size_t large_allocated;       /* live blocks above 256 KiB */
+    /* events, summed over classes */
+    uint64_t slow_path_calls;     /* thread-cache misses (fetches from central) */
+    uint64_t short_fetches;       /* fetches that returned fewer than asked */
+    uint64_t objects_fetched;     /* objects moved central -> thread caches */
+    uint64_t objects_released;    /* objects moved thread caches -> central */
+    uint64_t spans_allocated;     /* spans the central caches took */
+    uint64_t spans_freed;         /* spans the central caches gave back */
+    uint64_t central_lock_contended; /* central-cache lock acquisitions that waited */
+    uint64_t purges;              /* madvise calls */
+    uint64_t threads_live;        /* thread caches in use */
+} alloy_stats_t;
+
+typedef struct alloy_class_stats {
+    size_t size;                  /* in: sizeof(alloy_class_stats_t) */
+    size_t class_size;            /* out: object size of the class */
+    uint32_t batch_limit;         /* L(S) under the current parameters */
+    uint32_t terminal_batch;      /* where the current policy's growth stops */
+    uint64_t slow_path_calls;
+    uint64_t short_fetches;
+    uint64_t objects_fetched;
+    uint64_t objects_released;
+    uint64_t spans_allocated;
+    uint64_t spans_freed;
+    uint64_t lock_contended;
+    size_t tcache_bytes;
+    size_t central_bytes;
+    size_t allocated;             /* live objects of this class, in bytes */
+} alloy_class_stats_t;
+
+/* Fill *out.  Returns 0, or EINVAL when out is NULL or out->size is too small. */
+ALLOY_API int alloy_stats_read(alloy_stats_t *out);
+/* Fill *out for class cls.  Returns 0, EINVAL, or ENOENT for cls >= 208. */
+ALLOY_API int alloy_class_stats_read(unsigned cls, alloy_class_stats_t *out);
+
+/* Write callback: receives chunks of text (not NUL-terminated). */
+typedef void alloy_write_cb(void *opaque, const char *text, size_t len);
+/* Print a human-readable report.  cb NULL writes to stderr with write(2). */
+ALLOY_API void alloy_stats_print(alloy_write_cb *cb, void *opaque, const char *opts);
+
+/* Return the calling thread's cached objects to the central caches. */
+ALLOY_API void alloy_thread_flush(void);
+/* Return free page-heap memory to the OS now (madvise). */
+ALLOY_API void alloy_purge(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

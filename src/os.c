@@ -1,0 +1,93 @@
+/* os.c - the OS contract on Linux (mmap, madvise, mremap).  See os.h. */
+#define _GNU_SOURCE
+#include "os.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+static unsigned fail_next; /* test hook, see ay_os_fail_next_maps */
+
+void ay_os_fail_next_maps(unsigned n) {
+    __atomic_store_n(&fail_next, n, __ATOMIC_RELAXED);
+}
+
+static int should_fail(void) {
+    unsigned n = __atomic_load_n(&fail_next, __ATOMIC_RELAXED);
+    while (n > 0) {
+        if (__atomic_compare_exchange_n(&fail_next, &n, n - 1, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            return 1;
+    }
+    return 0;
+}
+
+void *ay_os_map(size_t size, size_t align) {
+    if (should_fail()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    size_t page = (size_t)1 << 12;
+    if (align < page)
+        align = page;
+    size_t total = size + (align > page ? align - page : 0);
+    if (total < size) { /* overflow */
+        errno = ENOMEM;
+        return NULL;
+    }
+    char *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (total == size)
+        return p;
+    /* trim to the requested alignment */
+    uintptr_t a = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
+    size_t head = a - (uintptr_t)p, tail = total - head - size;
+    if (head)
+        munmap(p, head);
+    if (tail)
+        munmap((char *)a + size, tail);
+    return (void *)a;
+}
+
+void ay_os_unmap(void *p, size_t size) {
+    munmap(p, size);
+}
+
+int ay_os_purge(void *p, size_t size) {
+    return madvise(p, size, MADV_DONTNEED) == 0 ? 0 : -errno;
+}
+
+void *ay_os_remap(void *p, size_t old_size, size_t new_size) {
+    if (should_fail())
+        return NULL;
+    void *q = mremap(p, old_size, new_size, MREMAP_MAYMOVE);
+    return q == MAP_FAILED ? NULL : q;
+}
+
+uint64_t ay_os_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+unsigned ay_os_ncpus(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1u;
+}
+
+void ay_os_write(int fd, const char *buf, size_t len) {
+    while (len > 0) {
+        ssize_t w = write(fd, buf, len);
+        if (w <= 0) {
+            if (w < 0 && errno == EINTR)
+                continue;
+            return;
+        }
+        buf += w;
+        len -= (size_t)w;
+    }
+}

@@ -1,0 +1,35 @@
+/* os.h - the OS contract: every system call alloy makes goes through here.
+ *
+ * Preconditions: sizes are multiples of AY_PAGE_SIZE, addresses page-aligned.
+ * Functions return NULL or a negative errno value on failure; none of them
+ * allocates, locks or prints.  The hook table lets tests fail the next N
+ * maps deterministically (Lua's Memcontrol, SQLite's mem_methods).
+ */
+#ifndef ALLOY_OS_H
+#define ALLOY_OS_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* Map `size` bytes of zeroed, read-write memory aligned to `align` (a power of
+ * two, at least a page).  Returns NULL on failure. */
+void *ay_os_map(size_t size, size_t align);
+/* Unmap a range previously mapped. */
+void ay_os_unmap(void *p, size_t size);
+/* Tell the OS the range's contents may go; it reads back as zero.  Returns 0
+ * or -errno. */
+int ay_os_purge(void *p, size_t size);
+/* Grow or shrink a mapping, moving it if needed.  Returns NULL on failure, in
+ * which case the old mapping is untouched. */
+void *ay_os_remap(void *p, size_t old_size, size_t new_size);
+/* Monotonic milliseconds (coarse clock: cheap, ~4 ms resolution). */
+uint64_t ay_os_now_ms(void);
+/* Number of online CPUs, at least 1. */
+unsigned ay_os_ncpus(void);
+/* write(2) all of buf to fd, ignoring errors. */
+void ay_os_write(int fd, const char *buf, size_t len);
+
+/* Test hook: the next `n` calls of ay_os_map fail as if the OS were out of
+ * memory.  Internal; used by tests linked against the static library. */
+void ay_os_fail_next_maps(unsigned n);
+
+#endif

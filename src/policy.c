@@ -1,0 +1,125 @@
+/* policy.c - pure size-class and batch-growth policy.  See policy.h. */
+#include "policy.h"
+
+#include <string.h>
+
+/* The five bands of size classes.  A band runs from the previous band's end
+ * (exclusive; 0 for the first) to `end` (inclusive) in steps of `step`. */
+typedef struct band {
+    size_t end;     /* largest size in the band */
+    size_t step;    /* distance between classes */
+    unsigned first; /* index of the band's first class */
+} band_t;
+
+static const band_t bands[] = {
+    {128, 8, 0},                  /* 8..128:          16 classes */
+    {1024, 16, 16},               /* 144..1024:       56 classes */
+    {8192, 128, 72},              /* 1152..8192:      56 classes */
+    {65536, 1024, 128},           /* 9216..65536:     56 classes */
+    {262144, 8192, 184},          /* 73728..262144:   24 classes */
+};
+#define NBANDS (sizeof bands / sizeof bands[0])
+
+ay_batch_params_t ay_policy_default_params(void) {
+    ay_batch_params_t bp = {AY_BATCH_GUARD, AY_DEFAULT_BYTE_BUDGET, AY_DEFAULT_OBJECT_CAP};
+    return bp;
+}
+
+size_t ay_policy_class_size(unsigned cls) {
+    size_t start = 0;
+    for (unsigned b = 0; b < NBANDS; b++) {
+        unsigned count = (unsigned)((bands[b].end - start) / bands[b].step);
+        if (cls < bands[b].first + count)
+            return start + (size_t)(cls - bands[b].first + 1) * bands[b].step;
+        start = bands[b].end;
+    }
+    return 0;
+}
+
+unsigned ay_policy_size_class(size_t size) {
+    size_t start = 0;
+    if (size == 0)
+        return 0;
+    for (unsigned b = 0; b < NBANDS; b++) {
+        if (size <= bands[b].end)
+            return bands[b].first + (unsigned)((size - start + bands[b].step - 1) / bands[b].step) - 1;
+        start = bands[b].end;
+    }
+    return AY_NUM_CLASSES;
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b) {
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static uint64_t lcm_pages(uint64_t bytes) {
+    return bytes / gcd64(bytes, AY_PAGE_SIZE); /* lcm(bytes, 4096) / 4096 */
+}
+
+uint32_t ay_policy_batch_limit(const ay_batch_params_t *bp, size_t S) {
+    size_t l = bp->byte_budget / S;
+    if (l > bp->object_cap)
+        l = bp->object_cap;
+    return l ? (uint32_t)l : 1;
+}
+
+uint32_t ay_policy_span_pages(size_t S, uint32_t n) {
+    uint64_t p = lcm_pages((uint64_t)S * n);
+    if (p > AY_MAX_SPAN_PAGES)
+        p = lcm_pages(S);
+    return (uint32_t)p;
+}
+
+uint32_t ay_policy_span_objects(size_t S, uint32_t pages) {
+    return (uint32_t)(((uint64_t)pages << AY_PAGE_SHIFT) / S);
+}
+
+uint32_t ay_policy_next_batch(const ay_batch_params_t *bp, size_t S, uint32_t n) {
+    uint32_t limit = ay_policy_batch_limit(bp, S);
+    uint32_t c = 2 * n < limit ? 2 * n : limit;
+    int clipped = c < 2 * n;
+    switch (bp->policy) {
+    case AY_BATCH_GUARD:
+        if (clipped && ay_policy_span_objects(S, ay_policy_span_pages(S, c)) < c)
+            return n;
+        return c;
+    case AY_BATCH_POW2:
+        return clipped ? n : c;
+    case AY_BATCH_CLIP:
+    default:
+        return c;
+    }
+}
+
+uint32_t ay_policy_terminal_batch(const ay_batch_params_t *bp, size_t S) {
+    uint32_t n = 1, next;
+    while ((next = ay_policy_next_batch(bp, S, n)) != n)
+        n = next;
+    return n;
+}
+
+uint32_t ay_policy_return_threshold(uint32_t n, uint32_t k_halves) {
+    uint32_t t = (uint32_t)(((uint64_t)n * k_halves) / 2);
+    return t > n ? t : n + 1;
+}
+
+static const char *const policy_names[] = {"clip", "guard", "pow2"};
+
+int ay_policy_parse(const char *s, size_t len, ay_batch_policy_t *out) {
+    for (unsigned i = 0; i < 3; i++) {
+        if (strlen(policy_names[i]) == len && memcmp(s, policy_names[i], len) == 0) {
+            *out = (ay_batch_policy_t)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const char *ay_policy_name(ay_batch_policy_t p) {
+    return (unsigned)p < 3 ? policy_names[p] : "?";
+}

@@ -1,0 +1,88 @@
+/* test_policy.c - the pure policy module against seed 002's figures. */
+#include "check.h"
+#include "policy.h"
+
+static unsigned underfilled(ay_batch_policy_t pol) {
+    ay_batch_params_t bp = ay_policy_default_params();
+    bp.policy = pol;
+    unsigned count = 0;
+    for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
+        size_t S = ay_policy_class_size(c);
+        uint32_t n = ay_policy_terminal_batch(&bp, S);
+        uint32_t q = ay_policy_span_objects(S, ay_policy_span_pages(S, n));
+        CHECK(n >= 1 && n <= ay_policy_batch_limit(&bp, S));
+        if (q < n)
+            count++;
+    }
+    return count;
+}
+
+int main(void) {
+    /* the 208 classes, band by band */
+    CHECK_EQ_U(ay_policy_class_size(0), 8);
+    CHECK_EQ_U(ay_policy_class_size(15), 128);
+    CHECK_EQ_U(ay_policy_class_size(16), 144);
+    CHECK_EQ_U(ay_policy_class_size(71), 1024);
+    CHECK_EQ_U(ay_policy_class_size(72), 1152);
+    CHECK_EQ_U(ay_policy_class_size(127), 8192);
+    CHECK_EQ_U(ay_policy_class_size(128), 9216);
+    CHECK_EQ_U(ay_policy_class_size(183), 65536);
+    CHECK_EQ_U(ay_policy_class_size(184), 73728);
+    CHECK_EQ_U(ay_policy_class_size(207), 262144);
+    CHECK_EQ_U(ay_policy_class_size(208), 0);
+
+    /* classes are strictly increasing, and size_class is their inverse */
+    for (unsigned c = 1; c < AY_NUM_CLASSES; c++)
+        CHECK(ay_policy_class_size(c) > ay_policy_class_size(c - 1));
+    for (size_t s = 1; s <= AY_MAX_SMALL_SIZE; s++) {
+        unsigned c = ay_policy_size_class(s);
+        if (c >= AY_NUM_CLASSES || ay_policy_class_size(c) < s ||
+            (c > 0 && ay_policy_class_size(c - 1) >= s)) {
+            CHECK(!"size_class is the smallest fitting class");
+            break;
+        }
+    }
+    CHECK_EQ_U(ay_policy_size_class(0), 0);
+    CHECK_EQ_U(ay_policy_size_class(AY_MAX_SMALL_SIZE + 1), AY_NUM_CLASSES);
+    CHECK_EQ_U(ay_policy_size_class((size_t)-1), AY_NUM_CLASSES);
+
+    /* L(S), P(S,n), Q */
+    ay_batch_params_t bp = ay_policy_default_params();
+    CHECK_EQ_U(bp.policy, AY_BATCH_GUARD);
+    CHECK_EQ_U(ay_policy_batch_limit(&bp, 8), 1024);
+    CHECK_EQ_U(ay_policy_batch_limit(&bp, 384), 682);
+    CHECK_EQ_U(ay_policy_batch_limit(&bp, 262144), 1);
+    CHECK_EQ_U(ay_policy_span_pages(8, 1), 1);
+    CHECK_EQ_U(ay_policy_span_pages(24, 1), 3);
+    CHECK_EQ_U(ay_policy_span_pages(384, 682), 3);  /* 1023 pages > 256: fallback */
+    CHECK_EQ_U(ay_policy_span_pages(384, 512), 48);
+    CHECK_EQ_U(ay_policy_span_objects(384, 3), 32);
+
+    /* the 384-byte example: clip ends at 682 in a 32-object span, guard stays at 512 */
+    bp.policy = AY_BATCH_CLIP;
+    CHECK_EQ_U(ay_policy_terminal_batch(&bp, 384), 682);
+    bp.policy = AY_BATCH_GUARD;
+    CHECK_EQ_U(ay_policy_terminal_batch(&bp, 384), 512);
+    bp.policy = AY_BATCH_POW2;
+    CHECK_EQ_U(ay_policy_terminal_batch(&bp, 384), 512);
+
+    /* seed 002 section 6.1: 80 underfilled classes under clip, none otherwise */
+    CHECK_EQ_U(underfilled(AY_BATCH_CLIP), 80);
+    CHECK_EQ_U(underfilled(AY_BATCH_GUARD), 0);
+    CHECK_EQ_U(underfilled(AY_BATCH_POW2), 0);
+
+    /* return threshold */
+    CHECK_EQ_U(ay_policy_return_threshold(1, 4), 2);
+    CHECK_EQ_U(ay_policy_return_threshold(64, 4), 128);
+    CHECK_EQ_U(ay_policy_return_threshold(64, 3), 96);
+    CHECK_EQ_U(ay_policy_return_threshold(64, 6), 192);
+    CHECK_EQ_U(ay_policy_return_threshold(1, 3), 2);
+
+    /* parsing */
+    ay_batch_policy_t p;
+    CHECK(ay_policy_parse("clip", 4, &p) == 0 && p == AY_BATCH_CLIP);
+    CHECK(ay_policy_parse("pow2", 4, &p) == 0 && p == AY_BATCH_POW2);
+    CHECK(ay_policy_parse("guardx", 6, &p) == -1);
+    CHECK(ay_policy_parse("gua", 3, &p) == -1);
+    return CHECK_DONE();
+}

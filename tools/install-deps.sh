@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# install-deps.sh - install, from Debian's archive, everything alloy's build,
+# tests, benchmarks and charts use.  alloy itself needs only libc and pthreads;
+# the rest is for tests (g++, python3, jq, valgrind), the peers the benchmark
+# suite compares against, and charts.  Idempotent: it installs only what is
+# missing, so it is cheap to call from every entry script.
+set -euo pipefail
+pkgs=(build-essential cmake g++ python3 jq valgrind
+      libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 libgoogle-perftools-dev
+      libmimalloc2.0 libmimalloc-dev gnuplot-nox python3-matplotlib hyperfine linux-perf)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
