@@ -1,0 +1,57 @@
+/* central.h - the central cache: one per size class, shared by all threads.
+ *
+ * It owns the SMALL spans of its class.  Spans with at least one free object
+ * sit on `nonempty`; a span whose objects are all handed out leaves the list
+ * and comes back on its first returned object.  Objects inside a span are an
+ * intrusive free list of returned objects, then a bump region never used yet.
+ *
+ * A fetch of `want` objects takes from nonempty spans in turn; if that is not
+ * enough it takes ONE new span of P(S, want) pages from the page heap, takes
+ * what it can from it, and stops: a fetch that returns fewer than `want` is
+ * counted as short (seed 002).  Returned objects go back to their own span;
+ * a span with no objects out goes back to the page heap at once.
+ *
+ * Lock order: one central lock at a time, then the page heap lock.
+ */
+#ifndef ALLOY_CENTRAL_H
+#define ALLOY_CENTRAL_H
+#include <pthread.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "span.h"
+
+struct ay_heap;
+
+typedef struct ay_central {
+    pthread_mutex_t lock;
+    ay_span_t nonempty;          /* list head: spans with free objects */
+    struct ay_heap *heap;
+    uint32_t cls;
+    uint32_t size;               /* object size */
+    /* counters, written under the lock, read relaxed by stats */
+    uint64_t fetches;            /* fetch calls = thread-cache misses */
+    uint64_t short_fetches;      /* fetches that came back short */
+    uint64_t objects_out;        /* objects handed to thread caches */
+    uint64_t objects_in;         /* objects returned */
+    uint64_t spans_allocated;
+    uint64_t spans_freed;
+    uint64_t free_objects;       /* free objects held, bump regions included */
+    uint64_t span_pages;         /* pages of the spans this class owns */
+    uint64_t contended;          /* lock acquisitions that had to wait */
+} __attribute__((aligned(AY_CACHELINE))) ay_central_t;
+
+void ay_central_init(ay_central_t *c, struct ay_heap *h, unsigned cls);
+
+/* Fetch up to `want` objects as a NULL-terminated intrusive list in *head,
+ * its last node in *tail.  Returns how many (0 only when out of memory). */
+uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, void **tail);
+
+/* Return `n` objects linked from head (NULL-terminated or not: exactly n are
+ * taken).  Each goes back to its own span. */
+void ay_central_release(ay_central_t *c, void *head, uint32_t n);
+
+void ay_central_lock(ay_central_t *c);
+void ay_central_unlock(ay_central_t *c);
+
+#endif

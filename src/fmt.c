@@ -1,0 +1,64 @@
+/* fmt.c - see fmt.h. */
+#include "fmt.h"
+
+#include <string.h>
+
+#include "os.h"
+
+void ay_fmt_init(ay_fmt_t *f, alloy_write_cb *cb, void *opaque) {
+    f->len = 0;
+    f->cb = cb;
+    f->opaque = opaque;
+}
+
+void ay_fmt_flush(ay_fmt_t *f) {
+    if (f->len == 0)
+        return;
+    if (f->cb)
+        f->cb(f->opaque, f->buf, f->len);
+    else
+        ay_os_write(2, f->buf, f->len);
+    f->len = 0;
+}
+
+void ay_fmt_mem(ay_fmt_t *f, const char *s, size_t n) {
+    while (n > 0) {
+        if (f->len == sizeof f->buf)
+            ay_fmt_flush(f);
+        size_t k = sizeof f->buf - f->len;
+        if (k > n)
+            k = n;
+        memcpy(f->buf + f->len, s, k);
+        f->len += k;
+        s += k;
+        n -= k;
+    }
+}
+
+void ay_fmt_str(ay_fmt_t *f, const char *s) { ay_fmt_mem(f, s, strlen(s)); }
+
+void ay_fmt_u64w(ay_fmt_t *f, uint64_t v, unsigned width) {
+    char tmp[24];
+    unsigned n = 0;
+    do {
+        tmp[sizeof tmp - 1 - n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n < width && n < sizeof tmp)
+        tmp[sizeof tmp - 1 - n++] = ' ';
+    ay_fmt_mem(f, tmp + sizeof tmp - n, n);
+}
+
+void ay_fmt_u64(ay_fmt_t *f, uint64_t v) { ay_fmt_u64w(f, v, 0); }
+
+void ay_fmt_hex(ay_fmt_t *f, uint64_t v) {
+    char tmp[18];
+    unsigned n = 0;
+    do {
+        tmp[sizeof tmp - 1 - n++] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    tmp[sizeof tmp - 1 - n++] = 'x';
+    tmp[sizeof tmp - 1 - n++] = '0';
+    ay_fmt_mem(f, tmp + sizeof tmp - n, n);
+}

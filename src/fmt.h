@@ -1,0 +1,26 @@
+/* fmt.h - a tiny text formatter with no allocation and no stdio: it fills a
+ * stack buffer and hands full chunks to a write callback (or to stderr). */
+#ifndef ALLOY_FMT_H
+#define ALLOY_FMT_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloy.h"
+
+typedef struct ay_fmt {
+    char buf[512];
+    size_t len;
+    alloy_write_cb *cb;   /* NULL: write(2) to stderr */
+    void *opaque;
+} ay_fmt_t;
+
+void ay_fmt_init(ay_fmt_t *f, alloy_write_cb *cb, void *opaque);
+void ay_fmt_mem(ay_fmt_t *f, const char *s, size_t n);
+void ay_fmt_str(ay_fmt_t *f, const char *s);
+void ay_fmt_u64(ay_fmt_t *f, uint64_t v);
+/* v right-aligned in a field of `width` characters */
+void ay_fmt_u64w(ay_fmt_t *f, uint64_t v, unsigned width);
+void ay_fmt_hex(ay_fmt_t *f, uint64_t v);
+void ay_fmt_flush(ay_fmt_t *f);
+
+#endif

@@ -1,0 +1,16 @@
+/* init.h - process-wide initialisation, done once by the first slow path.
+ * It reads ALLOY_CONF, fills the size tables and sets up the heaps; it never
+ * allocates, uses no stdio and no dlsym, so the first malloc can run it. */
+#ifndef ALLOY_INIT_H
+#define ALLOY_INIT_H
+#include "internal.h"
+
+extern int ay_init_state; /* 2 when initialised */
+void ay_init_slow(void);
+
+AY_INLINE void ay_ensure_init(void) {
+    if (AY_UNLIKELY(__atomic_load_n(&ay_init_state, __ATOMIC_ACQUIRE) != 2))
+        ay_init_slow();
+}
+
+#endif

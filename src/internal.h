@@ -1,0 +1,42 @@
+/* internal.h - definitions every allocator module shares: branch hints,
+ * build-flavour switches, fatal errors.  No state lives here. */
+#ifndef ALLOY_INTERNAL_H
+#define ALLOY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy.h"
+
+#define AY_LIKELY(x) __builtin_expect(!!(x), 1)
+#define AY_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define AY_NOINLINE __attribute__((noinline))
+#define AY_INLINE static inline __attribute__((always_inline))
+#define AY_COLD __attribute__((cold))
+#define AY_CACHELINE 64
+
+/* Debug level, set by the build: 0 for the release flavour, 3 for the checked
+ * flavour (liballoy_debug), which validates every free and walks the
+ * structures' invariants.  Tested in ordinary ifs so both are type-checked. */
+#ifndef AY_DEBUG_LEVEL
+#define AY_DEBUG_LEVEL 0
+#endif
+static const int ay_debug = AY_DEBUG_LEVEL;
+
+/* Bins of the thread cache are indexed by class + 1; bin 0 means "not
+ * cacheable" (large requests, pages alloy does not own) and is always empty,
+ * so every such request falls into the slow path through the one branch the
+ * fast path already has. */
+#define AY_NUM_BINS (AY_NUM_CLASSES + 1)
+
+/* Print "alloy: <what> <ptr>" on stderr and abort.  Never returns. */
+AY_COLD __attribute__((noreturn)) void ay_fatal(const char *what, const void *ptr);
+/* Print "alloy: <msg>" on stderr (a warning); no allocation. */
+AY_COLD void ay_warn(const char *msg);
+
+/* Relaxed atomics for counters read by other threads while being written. */
+#define AY_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define AY_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+#endif

@@ -1,0 +1,50 @@
+/* pagemap.c - the address -> span radix tree (see pagemap.h). */
+#include "pagemap.h"
+
+#include <pthread.h>
+
+#include "os.h"
+
+ay_pm_leaf_t *ay_pagemap_root[(uintptr_t)1 << AY_PM_ROOT_BITS];
+static pthread_mutex_t pm_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t pm_mapped;
+
+int ay_pagemap_ensure(uintptr_t start, uintptr_t npages) {
+    uintptr_t last = start + (npages << AY_PAGE_SHIFT) - 1;
+    if (last < start || (last >> AY_PM_ADDR_BITS))
+        return -1;
+    uintptr_t shift = AY_PAGE_SHIFT + AY_PM_LEAF_BITS;
+    for (uintptr_t i = start >> shift; i <= last >> shift; i++) {
+        if (AY_LOAD(&ay_pagemap_root[i]))
+            continue;
+        pthread_mutex_lock(&pm_lock);
+        if (!ay_pagemap_root[i]) {
+            ay_pm_leaf_t *leaf = ay_os_map(sizeof(ay_pm_leaf_t), AY_PAGE_SIZE);
+            if (!leaf) {
+                pthread_mutex_unlock(&pm_lock);
+                return -1;
+            }
+            AY_STORE(&pm_mapped, pm_mapped + sizeof(ay_pm_leaf_t));
+            __atomic_store_n(&ay_pagemap_root[i], leaf, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&pm_lock);
+    }
+    return 0;
+}
+
+void ay_pagemap_set1(uintptr_t a, ay_span_t *s, unsigned bin) {
+    ay_pm_leaf_t *leaf = ay_pagemap_root[a >> (AY_PAGE_SHIFT + AY_PM_LEAF_BITS)];
+    uintptr_t i = ay_pagemap_index(a);
+    AY_STORE(&leaf->span[i], s);
+    AY_STORE(&leaf->bin[i], (uint8_t)bin);
+}
+
+void ay_pagemap_set(uintptr_t start, uintptr_t npages, ay_span_t *s, unsigned bin) {
+    for (uintptr_t k = 0; k < npages; k++)
+        ay_pagemap_set1(start + (k << AY_PAGE_SHIFT), s, bin);
+}
+
+uint64_t ay_pagemap_mapped(void) { return AY_LOAD(&pm_mapped); }
+void ay_pagemap_lock(void) { pthread_mutex_lock(&pm_lock); }
+void ay_pagemap_unlock(void) { pthread_mutex_unlock(&pm_lock); }
+void ay_pagemap_reset_lock(void) { pthread_mutex_init(&pm_lock, NULL); }

@@ -1,0 +1,61 @@
+/* pagemap.h - the address -> span map: a two-level radix tree over 48-bit
+ * addresses at 4 KiB granularity.
+ *
+ * The root has 2^18 entries, each covering 1 GiB; a leaf holds, for each of
+ * its 2^18 pages, the span record and a one-byte bin (size class + 1, or 0 for
+ * "not a small object").  Leaves are mmap'ed on first use and never freed, so
+ * a lookup needs no lock: free's fast path reads the bin with two loads.
+ * Writers (the page heap and central caches, under their locks) only set
+ * entries of pages they own.
+ */
+#ifndef ALLOY_PAGEMAP_H
+#define ALLOY_PAGEMAP_H
+#include <stdint.h>
+
+#include "internal.h"
+#include "span.h"
+
+#define AY_PM_LEAF_BITS 18
+#define AY_PM_ROOT_BITS 18
+#define AY_PM_LEAF_PAGES ((uintptr_t)1 << AY_PM_LEAF_BITS)
+#define AY_PM_ADDR_BITS (AY_PAGE_SHIFT + AY_PM_LEAF_BITS + AY_PM_ROOT_BITS) /* 48 */
+
+typedef struct ay_pm_leaf {
+    uint8_t bin[AY_PM_LEAF_PAGES];        /* class + 1, or 0 */
+    ay_span_t *span[AY_PM_LEAF_PAGES];
+} ay_pm_leaf_t;
+
+extern ay_pm_leaf_t *ay_pagemap_root[(uintptr_t)1 << AY_PM_ROOT_BITS];
+
+AY_INLINE ay_pm_leaf_t *ay_pagemap_leaf(uintptr_t a) {
+    uintptr_t i = a >> (AY_PAGE_SHIFT + AY_PM_LEAF_BITS);
+    if (AY_UNLIKELY(i >> AY_PM_ROOT_BITS))
+        return 0; /* beyond 48 bits: never ours */
+    return AY_LOAD(&ay_pagemap_root[i]);
+}
+
+AY_INLINE uintptr_t ay_pagemap_index(uintptr_t a) {
+    return (a >> AY_PAGE_SHIFT) & (AY_PM_LEAF_PAGES - 1);
+}
+
+/* The span that owns address a, or NULL. */
+AY_INLINE ay_span_t *ay_pagemap_span(const void *p) {
+    uintptr_t a = (uintptr_t)p;
+    ay_pm_leaf_t *leaf = ay_pagemap_leaf(a);
+    return leaf ? AY_LOAD(&leaf->span[ay_pagemap_index(a)]) : 0;
+}
+
+/* Make sure leaves exist for [start, start + npages pages).  0, or -1 when
+ * out of memory or the range lies beyond 48 bits. */
+int ay_pagemap_ensure(uintptr_t start, uintptr_t npages);
+/* Set the entries of npages pages from start (leaves must exist). */
+void ay_pagemap_set(uintptr_t start, uintptr_t npages, ay_span_t *s, unsigned bin);
+/* Set one page's entry. */
+void ay_pagemap_set1(uintptr_t page_addr, ay_span_t *s, unsigned bin);
+/* Bytes mapped for leaves. */
+uint64_t ay_pagemap_mapped(void);
+void ay_pagemap_lock(void);
+void ay_pagemap_unlock(void);
+void ay_pagemap_reset_lock(void);
+
+#endif

@@ -1,0 +1,43 @@
+/* span.h - a span: a run of contiguous 4 KiB pages with one owner.
+ *
+ * States and who owns the record:
+ *   FREE    in the page heap's free lists (pages may be resident or purged)
+ *   SMALL   carved into objects of one class, owned by that class's central
+ *           cache (on its `nonempty` list while it has free objects)
+ *   LARGE   one block above 256 KiB, from the page heap
+ *   DIRECT  one block above 256 pages, mapped straight from the OS
+ *   DEAD    the record is on the metadata free list
+ *
+ * Pagemap invariant: for SMALL and LARGE spans every page maps to the span;
+ * for FREE spans the first and last page do (enough to coalesce); for DIRECT
+ * spans the first page does.  All other pages map to NULL.
+ */
+#ifndef ALLOY_SPAN_H
+#define ALLOY_SPAN_H
+#include <stdint.h>
+
+enum { AY_SPAN_DEAD = 0, AY_SPAN_FREE, AY_SPAN_SMALL, AY_SPAN_LARGE, AY_SPAN_DIRECT };
+
+struct ay_heap;
+
+typedef struct ay_span {
+    uintptr_t start;          /* first byte, page aligned */
+    uintptr_t npages;         /* length in pages */
+    struct ay_span *prev;     /* list links: page-heap free list or central nonempty list */
+    struct ay_span *next;
+    struct ay_heap *heap;     /* owning heap (SMALL, LARGE, FREE) */
+    uint8_t state;            /* AY_SPAN_* */
+    uint8_t dirty;            /* FREE: pages may be resident (not purged) */
+    uint16_t cls;             /* SMALL: size class */
+    uint32_t used;            /* SMALL: objects handed out to thread caches */
+    uint32_t capacity;        /* SMALL: objects the span holds */
+    uint32_t size;            /* SMALL: object size in bytes */
+    void *free;               /* SMALL: intrusive list of returned objects */
+    uintptr_t bump;           /* SMALL: next never-used object */
+    uintptr_t limit;          /* SMALL: end of the last whole object */
+    struct ay_span *dprev;    /* FREE and dirty: decay FIFO links */
+    struct ay_span *dnext;
+    uint64_t freed_ms;        /* FREE: when the span became free and dirty */
+} ay_span_t;
+
+#endif

@@ -1,0 +1,195 @@
+/* tcache.c - thread caches: creation, refill, overflow, scavenging, thread
+ * exit (see tcache.h for the fast paths and the invariants). */
+#include "tcache.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "conf.h"
+#include "heap.h"
+#include "meta.h"
+
+__thread ay_tcache_t *ay_tc __attribute__((tls_model("initial-exec"))) = &ay_tcache_empty;
+ay_tcache_t ay_tcache_empty; /* all lists empty, all limits 0: never written */
+
+enum { TC_NEW = 0, TC_SETTING_UP, TC_LIVE, TC_GONE };
+static __thread uint8_t tc_state __attribute__((tls_model("initial-exec")));
+
+uint8_t ay_bin_small[(1024 >> 3) + 1];
+uint8_t ay_bin_mid[(65536 >> 7) + 1];
+uint32_t ay_bin_size[AY_NUM_BINS];
+
+static pthread_key_t tc_key;
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static ay_tcache_t *registry;     /* live caches, doubly linked */
+static ay_tcache_t *spare;        /* caches of exited threads, for reuse */
+
+#define SCAVENGE_PERIOD 64        /* slow-path events between size checks */
+
+static void tcache_thread_exit(void *arg);
+
+void ay_tcache_global_init(void) {
+    for (size_t i = 0; i < sizeof ay_bin_small; i++)
+        ay_bin_small[i] = (uint8_t)(ay_policy_size_class(i << 3) + 1);
+    for (size_t i = 0; i < sizeof ay_bin_mid; i++)
+        ay_bin_mid[i] = (uint8_t)(ay_policy_size_class(i << 7) + 1);
+    for (unsigned b = 1; b < AY_NUM_BINS; b++)
+        ay_bin_size[b] = (uint32_t)ay_policy_class_size(b - 1);
+    pthread_key_create(&tc_key, tcache_thread_exit);
+}
+
+static void set_batch(ay_tcache_t *tc, unsigned b, uint32_t n) {
+    tc->batch[b] = n;
+    /* the list may hold threshold - 1 objects; the free that reaches the
+     * threshold takes the slow path and gives n back */
+    tc->bins[b].limit = ay_policy_return_threshold(n, ay_conf.return_k_halves) - 1;
+}
+
+static ay_tcache_t *tcache_create(void) {
+    pthread_mutex_lock(&registry_lock);
+    ay_tcache_t *tc = spare;
+    if (tc)
+        spare = tc->next;
+    pthread_mutex_unlock(&registry_lock);
+    if (!tc && !(tc = ay_meta_alloc(sizeof *tc)))
+        return NULL;
+    memset(tc, 0, sizeof *tc);
+    for (unsigned b = 1; b < AY_NUM_BINS; b++)
+        set_batch(tc, b, 1);
+    tc->heap = &ay_heap_main;
+    pthread_mutex_lock(&registry_lock);
+    tc->next = registry;
+    if (registry)
+        registry->prev = tc;
+    registry = tc;
+    pthread_mutex_unlock(&registry_lock);
+    return tc;
+}
+
+ay_tcache_t *ay_tcache_get(void) {
+    if (AY_LIKELY(tc_state == TC_LIVE))
+        return ay_tc;
+    if (tc_state != TC_NEW || !ay_conf.tcache)
+        return NULL;
+    tc_state = TC_SETTING_UP; /* allocations made from here on are uncached */
+    ay_tcache_t *tc = tcache_create();
+    if (!tc) {
+        tc_state = TC_NEW;
+        return NULL;
+    }
+    pthread_setspecific(tc_key, tc); /* may malloc: that call sees SETTING_UP */
+    ay_tc = tc;
+    tc_state = TC_LIVE;
+    return tc;
+}
+
+size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b) {
+    return (size_t)AY_LOAD(&tc->bins[b].len) * ay_bin_size[b];
+}
+
+static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
+    ay_bin_t *bin = &tc->bins[b];
+    if (n == 0)
+        return;
+    void *head = bin->head, *last = head;
+    for (uint32_t i = 1; i < n; i++)
+        last = *(void **)last;
+    bin->head = *(void **)last;
+    bin->len -= n;
+    ay_central_release(&tc->heap->central[b - 1], head, n);
+}
+
+/* Above the per-thread byte limit, give half of every list back. */
+static void scavenge_maybe(ay_tcache_t *tc) {
+    if (++tc->slow_events < SCAVENGE_PERIOD)
+        return;
+    tc->slow_events = 0;
+    size_t bytes = 0;
+    for (unsigned b = 1; b < AY_NUM_BINS; b++)
+        bytes += ay_tcache_bytes(tc, b);
+    if (bytes <= ay_conf.tcache_max_bytes)
+        return;
+    for (unsigned b = 1; b < AY_NUM_BINS; b++)
+        bin_release(tc, b, (tc->bins[b].len + 1) / 2);
+}
+
+void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
+    ay_bin_t *bin = &tc->bins[b];
+    void *head, *tail;
+    if (!bin->head) {
+        uint32_t want = tc->batch[b];
+        uint32_t got = ay_central_fetch(&tc->heap->central[b - 1], want, &head, &tail);
+        if (!got) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        set_batch(tc, b, ay_policy_next_batch(&ay_conf.batch, ay_bin_size[b], want));
+        bin->head = head;
+        bin->len = got;
+    }
+    void *p = bin->head;
+    bin->head = *(void **)p;
+    bin->len--;
+    scavenge_maybe(tc);
+    return p;
+}
+
+void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p) {
+    ay_bin_t *bin = &tc->bins[b];
+    *(void **)p = bin->head;
+    bin->head = p;
+    bin->len++;
+    if (bin->len > bin->limit) {
+        uint32_t n = tc->batch[b];
+        bin_release(tc, b, n < bin->len ? n : bin->len);
+    }
+    scavenge_maybe(tc);
+}
+
+void ay_tcache_flush(ay_tcache_t *tc) {
+    for (unsigned b = 1; b < AY_NUM_BINS; b++)
+        bin_release(tc, b, tc->bins[b].len);
+}
+
+int ay_tcache_contains(unsigned b, const void *p) {
+    if (tc_state != TC_LIVE)
+        return 0;
+    for (void *q = ay_tc->bins[b].head; q; q = *(void **)q)
+        if (q == p)
+            return 1;
+    return 0;
+}
+
+static void tcache_thread_exit(void *arg) {
+    ay_tcache_t *tc = arg;
+    tc_state = TC_GONE; /* frees from later destructors go straight to central */
+    ay_tc = &ay_tcache_empty;
+    ay_tcache_flush(tc);
+    pthread_mutex_lock(&registry_lock);
+    if (tc->prev)
+        tc->prev->next = tc->next;
+    else
+        registry = tc->next;
+    if (tc->next)
+        tc->next->prev = tc->prev;
+    tc->prev = NULL;
+    tc->next = spare;
+    spare = tc;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+void ay_tcache_registry_lock(void) { pthread_mutex_lock(&registry_lock); }
+void ay_tcache_registry_unlock(void) { pthread_mutex_unlock(&registry_lock); }
+ay_tcache_t *ay_tcache_registry_first(void) { return registry; }
+
+void ay_tcache_registry_after_fork_child(void) {
+    pthread_mutex_init(&registry_lock, NULL);
+    /* the other threads are gone; their cached objects are lost to the
+     * child (they may have been mid-update), as in every thread-caching
+     * allocator.  Keep only this thread's cache on the registry. */
+    ay_tcache_t *mine = tc_state == TC_LIVE ? ay_tc : NULL;
+    registry = mine;
+    if (mine)
+        mine->prev = mine->next = NULL;
+}
