@@ -1,0 +1,182 @@
+/* bench_mixed.c - seed 004 §3: the "web service" mix with a live working set.
+ *
+ * Each of T threads owns W slots.  It first fills them, then repeatedly picks a
+ * random slot, frees what is there and allocates a new object: 50% of sizes are
+ * 8-128 B, 30% are 1-4 KiB, 20% are "large", 8-256 KiB log-uniform (-m small:
+ * every size 8-128 B, the seed's "pure small objects" row).  Every page of an
+ * object is written, as a server filling a buffer would.  Thread 0 samples RSS
+ * and the live bytes of all threads 100 times over the run (`ts` lines).
+ *
+ * Reported: wall time, ns per op, peak RSS, final RSS, live bytes, and RSS
+ * growth: (final RSS - RSS at 20% of the run) / RSS at 20%, the short-run
+ * stand-in for the seed's "memory growth after 1 h".
+ *
+ * usage: bench_mixed [-t THREADS] [-n OPS_PER_THREAD] [-w SLOTS] [-m mixed|small] [-r SEED]
+ */
+#include "common.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_SAMPLES 101
+
+typedef struct worker {
+    pthread_t tid;
+    unsigned index;
+    uint64_t seed;
+    size_t live;                /* bytes requested and not yet freed; owner writes */
+    char pad[64];
+} worker_t;
+
+static uint64_t n_ops, n_slots;
+static int small_only;
+static unsigned n_threads;
+static worker_t *workers;
+static pthread_barrier_t start_barrier;
+static uint64_t t_start = UINT64_MAX;      /* earliest worker start, ns */
+static struct sample { uint64_t t_ms; size_t rss, live; } samples[MAX_SAMPLES];
+static unsigned n_samples;
+
+static size_t pick_size(uint64_t *rng)
+{
+    if (small_only)
+        return (size_t)bench_rand_range(rng, 8, 128);
+    uint64_t r = bench_rand(rng) % 100;
+    if (r < 50)
+        return (size_t)bench_rand_range(rng, 8, 128);
+    if (r < 80)
+        return (size_t)bench_rand_range(rng, 1024, 4096);
+    return (size_t)bench_rand_log(rng, 8192, 262144);
+}
+
+static void take_sample(void)
+{
+    if (n_samples >= MAX_SAMPLES)
+        return;
+    size_t live = 0;
+    for (unsigned i = 0; i < n_threads; i++)
+        live += __atomic_load_n(&workers[i].live, __ATOMIC_RELAXED);
+    struct sample *s = &samples[n_samples++];
+    s->t_ms = (bench_now_ns() - t_start) / 1000000;
+    s->rss = bench_rss_now();
+    s->live = live;
+}
+
+static void *worker_main(void *arg)
+{
+    worker_t *w = arg;
+    uint64_t rng = w->seed;
+    void **slot = calloc(n_slots, sizeof *slot);
+    size_t *slot_size = calloc(n_slots, sizeof *slot_size);
+    if (!slot || !slot_size)
+        bench_die("out of memory for slots");
+    size_t live = 0;
+    uint64_t every = n_ops / (MAX_SAMPLES - 1);
+    if (every == 0)
+        every = 1;
+    pthread_barrier_wait(&start_barrier);
+    uint64_t now = bench_now_ns(), seen = __atomic_load_n(&t_start, __ATOMIC_RELAXED);
+    while (now < seen && !__atomic_compare_exchange_n(&t_start, &seen, now, 0, __ATOMIC_RELAXED,
+                                                      __ATOMIC_RELAXED))
+        ;
+    for (uint64_t i = 0; i < n_ops; i++) {
+        uint64_t k = i < n_slots ? i : bench_rand(&rng) % n_slots;
+        if (slot[k]) {
+            free(slot[k]);
+            live -= slot_size[k];
+        }
+        size_t sz = pick_size(&rng);
+        slot[k] = malloc(sz);
+        if (!slot[k])
+            bench_die("malloc(%zu) failed", sz);
+        bench_touch(slot[k], sz);
+        slot_size[k] = sz;
+        live += sz;
+        __atomic_store_n(&w->live, live, __ATOMIC_RELAXED);
+        if (w->index == 0 && i % every == 0)
+            take_sample();
+    }
+    if (w->index == 0)
+        take_sample();
+    /* the final RSS is read by main before anything is freed */
+    pthread_barrier_wait(&start_barrier);
+    pthread_barrier_wait(&start_barrier);
+    for (uint64_t k = 0; k < n_slots; k++)
+        free(slot[k]);
+    free(slot);
+    free(slot_size);
+    return NULL;
+}
+
+static void usage(void)
+{
+    bench_die("usage: bench_mixed [-t THREADS] [-n OPS_PER_THREAD] [-w SLOTS] [-m mixed|small] "
+              "[-r SEED]");
+}
+
+int main(int argc, char **argv)
+{
+    bench_init(argv[0]);
+    n_threads = 2;
+    n_ops = 400000;
+    n_slots = 4000;
+    uint64_t seed = 42;
+    int c;
+    while ((c = getopt(argc, argv, "t:n:w:m:r:h")) != -1) {
+        switch (c) {
+        case 't': n_threads = (unsigned)bench_parse_u64(optarg, "-t threads", 1, 1024); break;
+        case 'n': n_ops = bench_parse_u64(optarg, "-n ops", 1, 100000000000ull); break;
+        case 'w': n_slots = bench_parse_u64(optarg, "-w slots", 1, 100000000); break;
+        case 'r': seed = bench_parse_u64(optarg, "-r seed", 0, UINT64_MAX); break;
+        case 'm':
+            if (strcmp(optarg, "small") == 0)
+                small_only = 1;
+            else if (strcmp(optarg, "mixed") == 0)
+                small_only = 0;
+            else
+                bench_die("-m: unknown mode '%s' (want mixed or small)", optarg);
+            break;
+        default: usage();
+        }
+    }
+    if (optind != argc)
+        usage();
+
+    workers = calloc(n_threads, sizeof *workers);
+    if (!workers)
+        bench_die("out of memory");
+    pthread_barrier_init(&start_barrier, NULL, n_threads + 1);
+    for (unsigned i = 0; i < n_threads; i++) {
+        workers[i].index = i;
+        workers[i].seed = seed * 1000003u + i;
+        if (pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]))
+            bench_die("pthread_create failed");
+    }
+    uint64_t ctx0 = bench_ctx_switches();
+    pthread_barrier_wait(&start_barrier);
+    pthread_barrier_wait(&start_barrier);          /* all threads done with their ops */
+    uint64_t t_end = bench_now_ns();
+    size_t rss_end = bench_rss_now(), live_end = 0;
+    for (unsigned i = 0; i < n_threads; i++)
+        live_end += workers[i].live;
+    pthread_barrier_wait(&start_barrier);
+    for (unsigned i = 0; i < n_threads; i++)
+        pthread_join(workers[i].tid, NULL);
+
+    const char *name = small_only ? "small" : "mixed";
+    size_t base = samples[n_samples / 5].rss;
+    for (unsigned i = 0; i < n_samples; i++)
+        printf("ts case=%s t_ms=%llu rss=%zu live=%zu\n", name, (unsigned long long)samples[i].t_ms,
+               samples[i].rss, samples[i].live);
+    double secs = (double)(t_end - t_start) / 1e9;
+    printf("res case=%s time_ms=%.2f ns_per_op=%.3f peak_rss=%zu rss_end=%zu live_end=%zu "
+           "rss_growth_pct=%.2f ctx_switches=%llu\n",
+           name, secs * 1e3, secs * 1e9 / ((double)n_ops * n_threads), bench_rss_peak(), rss_end,
+           live_end, base ? 100.0 * ((double)rss_end - (double)base) / (double)base : 0.0,
+           (unsigned long long)(bench_ctx_switches() - ctx0));
+    free(workers);
+    return 0;
+}

@@ -1,0 +1,94 @@
+/* bench_realloc.c - growing vectors and strings through realloc.
+ *
+ * K buffers are live at once.  Each step picks one at random and grows it:
+ * "strings" (even-numbered buffers) append 1-64 bytes and realloc to the exact
+ * new length, as naive string builders do; "vectors" (odd-numbered) double
+ * their capacity when full, as dynamic arrays do, and append 8-byte elements.
+ * When a buffer passes its random final length (log-uniform, 64 B - MAX) it is
+ * freed and starts again from nothing.  Appended bytes are really written, so
+ * a realloc that moves pays for copying, as it would in a program.
+ *
+ * usage: bench_realloc [-n STEPS] [-k BUFFERS] [-m MAX_BYTES] [-r SEED]
+ */
+#include "common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct buf {
+    char *data;
+    size_t len, cap, final;
+} buf_t;
+
+static void usage(void)
+{
+    bench_die("usage: bench_realloc [-n STEPS] [-k BUFFERS] [-m MAX_BYTES] [-r SEED]");
+}
+
+int main(int argc, char **argv)
+{
+    bench_init(argv[0]);
+    uint64_t steps = 2000000, k = 256, max = 1 << 20, rng = 3;
+    int c;
+    while ((c = getopt(argc, argv, "n:k:m:r:h")) != -1) {
+        switch (c) {
+        case 'n': steps = bench_parse_u64(optarg, "-n steps", 1, 100000000000ull); break;
+        case 'k': k = bench_parse_u64(optarg, "-k buffers", 1, 10000000); break;
+        case 'm': max = bench_parse_u64(optarg, "-m max bytes", 128, 1ull << 32); break;
+        case 'r': rng = bench_parse_u64(optarg, "-r seed", 0, UINT64_MAX); break;
+        default: usage();
+        }
+    }
+    if (optind != argc)
+        usage();
+
+    buf_t *b = calloc(k, sizeof *b);
+    if (!b)
+        bench_die("out of memory");
+    uint64_t reallocs = 0, moves = 0;
+    uint64_t t0 = bench_now_ns();
+    for (uint64_t s = 0; s < steps; s++) {
+        uint64_t i = bench_rand(&rng) % k;
+        buf_t *v = &b[i];
+        if (v->final == 0)
+            v->final = (size_t)bench_rand_log(&rng, 64, max);
+        size_t add = (i & 1) ? 8 : (size_t)bench_rand_range(&rng, 1, 64);
+        size_t need = v->len + add;
+        if (need > v->cap) {
+            size_t ncap = (i & 1) ? (v->cap ? v->cap * 2 : 16) : need;
+            while (ncap < need)
+                ncap *= 2;
+            char *old = v->data;
+            char *p = realloc(v->data, ncap);
+            if (!p)
+                bench_die("realloc(%zu) failed", ncap);
+            reallocs++;
+            moves += p != old && old != NULL;
+            v->data = p;
+            v->cap = ncap;
+        }
+        memset(v->data + v->len, (int)(s & 0x7f), add);
+        v->len = need;
+        if (v->len >= v->final) {
+            bench_sink += (unsigned char)v->data[v->len / 2];
+            free(v->data);
+            memset(v, 0, sizeof *v);
+        }
+    }
+    uint64_t t1 = bench_now_ns();
+    size_t live = 0;
+    for (uint64_t i = 0; i < k; i++) {
+        live += b[i].cap;
+        free(b[i].data);
+    }
+    double ns = (double)(t1 - t0);
+    printf("res case=grow time_ms=%.2f ns_per_step=%.3f ns_per_realloc=%.3f reallocs=%llu "
+           "moved_pct=%.1f peak_rss=%zu live_end=%zu\n",
+           ns / 1e6, ns / (double)steps, reallocs ? ns / (double)reallocs : 0.0,
+           (unsigned long long)reallocs, reallocs ? 100.0 * (double)moves / (double)reallocs : 0.0,
+           bench_rss_peak(), live);
+    free(b);
+    return 0;
+}

@@ -1,0 +1,128 @@
+/* bench_threads.c - seed 001 §5.2: 64-byte malloc/free pairs on T threads at once.
+ *
+ * For each thread count, T threads start together at a barrier and each runs
+ * PAIRS untimed pairs (throughput = all pairs / wall time from release to the
+ * last thread's end), then, after a second barrier, PAIRS/4 pairs each timed
+ * with the cycle counter into a per-thread histogram (merged for P50/P99), in
+ * groups of -g pairs (default 8; see bench_sizes.c for why).
+ * More threads than cores is allowed: it measures behaviour under preemption.
+ *
+ * usage: bench_threads [-t T,T,...] [-n PAIRS_PER_THREAD] [-s SIZE] [-g GROUP]
+ */
+#include "common.h"
+#include "hist.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct worker {
+    pthread_t tid;
+    uint64_t pairs;
+    size_t size;
+    hist_t hist;
+    uint64_t start_ns, end_ns;
+} worker_t;
+
+static pthread_barrier_t start_barrier, mid_barrier;
+static unsigned group = 8;
+
+static void *worker_main(void *arg)
+{
+    worker_t *w = arg;
+    size_t size = w->size;
+    pthread_barrier_wait(&start_barrier);
+    w->start_ns = bench_now_ns();
+    for (uint64_t i = 0; i < w->pairs; i++) {
+        volatile char *p = malloc(size);
+        p[0] = (char)i;
+        free((void *)p);
+    }
+    w->end_ns = bench_now_ns();
+    pthread_barrier_wait(&mid_barrier);
+    uint64_t timed = w->pairs / 4 + 1;
+    for (uint64_t i = 0; i < timed; i += group) {
+        uint64_t a = bench_ticks();
+        for (unsigned j = 0; j < group; j++) {
+            volatile char *p = malloc(size);
+            p[0] = (char)j;
+            free((void *)p);
+        }
+        uint64_t d = bench_ticks() - a;
+        hist_record(&w->hist, d > bench_tick_overhead ? d - bench_tick_overhead : 0);
+    }
+    return NULL;
+}
+
+static void usage(void)
+{
+    bench_die("usage: bench_threads [-t THREADS,...] [-n PAIRS_PER_THREAD] [-s SIZE] [-g GROUP]");
+}
+
+int main(int argc, char **argv)
+{
+    bench_init(argv[0]);
+    uint64_t threads[16] = {1, 2, 4, 8, 16};
+    unsigned nt = 5;
+    uint64_t pairs = 1000000, size = 64;
+    int c;
+    while ((c = getopt(argc, argv, "t:n:s:g:h")) != -1) {
+        switch (c) {
+        case 't': nt = bench_parse_list(optarg, "-t threads", threads, 16, 1, 1024); break;
+        case 'n': pairs = bench_parse_u64(optarg, "-n pairs", 1, 10000000000ull); break;
+        case 's': size = bench_parse_u64(optarg, "-s size", 1, 1 << 20); break;
+        case 'g': group = (unsigned)bench_parse_u64(optarg, "-g group", 1, 1024); break;
+        default: usage();
+        }
+    }
+    if (optind != argc)
+        usage();
+    bench_tick_calibrate();
+
+    for (unsigned ti = 0; ti < nt; ti++) {
+        unsigned n = (unsigned)threads[ti];
+        worker_t *ws = calloc(n, sizeof *ws);
+        if (!ws)
+            bench_die("out of memory");
+        pthread_barrier_init(&start_barrier, NULL, n + 1);
+        pthread_barrier_init(&mid_barrier, NULL, n + 1);
+        for (unsigned i = 0; i < n; i++) {
+            ws[i].pairs = pairs;
+            ws[i].size = (size_t)size;
+            if (pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]))
+                bench_die("pthread_create failed");
+        }
+        uint64_t ctx0 = bench_ctx_switches();
+        pthread_barrier_wait(&start_barrier);
+        pthread_barrier_wait(&mid_barrier);
+        /* each worker stamps its own start: main may be descheduled at the barrier */
+        uint64_t t0 = UINT64_MAX, t1 = 0;
+        for (unsigned i = 0; i < n; i++) {
+            if (ws[i].start_ns < t0)
+                t0 = ws[i].start_ns;
+            if (ws[i].end_ns > t1)
+                t1 = ws[i].end_ns;
+        }
+        static hist_t all;
+        hist_reset(&all);
+        for (unsigned i = 0; i < n; i++) {
+            pthread_join(ws[i].tid, NULL);
+            hist_merge(&all, &ws[i].hist);
+        }
+        uint64_t ctx = bench_ctx_switches() - ctx0;
+        double secs = (double)(t1 - t0) / 1e9;
+        double tpn = bench_ticks_per_ns * group;
+        printf("res case=threads_%u mops_per_s=%.3f ns_per_op=%.3f p50_ns=%.1f p99_ns=%.1f "
+               "ctx_switches=%llu\n",
+               n, (double)pairs * n / secs / 1e6, secs * 1e9 / ((double)pairs * n),
+               (double)hist_quantile(&all, 0.5) / tpn, (double)hist_quantile(&all, 0.99) / tpn,
+               (unsigned long long)ctx);
+        fflush(stdout);
+        pthread_barrier_destroy(&start_barrier);
+        pthread_barrier_destroy(&mid_barrier);
+        free(ws);
+    }
+    printf("res case=process peak_rss=%zu\n", bench_rss_peak());
+    return 0;
+}

@@ -1,0 +1,147 @@
+/* bench_xthread.c - producer/consumer: one thread allocates, another frees.
+ *
+ * P pairs of threads.  Each producer allocates N objects (random sizes in
+ * [S/2, 2S], default S=64), writes them and hands them through a single-
+ * producer single-consumer ring to its consumer, which reads and frees them.
+ * Every free is therefore a remote free: the classic weak spot of designs
+ * with per-thread caches (memory piles up in the wrong thread, or every free
+ * takes a lock).  A full or empty ring spins briefly, then yields, so the run
+ * behaves sanely with more threads than cores.
+ *
+ * usage: bench_xthread [-p PAIRS] [-n OBJECTS_PER_PRODUCER] [-s SIZE] [-q RING]
+ */
+#include "common.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct ring {
+    _Alignas(64) uint64_t head;       /* next slot the producer writes; producer owns */
+    _Alignas(64) uint64_t tail;       /* next slot the consumer reads; consumer owns */
+    _Alignas(64) void **slots;
+    uint64_t mask;
+    uint64_t n;
+    uint64_t seed;
+    uint64_t checksum;
+    pthread_t prod, cons;
+} ring_t;
+
+static size_t base_size;
+static pthread_barrier_t start_barrier;
+static uint64_t first_start = UINT64_MAX;    /* earliest producer start, ns */
+
+static void backoff(unsigned *spins)
+{
+    if (++*spins > 64) {
+        sched_yield();
+        *spins = 0;
+    }
+}
+
+static void *producer_main(void *arg)
+{
+    ring_t *r = arg;
+    uint64_t rng = r->seed;
+    uint64_t head = 0;
+    pthread_barrier_wait(&start_barrier);
+    uint64_t now = bench_now_ns(), seen = __atomic_load_n(&first_start, __ATOMIC_RELAXED);
+    while (now < seen && !__atomic_compare_exchange_n(&first_start, &seen, now, 0, __ATOMIC_RELAXED,
+                                                      __ATOMIC_RELAXED))
+        ;
+    for (uint64_t i = 0; i < r->n; i++) {
+        size_t sz = (size_t)bench_rand_range(&rng, base_size / 2 ? base_size / 2 : 1, base_size * 2);
+        unsigned char *p = malloc(sz);
+        if (!p)
+            bench_die("malloc(%zu) failed", sz);
+        p[0] = (unsigned char)i;
+        p[sz - 1] = 1;
+        unsigned spins = 0;
+        while (head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) > r->mask)
+            backoff(&spins);
+        r->slots[head & r->mask] = p;
+        __atomic_store_n(&r->head, ++head, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static void *consumer_main(void *arg)
+{
+    ring_t *r = arg;
+    uint64_t tail = 0, sum = 0;
+    pthread_barrier_wait(&start_barrier);
+    while (tail < r->n) {
+        unsigned spins = 0;
+        while (__atomic_load_n(&r->head, __ATOMIC_ACQUIRE) == tail)
+            backoff(&spins);
+        unsigned char *p = r->slots[tail & r->mask];
+        sum += p[0];
+        free(p);
+        __atomic_store_n(&r->tail, ++tail, __ATOMIC_RELEASE);
+    }
+    r->checksum = sum;
+    return NULL;
+}
+
+static void usage(void)
+{
+    bench_die("usage: bench_xthread [-p PAIRS] [-n OBJECTS_PER_PRODUCER] [-s SIZE] [-q RING]");
+}
+
+int main(int argc, char **argv)
+{
+    bench_init(argv[0]);
+    uint64_t pairs = 1, n = 2000000, ring_size = 1024;
+    base_size = 64;
+    int c;
+    while ((c = getopt(argc, argv, "p:n:s:q:h")) != -1) {
+        switch (c) {
+        case 'p': pairs = bench_parse_u64(optarg, "-p pairs", 1, 512); break;
+        case 'n': n = bench_parse_u64(optarg, "-n objects", 1, 100000000000ull); break;
+        case 's': base_size = (size_t)bench_parse_u64(optarg, "-s size", 1, 1 << 20); break;
+        case 'q': ring_size = bench_parse_u64(optarg, "-q ring", 2, 1 << 24); break;
+        default: usage();
+        }
+    }
+    if (optind != argc)
+        usage();
+    if (ring_size & (ring_size - 1))
+        bench_die("-q ring: %llu is not a power of two", (unsigned long long)ring_size);
+
+    ring_t *rings = aligned_alloc(64, pairs * sizeof *rings);
+    if (!rings)
+        bench_die("out of memory");
+    pthread_barrier_init(&start_barrier, NULL, (unsigned)(2 * pairs + 1));
+    for (uint64_t i = 0; i < pairs; i++) {
+        ring_t *r = &rings[i];
+        r->head = r->tail = 0;
+        r->slots = calloc(ring_size, sizeof *r->slots);
+        if (!r->slots)
+            bench_die("out of memory");
+        r->mask = ring_size - 1;
+        r->n = n;
+        r->seed = 99 + i;
+        if (pthread_create(&r->prod, NULL, producer_main, r) ||
+            pthread_create(&r->cons, NULL, consumer_main, r))
+            bench_die("pthread_create failed");
+    }
+    uint64_t ctx0 = bench_ctx_switches();
+    pthread_barrier_wait(&start_barrier);
+    for (uint64_t i = 0; i < pairs; i++) {
+        pthread_join(rings[i].prod, NULL);
+        pthread_join(rings[i].cons, NULL);
+    }
+    uint64_t t1 = bench_now_ns(), t0 = first_start;
+    double secs = (double)(t1 - t0) / 1e9;
+    uint64_t total = pairs * n;
+    printf("res case=pairs_%llu mops_per_s=%.3f ns_per_op=%.3f time_ms=%.2f peak_rss=%zu "
+           "ctx_switches=%llu\n",
+           (unsigned long long)pairs, (double)total / secs / 1e6, secs * 1e9 / (double)total,
+           secs * 1e3, bench_rss_peak(), (unsigned long long)(bench_ctx_switches() - ctx0));
+    for (uint64_t i = 0; i < pairs; i++)
+        free(rings[i].slots);
+    free(rings);
+    return 0;
+}

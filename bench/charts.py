@@ -1,0 +1,117 @@
+"""charts.py - the runner's PNG charts, drawn with matplotlib (Debian's
+python3-matplotlib): ns/op by size, throughput against threads, and RSS over
+time for the mixed and fragmentation workloads.  Medians are drawn with
+min-max bars.  Raises ImportError when matplotlib is missing; run.py reports
+that and carries on without charts.
+"""
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+COLORS = {"glibc": "#7f7f7f", "jemalloc": "#1f77b4", "tcmalloc": "#2ca02c",
+          "mimalloc": "#ff7f0e", "alloy": "#d62728"}
+
+
+def _num(case):
+    return int(case.rsplit("_", 1)[1])
+
+
+def _pick(rows, workload, metric):
+    return [r for r in rows if r["workload"] == workload and r["metric"] == metric]
+
+
+def sizes_chart(rows, names, path):
+    rs = sorted(_pick(rows, "sizes", "ns_per_op"), key=lambda r: _num(r["case"]))
+    if not rs:
+        return False
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    width = 0.8 / max(1, len(names))
+    for i, n in enumerate(names):
+        xs, ys, lo, hi = [], [], [], []
+        for j, r in enumerate(rs):
+            s = r["stats"].get(n)
+            if s:
+                xs.append(j + (i - (len(names) - 1) / 2) * width)
+                ys.append(s[0])
+                lo.append(s[0] - s[1])
+                hi.append(s[2] - s[0])
+        ax.bar(xs, ys, width, yerr=[lo, hi], label=n, color=COLORS.get(n), capsize=2)
+    ax.set_xticks(range(len(rs)))
+    ax.set_xticklabels(["%d B" % _num(r["case"]) for r in rs])
+    ax.set_ylabel("ns per malloc+free pair (median, min-max)")
+    ax.set_title("Single-threaded malloc/free pairs by size (seed 001 §5.1)")
+    ax.legend()
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def threads_chart(rows, names, path):
+    rs = sorted(_pick(rows, "threads", "mops_per_s"), key=lambda r: _num(r["case"]))
+    if not rs:
+        return False
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for n in names:
+        pts = [(_num(r["case"]), r["stats"][n]) for r in rs if n in r["stats"]]
+        if not pts:
+            continue
+        xs = [p[0] for p in pts]
+        ys = [p[1][0] for p in pts]
+        err = [[p[1][0] - p[1][1] for p in pts], [p[1][2] - p[1][0] for p in pts]]
+        ax.errorbar(xs, ys, yerr=err, marker="o", label=n, color=COLORS.get(n), capsize=3)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([_num(r["case"]) for r in rs])
+    ax.set_xticklabels([str(_num(r["case"])) for r in rs])
+    ax.set_xlabel("threads (this machine has %d CPUs)" % os.cpu_count())
+    ax.set_ylabel("M malloc+free pairs per second")
+    ax.set_title("64-byte pairs across threads (seed 001 §5.2)")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def rss_chart(series, names, path):
+    panels = [(w, c) for (w, c) in (("mixed", "mixed"), ("mixed", "small"), ("frag", "frag"))
+              if any((w, c, n) in series for n in names)]
+    if not panels:
+        return False
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.2), squeeze=False)
+    for ax, (w, c) in zip(axes[0], panels):
+        live_drawn = False
+        for n in names:
+            s = series.get((w, c, n))
+            if not s:
+                continue
+            t = [p[0] / 1000.0 for p in s]
+            ax.plot(t, [p[1] / 1048576 for p in s], label=n, color=COLORS.get(n))
+            if not live_drawn:
+                ax.plot(t, [p[2] / 1048576 for p in s], "k--", lw=1,
+                        label="live bytes (%s run)" % n)
+                live_drawn = True
+        ax.set_xlabel("seconds")
+        ax.set_ylabel("MiB")
+        ax.set_title("RSS over time: %s/%s" % (w, c))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def make_all(rows, series, names, out_dir):
+    made = []
+    for fname, ok in (("ns_by_size.png", sizes_chart(rows, names, os.path.join(out_dir, "ns_by_size.png"))),
+                      ("threads.png", threads_chart(rows, names, os.path.join(out_dir, "threads.png"))),
+                      ("rss_over_time.png", rss_chart(series, names, os.path.join(out_dir, "rss_over_time.png")))):
+        if ok:
+            made.append(os.path.join(out_dir, fname))
+    return made

@@ -1,0 +1,200 @@
+/* common.c - clocks, RSS, argument parsing and malloc-provider detection shared
+ * by the workload programs (see common.h for the output protocol). */
+#define _GNU_SOURCE
+#include "common.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include <math.h>
+
+static const char *prog_name = "bench";
+double bench_ticks_per_ns = 1.0;
+uint64_t bench_tick_overhead;
+volatile uintptr_t bench_sink;
+
+void bench_die(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", prog_name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(2);
+}
+
+void bench_init(const char *prog)
+{
+    const char *slash = strrchr(prog, '/');
+    prog_name = slash ? slash + 1 : prog;
+    /* Which object does the dynamic linker bind `malloc` to?  With LD_PRELOAD
+     * working it is the preloaded library, otherwise libc. */
+    void *sym = dlsym(RTLD_DEFAULT, "malloc");
+    Dl_info info;
+    const char *from = "unknown";
+    if (sym && dladdr(sym, &info) && info.dli_fname)
+        from = info.dli_fname;
+    printf("info malloc_from=%s\n", from);
+    fflush(stdout);
+}
+
+uint64_t bench_parse_u64(const char *s, const char *what, uint64_t lo, uint64_t hi)
+{
+    if (!s || !*s)
+        bench_die("%s: empty value", what);
+    if (*s == '-' || *s == '+' || *s == ' ')
+        bench_die("%s: '%s' is not an unsigned number", what, s);
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno)
+        bench_die("%s: '%s' is not an unsigned number", what, s);
+    uint64_t mult = 1;
+    if (*end) {
+        switch (*end) {
+        case 'k': case 'K': mult = 1000; break;
+        case 'm': case 'M': mult = 1000000; break;
+        case 'g': case 'G': mult = 1000000000; break;
+        default: bench_die("%s: '%s' has junk after the number", what, s);
+        }
+        if (end[1] == 'i' && end[2] == '\0')
+            mult = mult == 1000 ? 1024 : mult == 1000000 ? 1048576 : 1073741824;
+        else if (end[1] != '\0')
+            bench_die("%s: '%s' has junk after the number", what, s);
+    }
+    if (v > UINT64_MAX / mult)
+        bench_die("%s: '%s' is too large", what, s);
+    v *= mult;
+    if (v < lo || v > hi)
+        bench_die("%s: %llu is outside [%llu, %llu]", what, v, (unsigned long long)lo,
+                  (unsigned long long)hi);
+    return v;
+}
+
+unsigned bench_parse_list(const char *s, const char *what, uint64_t *out, unsigned max,
+                          uint64_t lo, uint64_t hi)
+{
+    char buf[256];
+    if (strlen(s) >= sizeof buf)
+        bench_die("%s: list too long", what);
+    strcpy(buf, s);
+    unsigned n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == max)
+            bench_die("%s: more than %u values", what, max);
+        out[n++] = bench_parse_u64(tok, what, lo, hi);
+    }
+    if (n == 0)
+        bench_die("%s: empty list", what);
+    return n;
+}
+
+uint64_t bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void bench_tick_calibrate(void)
+{
+    uint64_t t0 = bench_now_ns(), c0 = bench_ticks();
+    while (bench_now_ns() - t0 < 20000000)   /* 20 ms */
+        ;
+    uint64_t t1 = bench_now_ns(), c1 = bench_ticks();
+    bench_ticks_per_ns = (double)(c1 - c0) / (double)(t1 - t0);
+    if (!(bench_ticks_per_ns > 0))
+        bench_ticks_per_ns = 1.0;
+    enum { N = 1001 };
+    static uint64_t d[N];
+    for (int i = 0; i < N; i++) {
+        uint64_t a = bench_ticks();
+        uint64_t b = bench_ticks();
+        d[i] = b - a;
+    }
+    qsort(d, N, sizeof d[0], cmp_u64);
+    bench_tick_overhead = d[N / 2];
+    printf("info ticks_per_ns=%.3f timer_overhead_ns=%.1f\n", bench_ticks_per_ns,
+           (double)bench_tick_overhead / bench_ticks_per_ns);
+}
+
+size_t bench_rss_now(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return 0;
+    unsigned long size = 0, resident = 0;
+    int n = fscanf(f, "%lu %lu", &size, &resident);
+    fclose(f);
+    if (n != 2)
+        return 0;
+    return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+size_t bench_rss_peak(void)
+{
+    /* VmHWM is this address space's high-water mark.  ru_maxrss is not usable
+     * here: it survives exec, so it reports the parent's (the runner's) RSS
+     * when that was larger than ours. */
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f) {
+        char line[256];
+        unsigned long kb = 0;
+        int found = 0;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "VmHWM: %lu kB", &kb) == 1) {
+                found = 1;
+                break;
+            }
+        fclose(f);
+        if (found)
+            return (size_t)kb * 1024;
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (size_t)ru.ru_maxrss * 1024;
+}
+
+uint64_t bench_ctx_switches(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+}
+
+uint64_t bench_rand_log(uint64_t *state, uint64_t lo, uint64_t hi)
+{
+    double u = (double)(bench_rand(state) >> 11) * (1.0 / 9007199254740992.0);
+    double v = exp(log((double)lo) + u * (log((double)hi + 1) - log((double)lo)));
+    uint64_t r = (uint64_t)v;
+    if (r < lo)
+        r = lo;
+    if (r > hi)
+        r = hi;
+    return r;
+}
+
+void bench_touch(void *p, size_t size)
+{
+    unsigned char *c = p;
+    c[0] = (unsigned char)size;
+    for (size_t off = 4096; off < size; off += 4096)
+        c[off] = 1;
+    if (size > 1)
+        c[size - 1] = 2;
+    bench_sink += (uintptr_t)p;
+}

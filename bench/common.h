@@ -1,0 +1,79 @@
+/* common.h - what every workload program shares: clocks (a calibrated cycle
+ * counter for per-operation timing, the monotonic clock for wall time), RSS
+ * readings, a per-thread random generator, strict argument parsing, and the
+ * line format the runner reads.
+ *
+ * Output protocol (stdout, one record per line, fields are key=value):
+ *   info key=value ...         facts about the run (malloc provider, timer)
+ *   res case=NAME metric=value ...   one result row per case
+ *   ts case=NAME t_ms=.. rss=.. live=..   a time-series sample (RSS over time)
+ * Anything else on stdout is a bug; diagnostics go to stderr.  Bad arguments
+ * exit with status 2 and a message naming the argument.
+ */
+#ifndef ALLOY_BENCH_COMMON_H
+#define ALLOY_BENCH_COMMON_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit 2 with "prog: message" on stderr. */
+void bench_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* Set the program name used in messages and print the `info` lines that say
+ * which library provides malloc (so the runner can tell LD_PRELOAD worked). */
+void bench_init(const char *prog);
+
+/* Parse an unsigned integer with an optional k/m/g suffix (powers of 1000 for
+ * counts when si, of 1024 otherwise); dies naming `what` on junk, overflow, or
+ * a value outside [lo, hi]. */
+uint64_t bench_parse_u64(const char *s, const char *what, uint64_t lo, uint64_t hi);
+/* Parse a comma-separated list of such integers into out[0..max); returns n. */
+unsigned bench_parse_list(const char *s, const char *what, uint64_t *out, unsigned max,
+                          uint64_t lo, uint64_t hi);
+
+/* Monotonic wall clock in nanoseconds. */
+uint64_t bench_now_ns(void);
+
+/* Cycle counter: raw ticks, cheap.  bench_tick_calibrate() measures ticks per
+ * nanosecond and the median cost of an empty timed region (in ticks). */
+static inline uint64_t bench_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    uint32_t lo, hi;
+    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+#else
+    return bench_now_ns();
+#endif
+}
+void bench_tick_calibrate(void);
+extern double bench_ticks_per_ns;      /* set by bench_tick_calibrate */
+extern uint64_t bench_tick_overhead;   /* ticks of an empty timed region */
+
+/* Resident set size now (from /proc/self/statm) and the peak so far
+ * (VmHWM from /proc/self/status), in bytes. */
+size_t bench_rss_now(void);
+size_t bench_rss_peak(void);
+/* Voluntary + involuntary context switches of the whole process so far. */
+uint64_t bench_ctx_switches(void);
+
+/* splitmix64: small, fast, good enough for choosing sizes. */
+static inline uint64_t bench_rand(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+/* Uniform in [lo, hi]. */
+static inline uint64_t bench_rand_range(uint64_t *state, uint64_t lo, uint64_t hi)
+{
+    return lo + bench_rand(state) % (hi - lo + 1);
+}
+/* Log-uniform in [lo, hi] (each octave equally likely): many small, few big. */
+uint64_t bench_rand_log(uint64_t *state, uint64_t lo, uint64_t hi);
+
+/* Write to memory the compiler cannot prove dead, so a malloc/free pair is
+ * never elided and every page we claim to use is really touched. */
+void bench_touch(void *p, size_t size);
+extern volatile uintptr_t bench_sink;
+
+#endif
