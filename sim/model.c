@@ -1,0 +1,471 @@
+/* model.c - the discrete-event model of the thread cache, central cache and
+ * page heap.  See model.h for the conservation law it checks.
+ *
+ * Layout of the simulated address space: system blocks of 256 pages are
+ * numbered in the order they are taken; page p lives at address p << 12.  An
+ * object is its address: span start page << 12 plus slot * class size.
+ *
+ * Invariants (the conservation check verifies their sum at every sample):
+ *  - every page taken from the "OS" belongs to exactly one span record, FREE
+ *    (in a page-heap bucket by page count) or USED (owned by one class), and
+ *    pagemap[page] names it;
+ *  - a USED span's capacity = its free slots (in central) + its objects in
+ *    the thread cache + its live objects;
+ *  - a USED span is on its class's central list iff it has a free slot; a span
+ *    whose slots are all free is given back to the page heap at once;
+ *  - FREE spans never touch each other inside a block (they are merged).
+ * Behaviour follows Appendix A of seed 002 as alloy implements it:
+ *  - miss: fetch n (current batch) from central, then n = next_batch(n);
+ *  - free: push; when the list reaches return_threshold(n, k), give back the
+ *    n most recently pushed objects, each to its own span;
+ *  - central fetch: take from spans with free slots (most recently refilled
+ *    first); if still short take ONE new span of span_pages(S, want) pages,
+ *    take what fits, and stop (a short fetch);
+ *  - page heap: best fit over free spans, split off the tail, merge
+ *    neighbours inside the block, never give blocks back.
+ */
+#include "model.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NIL UINT32_MAX
+#define BLOCK_PAGES AY_MAX_SPAN_PAGES
+#define BLOCK_BYTES ((uint64_t)BLOCK_PAGES << AY_PAGE_SHIFT)
+
+enum { SPAN_UNUSED = 0, SPAN_FREE = 1, SPAN_USED = 2 };
+
+typedef struct model_span {
+    uint32_t start, pages; /* first page, page count */
+    uint32_t cap, nfree;   /* objects it holds, of which free in central */
+    uint32_t *slots;       /* stack of free slot numbers (USED only) */
+    uint32_t prev, next;   /* central list (USED) or page-heap bucket (FREE) */
+    uint32_t cls, size;    /* class and object size (USED only) */
+    uint32_t state;        /* SPAN_* */
+} model_span_t;
+
+typedef struct model_list {
+    uint64_t *objs; /* stack: objs[len-1] is the head of the intrusive list */
+    uint32_t len, cap;
+    uint32_t n; /* current batch */
+} model_list_t;
+
+typedef struct model {
+    const sim_config_t *cfg;
+    model_span_t *spans; /* span records, indexed */
+    uint32_t nspans, spans_cap;
+    uint32_t *unused; /* recycled record indices */
+    uint32_t nunused, unused_cap;
+    uint32_t *pagemap; /* page -> span record */
+    uint32_t npages, pagemap_cap;
+    uint32_t bucket[BLOCK_PAGES + 1]; /* free spans by page count */
+    uint32_t central[AY_NUM_CLASSES]; /* spans with free slots, per class */
+    model_list_t tc[AY_NUM_CLASSES];
+    uint32_t k_halves;
+    uint64_t committed;
+    int measuring;
+    int oom;
+    sim_metrics_t *met;
+} model_t;
+
+/* ---- span records and lists ---------------------------------------------- */
+
+static uint32_t model_span_new(model_t *m) {
+    if (m->nunused)
+        return m->unused[--m->nunused];
+    if (m->nspans == m->spans_cap) {
+        uint32_t nc = m->spans_cap ? 2 * m->spans_cap : 1024;
+        model_span_t *ns = realloc(m->spans, sizeof *ns * nc);
+        uint32_t *nu = realloc(m->unused, sizeof *nu * nc);
+        if (!ns || !nu) {
+            if (ns)
+                m->spans = ns;
+            if (nu)
+                m->unused = nu;
+            m->oom = 1;
+            return NIL;
+        }
+        m->spans = ns;
+        m->unused = nu;
+        m->spans_cap = m->unused_cap = nc;
+    }
+    memset(&m->spans[m->nspans], 0, sizeof m->spans[0]);
+    return m->nspans++;
+}
+
+static void model_span_recycle(model_t *m, uint32_t i) {
+    m->spans[i].state = SPAN_UNUSED;
+    m->unused[m->nunused++] = i;
+}
+
+static void model_list_push(model_t *m, uint32_t *head, uint32_t i) {
+    model_span_t *s = &m->spans[i];
+    s->prev = NIL;
+    s->next = *head;
+    if (*head != NIL)
+        m->spans[*head].prev = i;
+    *head = i;
+}
+
+static void model_list_remove(model_t *m, uint32_t *head, uint32_t i) {
+    model_span_t *s = &m->spans[i];
+    if (s->prev != NIL)
+        m->spans[s->prev].next = s->next;
+    else
+        *head = s->next;
+    if (s->next != NIL)
+        m->spans[s->next].prev = s->prev;
+    s->prev = s->next = NIL;
+}
+
+static void model_map(model_t *m, uint32_t start, uint32_t pages, uint32_t i) {
+    for (uint32_t p = 0; p < pages; p++)
+        m->pagemap[start + p] = i;
+}
+
+/* ---- page heap ------------------------------------------------------------- */
+
+static uint32_t pageheap_grow(model_t *m) {
+    if (m->npages + BLOCK_PAGES > m->pagemap_cap) {
+        uint32_t nc = m->pagemap_cap ? 2 * m->pagemap_cap : 64 * BLOCK_PAGES;
+        uint32_t *np = realloc(m->pagemap, sizeof *np * nc);
+        if (!np) {
+            m->oom = 1;
+            return NIL;
+        }
+        m->pagemap = np;
+        m->pagemap_cap = nc;
+    }
+    uint32_t i = model_span_new(m);
+    if (i == NIL)
+        return NIL;
+    model_span_t *s = &m->spans[i];
+    s->start = m->npages;
+    s->pages = BLOCK_PAGES;
+    s->state = SPAN_FREE;
+    s->prev = s->next = NIL;
+    model_map(m, s->start, s->pages, i);
+    m->npages += BLOCK_PAGES;
+    m->committed += BLOCK_BYTES;
+    return i;
+}
+
+static uint32_t pageheap_alloc(model_t *m, uint32_t pages) {
+    uint32_t i = NIL;
+    for (uint32_t p = pages; p <= BLOCK_PAGES; p++) {
+        if (m->bucket[p] != NIL) {
+            i = m->bucket[p];
+            model_list_remove(m, &m->bucket[p], i);
+            break;
+        }
+    }
+    if (i == NIL && (i = pageheap_grow(m)) == NIL)
+        return NIL;
+    if (m->spans[i].pages > pages) {
+        uint32_t t = model_span_new(m); /* may move m->spans */
+        if (t == NIL)
+            return NIL;
+        model_span_t *s = &m->spans[i], *tail = &m->spans[t];
+        tail->start = s->start + pages;
+        tail->pages = s->pages - pages;
+        tail->state = SPAN_FREE;
+        s->pages = pages;
+        model_map(m, tail->start, tail->pages, t);
+        model_list_push(m, &m->bucket[tail->pages], t);
+    }
+    m->spans[i].state = SPAN_USED;
+    return i;
+}
+
+static void pageheap_free(model_t *m, uint32_t i) {
+    model_span_t *s = &m->spans[i];
+    s->state = SPAN_FREE;
+    if (s->start % BLOCK_PAGES != 0) {
+        uint32_t l = m->pagemap[s->start - 1];
+        if (m->spans[l].state == SPAN_FREE) {
+            model_span_t *ls = &m->spans[l];
+            model_list_remove(m, &m->bucket[ls->pages], l);
+            model_map(m, s->start, s->pages, l);
+            ls->pages += s->pages;
+            model_span_recycle(m, i);
+            i = l;
+            s = ls;
+        }
+    }
+    uint32_t end = s->start + s->pages;
+    if (end % BLOCK_PAGES != 0) {
+        uint32_t r = m->pagemap[end];
+        if (m->spans[r].state == SPAN_FREE) {
+            model_span_t *rs = &m->spans[r];
+            model_list_remove(m, &m->bucket[rs->pages], r);
+            model_map(m, rs->start, rs->pages, i);
+            s->pages += rs->pages;
+            model_span_recycle(m, r);
+        }
+    }
+    model_list_push(m, &m->bucket[s->pages], i);
+}
+
+/* ---- central cache --------------------------------------------------------- */
+
+static int tcache_push(model_t *m, model_list_t *l, uint64_t obj) {
+    if (l->len == l->cap) {
+        uint32_t nc = l->cap ? 2 * l->cap : 64;
+        uint64_t *no = realloc(l->objs, sizeof *no * nc);
+        if (!no) {
+            m->oom = 1;
+            return -1;
+        }
+        l->objs = no;
+        l->cap = nc;
+    }
+    l->objs[l->len++] = obj;
+    return 0;
+}
+
+static uint32_t central_take(model_t *m, uint32_t i, uint32_t want, model_list_t *l) {
+    model_span_t *s = &m->spans[i];
+    uint32_t take = s->nfree < want ? s->nfree : want;
+    uint64_t base = (uint64_t)s->start << AY_PAGE_SHIFT;
+    for (uint32_t k = 0; k < take; k++) {
+        uint32_t slot = s->slots[--s->nfree];
+        if (tcache_push(m, l, base + (uint64_t)slot * s->size))
+            return k;
+    }
+    return take;
+}
+
+/* Moves up to `want` objects of class cls into l; returns how many. */
+static uint32_t central_fetch(model_t *m, unsigned cls, uint32_t want, model_list_t *l) {
+    uint32_t got = 0;
+    while (got < want && m->central[cls] != NIL) {
+        uint32_t i = m->central[cls];
+        got += central_take(m, i, want - got, l);
+        if (m->spans[i].nfree == 0)
+            model_list_remove(m, &m->central[cls], i);
+        if (m->oom)
+            return got;
+    }
+    if (got < want) {
+        size_t S = ay_policy_class_size(cls);
+        uint32_t pages = ay_policy_span_pages(S, want);
+        uint32_t i = pageheap_alloc(m, pages);
+        if (i == NIL)
+            return got;
+        model_span_t *s = &m->spans[i];
+        s->cls = cls;
+        s->size = (uint32_t)S;
+        s->cap = ay_policy_span_objects(S, pages);
+        s->slots = malloc(sizeof(uint32_t) * s->cap);
+        if (!s->slots) {
+            m->oom = 1;
+            return got;
+        }
+        for (uint32_t k = 0; k < s->cap; k++)
+            s->slots[k] = s->cap - 1 - k; /* slot 0 on top */
+        s->nfree = s->cap;
+        if (m->measuring)
+            m->met->spans_allocated++;
+        got += central_take(m, i, want - got, l);
+        if (m->spans[i].nfree > 0)
+            model_list_push(m, &m->central[cls], i);
+    }
+    return got;
+}
+
+static void central_release(model_t *m, uint64_t obj) {
+    uint32_t i = m->pagemap[obj >> AY_PAGE_SHIFT];
+    model_span_t *s = &m->spans[i];
+    uint32_t slot = (uint32_t)((obj - ((uint64_t)s->start << AY_PAGE_SHIFT)) / s->size);
+    s->slots[s->nfree++] = slot;
+    if (s->nfree == 1)
+        model_list_push(m, &m->central[s->cls], i);
+    if (s->nfree == s->cap) {
+        model_list_remove(m, &m->central[s->cls], i);
+        free(s->slots);
+        s->slots = NULL;
+        if (m->measuring)
+            m->met->spans_freed++;
+        pageheap_free(m, i);
+    }
+}
+
+/* ---- thread cache ---------------------------------------------------------- */
+
+static uint64_t tcache_alloc(model_t *m, size_t size, unsigned *cls_out) {
+    unsigned cls = ay_policy_size_class(size);
+    model_list_t *l = &m->tc[cls];
+    *cls_out = cls;
+    if (l->len == 0) {
+        size_t S = ay_policy_class_size(cls);
+        uint32_t want = l->n;
+        uint32_t got = central_fetch(m, cls, want, l);
+        if (m->measuring) {
+            m->met->slow_path_calls++;
+            m->met->objects_fetched += got;
+            if (got < want)
+                m->met->short_fetches++;
+        }
+        l->n = ay_policy_next_batch(&m->cfg->bp, S, l->n);
+        if (l->len == 0) {
+            m->oom = 1;
+            return 0;
+        }
+    }
+    return l->objs[--l->len];
+}
+
+static void tcache_free(model_t *m, uint64_t obj) {
+    uint32_t i = m->pagemap[obj >> AY_PAGE_SHIFT];
+    model_list_t *l = &m->tc[m->spans[i].cls];
+    if (tcache_push(m, l, obj))
+        return;
+    if (l->len >= ay_policy_return_threshold(l->n, m->k_halves)) {
+        uint32_t n = l->n;
+        for (uint32_t k = 0; k < n; k++)
+            central_release(m, l->objs[--l->len]);
+        if (m->measuring)
+            m->met->objects_released += n;
+    }
+}
+
+/* ---- conservation ------------------------------------------------------------ */
+
+typedef struct model_tally {
+    uint64_t tcache, central, tails, pageheap;
+} model_tally_t;
+
+static int model_check(model_t *m, uint64_t live, uint64_t op, model_tally_t *t, char *err,
+                       size_t errlen) {
+    memset(t, 0, sizeof *t);
+    for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
+        t->tcache += (uint64_t)m->tc[c].len * ay_policy_class_size(c);
+    uint64_t pages = 0;
+    for (uint32_t i = 0; i < m->nspans; i++) {
+        const model_span_t *s = &m->spans[i];
+        if (s->state == SPAN_USED) {
+            t->central += (uint64_t)s->nfree * s->size;
+            t->tails += ((uint64_t)s->pages << AY_PAGE_SHIFT) - (uint64_t)s->cap * s->size;
+            pages += s->pages;
+        } else if (s->state == SPAN_FREE) {
+            pages += s->pages;
+        }
+    }
+    for (uint32_t p = 1; p <= BLOCK_PAGES; p++)
+        for (uint32_t i = m->bucket[p]; i != NIL; i = m->spans[i].next)
+            t->pageheap += (uint64_t)m->spans[i].pages << AY_PAGE_SHIFT;
+    uint64_t rhs = live + t->tcache + t->central + t->tails + t->pageheap;
+    if (rhs != m->committed || (pages << AY_PAGE_SHIFT) != m->committed) {
+        snprintf(err, errlen,
+                 "conservation violated after op %" PRIu64 ": committed %" PRIu64
+                 " != live %" PRIu64 " + thread cache %" PRIu64 " + central %" PRIu64
+                 " + span tails %" PRIu64 " + page heap %" PRIu64 " (= %" PRIu64
+                 "); pages in spans %" PRIu64,
+                 op, m->committed, live, t->tcache, t->central, t->tails, t->pageheap, rhs,
+                 pages);
+        return -1;
+    }
+    return 0;
+}
+
+static void model_leak_one(model_t *m) {
+    for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
+        if (m->tc[c].len) {
+            m->tc[c].len--;
+            return;
+        }
+    }
+}
+
+static void model_destroy(model_t *m) {
+    for (uint32_t i = 0; i < m->nspans; i++)
+        if (m->spans[i].state == SPAN_USED)
+            free(m->spans[i].slots);
+    for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
+        free(m->tc[c].objs);
+    free(m->spans);
+    free(m->unused);
+    free(m->pagemap);
+}
+
+int sim_model_run(const sim_run_spec_t *spec, sim_metrics_t *out, char *err, size_t errlen) {
+    static model_t zero;
+    model_t m = zero;
+    sim_trace_t t;
+    int rc = 0;
+    memset(out, 0, sizeof *out);
+    err[0] = 0;
+    if (sim_trace_init(&t, spec->wl, spec->seed, &spec->tp)) {
+        snprintf(err, errlen, "bad trace parameters or out of memory");
+        return -1;
+    }
+    uint64_t *addr = calloc(t.max_live, sizeof *addr);
+    if (!addr) {
+        sim_trace_destroy(&t);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    m.cfg = &spec->cfg;
+    m.k_halves = spec->cfg.k_halves;
+    m.met = out;
+    for (unsigned p = 0; p <= BLOCK_PAGES; p++)
+        m.bucket[p] = NIL;
+    for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
+        m.central[c] = NIL;
+        m.tc[c].n = 1;
+    }
+
+    uint64_t total = sim_trace_total_ops(&spec->tp), live = 0, measured_samples = 0;
+    double sum_cached = 0, sum_tc = 0, sum_central = 0, sum_ph = 0;
+    for (uint64_t op_i = 0; op_i < total && !rc; op_i++) {
+        sim_op_t op;
+        m.measuring = op_i >= spec->tp.warmup_ops;
+        sim_trace_next(&t, &op);
+        if (op.kind == SIM_OP_ALLOC) {
+            unsigned cls;
+            addr[op.slot] = tcache_alloc(&m, op.size, &cls);
+            live += ay_policy_class_size(cls);
+        } else {
+            uint64_t a = addr[op.slot];
+            live -= m.spans[m.pagemap[a >> AY_PAGE_SHIFT]].size;
+            tcache_free(&m, a);
+        }
+        if (m.oom) {
+            snprintf(err, errlen, "out of memory in the model after op %" PRIu64, op_i + 1);
+            rc = -1;
+            break;
+        }
+        if (spec->fault_at && op_i + 1 == spec->fault_at)
+            model_leak_one(&m);
+        if ((op_i + 1) % spec->tp.sample_every == 0 || op_i + 1 == total) {
+            model_tally_t tally;
+            out->samples++;
+            if (model_check(&m, live, op_i + 1, &tally, err, errlen)) {
+                rc = -1;
+                break;
+            }
+            if (m.measuring) {
+                measured_samples++;
+                sum_cached += (double)(tally.tcache + tally.central + tally.tails);
+                sum_tc += (double)tally.tcache;
+                sum_central += (double)(tally.central + tally.tails);
+                sum_ph += (double)tally.pageheap;
+            }
+        }
+    }
+    if (measured_samples) {
+        out->mean_cached_bytes = sum_cached / (double)measured_samples;
+        out->mean_tcache_bytes = sum_tc / (double)measured_samples;
+        out->mean_central_bytes = sum_central / (double)measured_samples;
+        out->mean_pageheap_bytes = sum_ph / (double)measured_samples;
+    }
+    out->final_committed_bytes = m.committed;
+    out->final_live_bytes = live;
+    out->trace_hash = t.hash;
+    model_destroy(&m);
+    free(addr);
+    sim_trace_destroy(&t);
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* model.h - the discrete-event model of alloy's three tiers (seed 002, §5 and
+ * Appendix A): one thread cache, a central cache per class that knows which
+ * span every object belongs to, and a page heap of 256-page system blocks.
+ *
+ * All policy decisions (size classes, L(S), span pages, capacity, batch
+ * growth, return threshold) are calls into src/policy.c, the module the
+ * allocator ships; this file only moves objects and pages around.
+ *
+ * Conservation, checked at every sample point:
+ *   committed = live bytes (at class sizes) + thread-cache bytes
+ *             + central free-object bytes + span tail bytes + page-heap free bytes
+ * A violation ends the run with an error naming the op at which it was seen.
+ */
+#ifndef ALLOY_SIM_MODEL_H
+#define ALLOY_SIM_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy.h"
+#include "workload.h"
+
+typedef struct sim_config {
+    ay_batch_params_t bp; /* policy, byte budget, object cap */
+    uint32_t k_halves;    /* return threshold k*n, k in halves (3, 4, 6, 8) */
+} sim_config_t;
+
+typedef struct sim_run_spec {
+    sim_workload_t wl;
+    uint64_t seed;
+    sim_config_t cfg;
+    sim_trace_params_t tp;
+    uint64_t fault_at; /* test hook: leak one cached object after this op; 0 = never */
+} sim_run_spec_t;
+
+/* Counters cover the measured ops only; means are over measured sample points. */
+typedef struct sim_metrics {
+    uint64_t slow_path_calls;  /* thread-cache misses */
+    uint64_t short_fetches;    /* central fetches returning fewer than asked */
+    uint64_t objects_fetched;  /* central -> thread cache */
+    uint64_t objects_released; /* thread cache -> central */
+    uint64_t spans_allocated;  /* spans the central caches took */
+    uint64_t spans_freed;      /* spans given back to the page heap */
+    double mean_cached_bytes;  /* thread cache + central (free objects, span tails) */
+    double mean_tcache_bytes;  /* the thread cache alone */
+    double mean_central_bytes; /* free objects and span tails in central */
+    double mean_pageheap_bytes;/* free pages in the page heap */
+    uint64_t final_committed_bytes;
+    uint64_t final_live_bytes;
+    uint64_t samples;          /* conservation checks performed (all phases) */
+    uint64_t trace_hash;       /* digest of the op stream replayed */
+} sim_metrics_t;
+
+/* Replays spec's trace through the model.  Returns 0, or -1 with a message in
+ * err (conservation violated, or out of memory). */
+int sim_model_run(const sim_run_spec_t *spec, sim_metrics_t *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,30 @@
+/* real_driver.h - drives the real liballoy through the alloy-sim-real
+ * harness (sim/real.c) in child processes, one per policy, with ALLOY_CONF
+ * set, and compares its counters with the model's for the same trace
+ * (`validate`), or times clip against guard with interleaved runs (`bench`).
+ */
+#ifndef ALLOY_SIM_REAL_DRIVER_H
+#define ALLOY_SIM_REAL_DRIVER_H
+
+#include <stdint.h>
+
+#include "workload.h"
+
+typedef struct sim_real_opts {
+    const char *out;  /* output directory (already checked writable) */
+    const char *real; /* path of alloy-sim-real; NULL: next to /proc/self/exe */
+    sim_workload_t wls[SIM_WL_COUNT];
+    unsigned nwl;
+    unsigned nseeds;
+    uint64_t seed_base;
+    unsigned reps;        /* bench: interleaved repetitions per cell */
+    uint32_t threads_max; /* bench: 1..threads_max threads */
+    int progress;
+    sim_trace_params_t tp[SIM_WL_COUNT];
+} sim_real_opts_t;
+
+/* Both return a process exit status: 0, 1 (a run failed), 2 (bad setup). */
+int sim_real_validate(const sim_real_opts_t *o);
+int sim_real_bench(const sim_real_opts_t *o);
+
+#endif
