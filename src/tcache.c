@@ -25,13 +25,14 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static ay_tcache_t *registry;     /* live caches, doubly linked */
 static ay_tcache_t *spare;        /* caches of exited threads, for reuse */
 
-#define SCAVENGE_PERIOD 64        /* slow-path events between size checks */
+#define SCAVENGE_PERIOD 1         /* slow-path events between size checks */
 
 static void tcache_thread_exit(void *arg);
 
 void ay_tcache_global_init(void) {
     for (size_t i = 0; i < sizeof ay_bin_small; i++)
         ay_bin_small[i] = (uint8_t)(ay_policy_size_class(i << 3) + 1);
+    ay_bin_small[0] = ay_bin_small[2]; /* malloc(0) gets 16 bytes, 16-aligned */
     for (size_t i = 0; i < sizeof ay_bin_mid; i++)
         ay_bin_mid[i] = (uint8_t)(ay_policy_size_class(i << 7) + 1);
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
@@ -100,7 +101,9 @@ static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
     ay_central_release(&tc->heap->central[b - 1], head, n);
 }
 
-/* Above the per-thread byte limit, give half of every list back. */
+/* Above the per-thread byte limit, give half of every list back and halve
+ * every batch, which halves the list limits too: the fast paths cannot fill
+ * the lists up again without coming back here. */
 static void scavenge_maybe(ay_tcache_t *tc) {
     if (++tc->slow_events < SCAVENGE_PERIOD)
         return;
@@ -110,8 +113,11 @@ static void scavenge_maybe(ay_tcache_t *tc) {
         bytes += ay_tcache_bytes(tc, b);
     if (bytes <= ay_conf.tcache_max_bytes)
         return;
-    for (unsigned b = 1; b < AY_NUM_BINS; b++)
+    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
         bin_release(tc, b, (tc->bins[b].len + 1) / 2);
+        if (tc->batch[b] > 1)
+            set_batch(tc, b, tc->batch[b] / 2);
+    }
 }
 
 void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
@@ -141,8 +147,12 @@ void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p) {
     bin->head = p;
     bin->len++;
     if (bin->len > bin->limit) {
+        /* the list reached its threshold k*n: n objects go back, and the
+         * batch grows as on a miss, so that a thread that mostly frees this
+         * class (a consumer) does not go to the central cache every 2 frees */
         uint32_t n = tc->batch[b];
         bin_release(tc, b, n < bin->len ? n : bin->len);
+        set_batch(tc, b, ay_policy_next_batch(&ay_conf.batch, ay_bin_size[b], n));
     }
     scavenge_maybe(tc);
 }

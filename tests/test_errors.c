@@ -1,0 +1,100 @@
+/* test_errors.c - invalid and double frees end the process with a message
+ * naming the pointer.  Each case runs in a forked child; the parent checks
+ * that the child aborted and what it printed.  Built against the release
+ * library and against the debug flavour (-DDEBUG_FLAVOUR), which must also
+ * catch double frees and interior pointers of small blocks. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+typedef void case_fn(void);
+
+static void free_stack(void) {
+    int x;
+    free(&x);
+}
+static void free_wild(void) { free((void *)(uintptr_t)0x12345678); }
+static void free_large_interior(void) {
+    char *p = malloc(300000);
+    free(p + 4096);
+}
+static void free_large_twice(void) {
+    char *p = malloc(300000);
+    free(p);
+    free(p);
+}
+static void free_direct_twice(void) {
+    char *p = malloc(8u << 20);
+    free(p);
+    free(p);
+}
+static void realloc_wild(void) {
+    int x;
+    (void)!realloc(&x, 10);
+}
+static void free_small_twice(void) {
+    char *p = malloc(48);
+    free(p);
+    free(p);
+}
+static void free_small_interior(void) {
+    char *p = malloc(48);
+    free(p + 8);
+}
+
+/* Run fn in a child; return what it wrote on stderr, and whether it aborted. */
+static int run_case(case_fn *fn, char *out, size_t outlen) {
+    int fds[2];
+    if (pipe(fds) != 0)
+        return 0;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        close(fds[0]);
+        fn();
+        _exit(0); /* not reached when detected */
+    }
+    close(fds[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < outlen && (r = read(fds[0], out + n, outlen - 1 - n)) > 0)
+        n += (size_t)r;
+    out[n] = 0;
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+static void expect(const char *name, case_fn *fn, const char *message) {
+    char out[1024];
+    int aborted = run_case(fn, out, sizeof out);
+    int named = strstr(out, message) != NULL && strstr(out, "(pointer 0x") != NULL;
+    if (!aborted || !named)
+        fprintf(stderr, "case %s: aborted=%d, stderr: %s\n", name, aborted, out);
+    CHECK(aborted && named);
+}
+
+int main(void) {
+    expect("free of a stack address", free_stack, "invalid pointer");
+    expect("free of a wild address", free_wild, "invalid pointer");
+    expect("free inside a large block", free_large_interior, "not the start of a block");
+    expect("double free of a large block", free_large_twice, "double free");
+    expect("double free of a direct map", free_direct_twice, "invalid pointer");
+    expect("realloc of a stack address", realloc_wild, "invalid pointer");
+#ifdef DEBUG_FLAVOUR
+    expect("double free of a small block", free_small_twice, "double free");
+    expect("free inside a small block", free_small_interior, "not the start of a block");
+#else
+    (void)free_small_twice;
+    (void)free_small_interior;
+#endif
+    return CHECK_DONE();
+}

@@ -1,0 +1,136 @@
+/* test_pageheap.c - the page heap and the pagemap, driven directly on a
+ * private heap: best fit, split, coalesce, alignment, decay, direct maps. */
+#include <string.h>
+
+#include "check.h"
+#include "conf.h"
+#include "heap.h"
+#include "os.h"
+#include "pagemap.h"
+
+static ay_heap_t h;
+
+#define PG(n) ((uintptr_t)(n) << AY_PAGE_SHIFT)
+
+int main(void) {
+    ay_conf.decay_ms = -1; /* no purging unless asked */
+    ay_heap_init(&h, 1);
+    ay_pageheap_t *ph = &h.pages;
+
+    /* pagemap: unknown addresses have no span; a set range maps back */
+    CHECK(ay_pagemap_span((void *)0x1000) == NULL);
+    CHECK(ay_pagemap_span((void *)(~(uintptr_t)0 - 5)) == NULL);
+
+    ay_span_t *a = ay_pageheap_alloc(ph, 3, 1, AY_SPAN_LARGE, 0);
+    CHECK(a != NULL);
+    if (!a)
+        return CHECK_DONE();
+    CHECK_EQ_U(a->npages, 3);
+    CHECK_EQ_U(ph->mapped_pages, AY_BLOCK_PAGES);
+    CHECK_EQ_U(ph->active_pages, 3);
+    CHECK_EQ_U(ph->free_clean_pages, AY_BLOCK_PAGES - 3);
+    for (unsigned k = 0; k < 3; k++)
+        CHECK(ay_pagemap_span((void *)(a->start + PG(k) + 17)) == a);
+    memset((void *)a->start, 0xab, PG(3));
+
+    /* the tail was split off: the next span follows directly */
+    ay_span_t *b = ay_pageheap_alloc(ph, 5, 1, AY_SPAN_LARGE, 0);
+    ay_span_t *c = ay_pageheap_alloc(ph, 2, 1, AY_SPAN_LARGE, 0);
+    CHECK(b && c && b->start == a->start + PG(3) && c->start == b->start + PG(5));
+    ay_pageheap_validate(ph);
+
+    /* free the middle: a 5-page hole; best fit puts a 4-page span in it */
+    uintptr_t b_start = b->start;
+    ay_pageheap_free(ph, b);
+    CHECK(ay_pagemap_span((void *)(b_start + PG(2))) == NULL); /* interior of a free span */
+    ay_span_t *d = ay_pageheap_alloc(ph, 4, 1, AY_SPAN_LARGE, 0);
+    CHECK(d && d->start == b_start);
+    ay_pageheap_validate(ph);
+
+    /* coalescing: free a, d, c; everything merges back into one free span */
+    uintptr_t a_start = a->start;
+    ay_pageheap_free(ph, a);
+    ay_pageheap_free(ph, c);
+    ay_pageheap_free(ph, d);
+    ay_pageheap_validate(ph);
+    ay_span_t *whole = ay_pagemap_span((void *)a_start);
+    CHECK(whole && whole->state == AY_SPAN_FREE && whole->npages == AY_BLOCK_PAGES);
+    CHECK_EQ_U(ph->active_pages, 0);
+    /* a merged span is dirty when any part was: 3 + 4 + 2 pages were used, so
+     * the whole block now counts as possibly resident (an upper bound) */
+    CHECK_EQ_U(ph->free_dirty_pages, AY_BLOCK_PAGES);
+    CHECK_EQ_U(ph->free_clean_pages, 0);
+
+    /* a whole block can be taken; then a second block is mapped */
+    ay_span_t *big = ay_pageheap_alloc(ph, AY_MAX_SPAN_PAGES, 1, AY_SPAN_LARGE, 0);
+    ay_span_t *more = ay_pageheap_alloc(ph, 1, 1, AY_SPAN_LARGE, 0);
+    CHECK(big && more);
+    CHECK_EQ_U(ph->mapped_pages, 2 * AY_BLOCK_PAGES);
+    ay_pageheap_free(ph, big);
+    ay_pageheap_free(ph, more);
+    ay_pageheap_validate(ph);
+
+    /* alignment: 64 KiB aligned spans */
+    ay_span_t *al[4];
+    for (int i = 0; i < 4; i++) {
+        al[i] = ay_pageheap_alloc(ph, 3, 16, AY_SPAN_LARGE, 0);
+        CHECK(al[i] && (al[i]->start & (PG(16) - 1)) == 0 && al[i]->npages == 3);
+    }
+    for (int i = 0; i < 4; i++)
+        if (al[i])
+            ay_pageheap_free(ph, al[i]);
+    ay_pageheap_validate(ph);
+
+    /* purge: every dirty free page becomes clean, with madvise */
+    CHECK(ph->free_dirty_pages > 0);
+    uint64_t purges = ph->purges;
+    ay_pageheap_purge(ph, 1);
+    CHECK_EQ_U(ph->free_dirty_pages, 0);
+    CHECK(ph->purges > purges);
+    ay_pageheap_validate(ph);
+
+    /* decay_ms 0 purges at once on free */
+    ay_conf.decay_ms = 0;
+    ay_span_t *e = ay_pageheap_alloc(ph, 7, 1, AY_SPAN_LARGE, 0);
+    CHECK(e != NULL);
+    memset((void *)e->start, 1, PG(7));
+    ay_pageheap_free(ph, e);
+    CHECK_EQ_U(ph->free_dirty_pages, 0);
+    ay_conf.decay_ms = -1;
+
+    /* out of memory: take every free page, then the next block cannot be
+     * mapped; the page heap says so, stays consistent, and recovers */
+    ay_span_t *held[8];
+    unsigned nheld = 0;
+    size_t mapped = ph->mapped_pages;
+    while (nheld < 8 && ph->mapped_pages == mapped) /* until a new block was needed */
+        held[nheld++] = ay_pageheap_alloc(ph, AY_MAX_SPAN_PAGES, 1, AY_SPAN_LARGE, 0);
+    ay_os_fail_next_maps(1);
+    ay_span_t *oom = ay_pageheap_alloc(ph, AY_MAX_SPAN_PAGES, 1, AY_SPAN_LARGE, 0);
+    CHECK(oom == NULL);
+    ay_pageheap_validate(ph);
+    ay_span_t *ok = ay_pageheap_alloc(ph, AY_MAX_SPAN_PAGES, 1, AY_SPAN_LARGE, 0);
+    CHECK(ok != NULL); /* the hook failed only one map */
+    if (ok)
+        ay_pageheap_free(ph, ok);
+    for (unsigned i = 0; i < nheld; i++)
+        if (held[i])
+            ay_pageheap_free(ph, held[i]);
+    ay_pageheap_validate(ph);
+
+    /* direct maps: registered at their first page, resizable, unmapped on free */
+    ay_span_t *dm = ay_direct_alloc(ph, PG(300), PG(1));
+    CHECK(dm && dm->state == AY_SPAN_DIRECT && ay_pagemap_span((void *)dm->start) == dm);
+    CHECK_EQ_U(ph->direct_bytes, PG(300));
+    if (dm) {
+        memset((void *)dm->start, 7, PG(300));
+        CHECK(ay_direct_resize(ph, dm, PG(600)) == 0);
+        CHECK(((char *)dm->start)[PG(300) - 1] == 7);
+        CHECK_EQ_U(ph->direct_bytes, PG(600));
+        uintptr_t s = dm->start;
+        ay_direct_free(ph, dm);
+        CHECK(ay_pagemap_span((void *)s) == NULL);
+        CHECK_EQ_U(ph->direct_bytes, 0);
+    }
+    return CHECK_DONE();
+}
