@@ -101,12 +101,12 @@ def parse_output(text):
 def fmt_num(v):
     if v is None:
         return "-"
-    a = abs(v)
-    if a >= 1000:
-        return "%.0f" % v
+    a = abs(v)                        # three significant digits, no exponent
     if a >= 100:
-        return "%.1f" % v
+        return "%.0f" % v
     if a >= 10:
+        return "%.1f" % v
+    if a >= 1:
         return "%.2f" % v
     return "%.3g" % v
 
