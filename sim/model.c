@@ -16,6 +16,7 @@
  *  - FREE spans never touch each other inside a block (they are merged).
  * Behaviour follows Appendix A of seed 002 as alloy implements it:
  *  - miss: fetch n (current batch) from central, then n = next_batch(n);
+ *    the fetched objects are handed out in the order central took them;
  *  - free: push; when the list reaches return_threshold(n, k), give back the
  *    n most recently pushed objects, each to its own span;
  *  - central fetch: take from spans with free slots (most recently refilled
@@ -302,6 +303,13 @@ static uint64_t tcache_alloc(model_t *m, size_t size, unsigned *cls_out) {
         size_t S = ay_policy_class_size(cls);
         uint32_t want = l->n;
         uint32_t got = central_fetch(m, cls, want, l);
+        /* the real fetch links objects in the order it takes them, first
+         * taken at the head: reverse our stack so that it pops in that order */
+        for (uint32_t a = 0, b = l->len; b > 1 && a < b - 1; a++, b--) {
+            uint64_t x = l->objs[a];
+            l->objs[a] = l->objs[b - 1];
+            l->objs[b - 1] = x;
+        }
         if (m->measuring) {
             m->met->slow_path_calls++;
             m->met->objects_fetched += got;

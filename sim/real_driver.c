@@ -1,16 +1,329 @@
-/* real_driver.c - placeholder until the real-allocator harness lands. */
+/* real_driver.c - `alloy-sim validate` and `alloy-sim bench`: the model
+ * against the real liballoy.  See real_driver.h.
+ *
+ * Each real run is a fresh child process (fork + exec of alloy-sim-real) with
+ * ALLOY_CONF naming the policy, so clip and guard never share a heap and
+ * each starts from the same empty state the model starts from.  The thread
+ * cache byte limit is set to 1 GiB because the model has no such limit.
+ * validate: for every (workload, seed, policy) the counters of the real run
+ * and of the model run over the same trace go side by side into
+ * validation.csv; `exact` says whether all counters agree.
+ * bench: timing-mode runs, interleaved (for each repetition, every cell, with
+ * the policy order alternating), into bench.csv; medians into
+ * bench_summary.csv.
+ */
 #include "real_driver.h"
 
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "sweep.h"
+
+#define REAL_CONF_FMT "batch_policy:%s,return_threshold:2,tcache_max_bytes:1073741824"
+#define REAL_MAX_FIELDS 24
+
+static int real_find(const sim_real_opts_t *o, char *path, size_t len) {
+    if (o->real) {
+        snprintf(path, len, "%s", o->real);
+    } else {
+        char self[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n <= 0)
+            return -1;
+        self[n] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash)
+            slash[1] = 0;
+        snprintf(path, len, "%salloy-sim-real", slash ? self : "./");
+    }
+    return access(path, X_OK);
+}
+
+/* Runs the harness with argv and ALLOY_CONF for policy; parses the second
+ * line of its stdout into v (numbers) and hash.  Returns 0 or -1. */
+static int real_spawn(const char *exe, char *const argv[], const char *policy, double *v,
+                      unsigned nv, uint64_t *hash) {
+    int fd[2];
+    if (pipe(fd))
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        char conf[256];
+        snprintf(conf, sizeof conf, REAL_CONF_FMT, policy);
+        setenv("ALLOY_CONF", conf, 1);
+        dup2(fd[1], STDOUT_FILENO);
+        close(fd[0]);
+        close(fd[1]);
+        execv(exe, argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    char buf[4096];
+    size_t got = 0;
+    ssize_t r;
+    while ((r = read(fd[0], buf + got, sizeof buf - 1 - got)) > 0 || (r < 0 && errno == EINTR))
+        if (r > 0)
+            got += (size_t)r;
+    close(fd[0]);
+    buf[got] = 0;
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return -1;
+    char *line = strchr(buf, '\n');
+    if (!line)
+        return -1;
+    line++;
+    for (unsigned i = 0; i < nv; i++) {
+        char *end;
+        v[i] = strtod(line, &end);
+        if (end == line || (*end != ',' && *end != '\n'))
+            return -1;
+        line = end + 1;
+    }
+    if (hash)
+        *hash = strtoull(line, NULL, 16);
+    return 0;
+}
+
+static void real_trace_args(char *bufs[8], char *store, size_t each, const sim_trace_params_t *tp,
+                            uint64_t seed) {
+    snprintf(store + 0 * each, each, "%" PRIu64, seed);
+    snprintf(store + 1 * each, each, "%u", tp->warmup_ops);
+    snprintf(store + 2 * each, each, "%u", tp->measure_ops);
+    snprintf(store + 3 * each, each, "%u", tp->live);
+    snprintf(store + 4 * each, each, "%u", tp->sample_every);
+    for (int i = 0; i < 5; i++)
+        bufs[i] = store + (size_t)i * each;
+}
 
 int sim_real_validate(const sim_real_opts_t *o) {
-    (void)o;
-    fprintf(stderr, "alloy-sim: validate: not available yet\n");
-    return 2;
+    char exe[PATH_MAX + 32], path[PATH_MAX + 64];
+    if (real_find(o, exe, sizeof exe)) {
+        fprintf(stderr, "alloy-sim: cannot run %s (build the alloy-sim-real target, or pass "
+                        "--real PATH)\n", exe);
+        return 2;
+    }
+    snprintf(path, sizeof path, "%s/validation.csv", o->out);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "alloy-sim: cannot write %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    static const char *const names[] = {"slow_path_calls", "short_fetches", "objects_fetched",
+                                        "objects_released", "spans_allocated", "spans_freed",
+                                        "mean_cached_bytes", "mean_tcache_bytes",
+                                        "mean_central_bytes"};
+    enum { NCMP = 9 };
+    fprintf(f, "workload,seed,policy");
+    for (unsigned i = 0; i < NCMP; i++)
+        fprintf(f, ",model_%s,real_%s", names[i], names[i]);
+    fprintf(f, ",model_final_committed_bytes,real_final_mapped_bytes,"
+               "real_final_active_plus_free_bytes,same_trace,exact\n");
+    size_t total = (size_t)o->nwl * o->nseeds * 2, done = 0, exact_runs = 0;
+    double t0 = sim_now();
+    int rc = 0;
+    for (unsigned w = 0; w < o->nwl && !rc; w++) {
+        for (unsigned s = 0; s < o->nseeds && !rc; s++) {
+            for (unsigned p = 0; p < 2 && !rc; p++) {
+                ay_batch_policy_t pol = p ? AY_BATCH_GUARD : AY_BATCH_CLIP;
+                sim_workload_t wl = o->wls[w];
+                uint64_t seed = o->seed_base + s;
+                if (o->progress) {
+                    char what[128];
+                    snprintf(what, sizeof what, "running %s %s seed %" PRIu64,
+                             sim_workload_name(wl), ay_policy_name(pol), seed);
+                    sim_progress_show("validate", done, total, sim_now() - t0, what);
+                }
+                /* the model */
+                sim_run_spec_t spec;
+                memset(&spec, 0, sizeof spec);
+                spec.wl = wl;
+                spec.seed = seed;
+                spec.cfg.bp = ay_policy_default_params();
+                spec.cfg.bp.policy = pol;
+                spec.cfg.k_halves = 4;
+                spec.tp = o->tp[wl];
+                sim_metrics_t m;
+                char err[1024];
+                if (sim_model_run(&spec, &m, err, sizeof err)) {
+                    fprintf(stderr, "alloy-sim: model run failed: %s\n", err);
+                    rc = 1;
+                    break;
+                }
+                /* the real allocator */
+                char store[5 * 32], *ta[8];
+                real_trace_args(ta, store, 32, &spec.tp, seed);
+                char *argv[] = {exe, "--workload", (char *)sim_workload_name(wl), "--seed",
+                                ta[0], "--warmup", ta[1], "--ops", ta[2], "--live", ta[3],
+                                "--sample-every", ta[4], NULL};
+                double v[REAL_MAX_FIELDS];
+                uint64_t hash = 0;
+                if (real_spawn(exe, argv, ay_policy_name(pol), v, 13, &hash)) {
+                    fprintf(stderr, "alloy-sim: real run failed: %s %s seed %" PRIu64 "\n",
+                            sim_workload_name(wl), ay_policy_name(pol), seed);
+                    rc = 1;
+                    break;
+                }
+                double mv[NCMP] = {(double)m.slow_path_calls, (double)m.short_fetches,
+                                   (double)m.objects_fetched, (double)m.objects_released,
+                                   (double)m.spans_allocated, (double)m.spans_freed,
+                                   m.mean_cached_bytes, m.mean_tcache_bytes,
+                                   m.mean_central_bytes};
+                int exact = hash == m.trace_hash;
+                fprintf(f, "%s,%" PRIu64 ",%s", sim_workload_name(wl), seed, ay_policy_name(pol));
+                for (unsigned i = 0; i < NCMP; i++) {
+                    fprintf(f, ",%.3f,%.3f", mv[i], v[i]);
+                    exact &= mv[i] == v[i];
+                }
+                fprintf(f, ",%" PRIu64 ",%.0f,%.0f,%d,%d\n", m.final_committed_bytes, v[11],
+                        v[9] + v[10], hash == m.trace_hash, exact);
+                exact_runs += (size_t)exact;
+                done++;
+            }
+        }
+    }
+    if (o->progress)
+        sim_progress_clear();
+    if (fclose(f) && !rc) {
+        fprintf(stderr, "alloy-sim: error writing %s\n", path);
+        return 2;
+    }
+    if (!rc)
+        fprintf(stderr, "alloy-sim: validate: %zu of %zu real runs match the model exactly on "
+                        "every counter; details in %s\n", exact_runs, done, path);
+    return rc;
+}
+
+static int real_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double real_median(double *v, unsigned n) {
+    qsort(v, n, sizeof *v, real_cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int sim_real_bench(const sim_real_opts_t *o) {
-    (void)o;
-    fprintf(stderr, "alloy-sim: bench: not available yet\n");
-    return 2;
+    char exe[PATH_MAX + 32], path[PATH_MAX + 64];
+    if (real_find(o, exe, sizeof exe)) {
+        fprintf(stderr, "alloy-sim: cannot run %s (build the alloy-sim-real target, or pass "
+                        "--real PATH)\n", exe);
+        return 2;
+    }
+    unsigned nthr = o->threads_max, reps = o->reps, nwl = o->nwl;
+    size_t cells = (size_t)nwl * nthr * 2, total = cells * reps;
+    /* per cell: wall, contended, rss, slow, short */
+    double *res = calloc(total * 5, sizeof *res);
+    if (!res) {
+        fprintf(stderr, "alloy-sim: out of memory\n");
+        return 2;
+    }
+    snprintf(path, sizeof path, "%s/bench.csv", o->out);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        free(res);
+        fprintf(stderr, "alloy-sim: cannot write %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    fprintf(f, "rep,order,workload,threads,policy,wall_seconds,slow_path_calls,short_fetches,"
+               "central_lock_contended,max_rss_kib\n");
+    double t0 = sim_now();
+    size_t done = 0;
+    int rc = 0;
+    for (unsigned r = 0; r < reps && !rc; r++) {
+        unsigned order = 0;
+        for (unsigned w = 0; w < nwl && !rc; w++) {
+            for (unsigned t = 1; t <= nthr && !rc; t++) {
+                for (unsigned k = 0; k < 2 && !rc; k++) {
+                    /* alternate which policy goes first: ABBA across repetitions */
+                    unsigned p = (k + r + w + t) % 2;
+                    ay_batch_policy_t pol = p ? AY_BATCH_GUARD : AY_BATCH_CLIP;
+                    sim_workload_t wl = o->wls[w];
+                    if (o->progress) {
+                        char what[128];
+                        snprintf(what, sizeof what, "running %s %s %u thread(s), rep %u",
+                                 sim_workload_name(wl), ay_policy_name(pol), t, r + 1);
+                        sim_progress_show("bench", done, total, sim_now() - t0, what);
+                    }
+                    char store[5 * 32], *ta[8], thr[16];
+                    real_trace_args(ta, store, 32, &o->tp[wl], o->seed_base);
+                    snprintf(thr, sizeof thr, "%u", t);
+                    char *argv[] = {exe, "--workload", (char *)sim_workload_name(wl), "--seed",
+                                    ta[0], "--warmup", ta[1], "--ops", ta[2], "--live", ta[3],
+                                    "--threads", thr, "--timing", NULL};
+                    double v[6];
+                    if (real_spawn(exe, argv, ay_policy_name(pol), v, 6, NULL)) {
+                        fprintf(stderr, "alloy-sim: real run failed: %s %s %u threads\n",
+                                sim_workload_name(wl), ay_policy_name(pol), t);
+                        rc = 1;
+                        break;
+                    }
+                    fprintf(f, "%u,%u,%s,%u,%s,%.6f,%.0f,%.0f,%.0f,%.0f\n", r + 1, order++,
+                            sim_workload_name(wl), t, ay_policy_name(pol), v[0], v[1], v[2],
+                            v[3], v[4]);
+                    size_t cell = ((size_t)w * nthr + (t - 1)) * 2 + p;
+                    double *dst = &res[(cell * reps + r) * 5];
+                    dst[0] = v[0];
+                    dst[1] = v[3];
+                    dst[2] = v[4];
+                    dst[3] = v[1];
+                    dst[4] = v[2];
+                    done++;
+                }
+            }
+        }
+    }
+    if (o->progress)
+        sim_progress_clear();
+    fclose(f);
+    if (!rc) {
+        snprintf(path, sizeof path, "%s/bench_summary.csv", o->out);
+        f = fopen(path, "w");
+        if (!f) {
+            free(res);
+            fprintf(stderr, "alloy-sim: cannot write %s\n", path);
+            return 2;
+        }
+        fprintf(f, "workload,threads,policy,reps,median_wall_seconds,min_wall_seconds,"
+                   "max_wall_seconds,median_central_lock_contended,median_max_rss_kib,"
+                   "median_slow_path_calls,median_short_fetches\n");
+        double *col = malloc(sizeof *col * reps);
+        for (size_t c = 0; col && c < cells; c++) {
+            unsigned p = (unsigned)(c % 2), t = (unsigned)((c / 2) % nthr) + 1;
+            unsigned w = (unsigned)(c / 2 / nthr);
+            double med[5], lo = 0, hi = 0;
+            for (unsigned m = 0; m < 5; m++) {
+                for (unsigned r = 0; r < reps; r++)
+                    col[r] = res[(c * reps + r) * 5 + m];
+                med[m] = real_median(col, reps);
+                if (m == 0) {
+                    lo = col[0];
+                    hi = col[reps - 1];
+                }
+            }
+            fprintf(f, "%s,%u,%s,%u,%.6f,%.6f,%.6f,%.0f,%.0f,%.0f,%.0f\n",
+                    sim_workload_name(o->wls[w]), t, p ? "guard" : "clip", reps, med[0], lo, hi,
+                    med[1], med[2], med[3], med[4]);
+        }
+        free(col);
+        fclose(f);
+        fprintf(stderr, "alloy-sim: bench: %zu interleaved runs; medians in %s\n", done, path);
+    }
+    free(res);
+    return rc;
 }

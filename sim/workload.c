@@ -14,11 +14,15 @@
  * terminal batch, which is exactly where clip and guard differ.
  *
  * Invariant: the op stream depends only on (workload, seed, params).
+ * The slot tables are mmap'ed, not malloc'ed: alloy-sim-real links liballoy
+ * as the process malloc, and the generator must not add requests of its own
+ * to the trace the allocator sees.
  */
 #include "workload.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "policy.h"
 
@@ -93,6 +97,17 @@ static void workload_pick_sets(sim_trace_t *t) {
     }
 }
 
+static uint32_t *workload_map(uint32_t n) {
+    void *p = mmap(NULL, sizeof(uint32_t) * n, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void workload_unmap(uint32_t *p, uint32_t n) {
+    if (p)
+        munmap(p, sizeof(uint32_t) * n);
+}
+
 int sim_trace_init(sim_trace_t *t, sim_workload_t wl, uint64_t seed, const sim_trace_params_t *p) {
     memset(t, 0, sizeof *t);
     if ((unsigned)wl >= SIM_WL_COUNT || p->live == 0 || p->sample_every == 0 ||
@@ -103,9 +118,9 @@ int sim_trace_init(sim_trace_t *t, sim_workload_t wl, uint64_t seed, const sim_t
     /* mix the workload into the seed so that workloads do not share streams */
     sim_rng_seed(&t->rng, seed * 0x100000001b3ull + (uint64_t)wl + 1);
     t->max_live = 2 * p->live;
-    t->live = malloc(sizeof(uint32_t) * t->max_live);
-    t->where = malloc(sizeof(uint32_t) * t->max_live);
-    t->dead = malloc(sizeof(uint32_t) * t->max_live);
+    t->live = workload_map(t->max_live);
+    t->where = workload_map(t->max_live);
+    t->dead = workload_map(t->max_live);
     if (!t->live || !t->where || !t->dead) {
         sim_trace_destroy(t);
         return -1;
@@ -119,9 +134,9 @@ int sim_trace_init(sim_trace_t *t, sim_workload_t wl, uint64_t seed, const sim_t
 }
 
 void sim_trace_destroy(sim_trace_t *t) {
-    free(t->live);
-    free(t->where);
-    free(t->dead);
+    workload_unmap(t->live, t->max_live);
+    workload_unmap(t->where, t->max_live);
+    workload_unmap(t->dead, t->max_live);
     t->live = t->where = t->dead = NULL;
 }
 
