@@ -15,6 +15,9 @@
 #define AY_INLINE static inline __attribute__((always_inline))
 #define AY_COLD __attribute__((cold))
 #define AY_CACHELINE 64
+/* Globals shared between modules: hidden, so that code reaches them without
+ * going through the GOT. */
+#define AY_HIDDEN __attribute__((visibility("hidden")))
 
 /* Debug level, set by the build: 0 for the release flavour, 3 for the checked
  * flavour (liballoy_debug), which validates every free and walks the

@@ -5,7 +5,8 @@
 
 #include "os.h"
 
-ay_pm_leaf_t *ay_pagemap_root[(uintptr_t)1 << AY_PM_ROOT_BITS];
+uintptr_t ay_pagemap_root[(uintptr_t)1 << AY_PM_ROOT_BITS];
+ay_pm_leaf_t ay_pagemap_zero; /* read-only in practice: setters never touch it */
 static pthread_mutex_t pm_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t pm_mapped;
 
@@ -25,7 +26,8 @@ int ay_pagemap_ensure(uintptr_t start, uintptr_t npages) {
                 return -1;
             }
             AY_STORE(&pm_mapped, pm_mapped + sizeof(ay_pm_leaf_t));
-            __atomic_store_n(&ay_pagemap_root[i], leaf, __ATOMIC_RELEASE);
+            __atomic_store_n(&ay_pagemap_root[i], (uintptr_t)leaf - (uintptr_t)&ay_pagemap_zero,
+                             __ATOMIC_RELEASE);
         }
         pthread_mutex_unlock(&pm_lock);
     }
@@ -33,7 +35,7 @@ int ay_pagemap_ensure(uintptr_t start, uintptr_t npages) {
 }
 
 void ay_pagemap_set1(uintptr_t a, ay_span_t *s, unsigned bin) {
-    ay_pm_leaf_t *leaf = ay_pagemap_root[a >> (AY_PAGE_SHIFT + AY_PM_LEAF_BITS)];
+    ay_pm_leaf_t *leaf = ay_pagemap_leaf(a); /* ensured by the caller: not the zero leaf */
     uintptr_t i = ay_pagemap_index(a);
     AY_STORE(&leaf->span[i], s);
     AY_STORE(&leaf->bin[i], (uint8_t)bin);

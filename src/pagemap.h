@@ -5,6 +5,9 @@
  * its 2^18 pages, the span record and a one-byte bin (size class + 1, or 0 for
  * "not a small object").  Leaves are mmap'ed on first use and never freed, so
  * a lookup needs no lock: free's fast path reads the bin with two loads.
+ * A root entry stores its leaf as an offset from ay_pagemap_zero, an all-zero
+ * leaf in .bss (never written, so never resident): an unset entry (0) reads
+ * as that empty leaf, and lookups need no NULL test.
  * Writers (the page heap and central caches, under their locks) only set
  * entries of pages they own.
  */
@@ -25,13 +28,15 @@ typedef struct ay_pm_leaf {
     ay_span_t *span[AY_PM_LEAF_PAGES];
 } ay_pm_leaf_t;
 
-extern ay_pm_leaf_t *ay_pagemap_root[(uintptr_t)1 << AY_PM_ROOT_BITS];
+extern AY_HIDDEN uintptr_t ay_pagemap_root[(uintptr_t)1 << AY_PM_ROOT_BITS]; /* leaf - &zero */
+extern AY_HIDDEN ay_pm_leaf_t ay_pagemap_zero;
 
+/* The leaf covering address a; the empty leaf when there is none. */
 AY_INLINE ay_pm_leaf_t *ay_pagemap_leaf(uintptr_t a) {
     uintptr_t i = a >> (AY_PAGE_SHIFT + AY_PM_LEAF_BITS);
     if (AY_UNLIKELY(i >> AY_PM_ROOT_BITS))
-        return 0; /* beyond 48 bits: never ours */
-    return AY_LOAD(&ay_pagemap_root[i]);
+        return &ay_pagemap_zero; /* beyond 48 bits: never ours */
+    return (ay_pm_leaf_t *)((uintptr_t)&ay_pagemap_zero + AY_LOAD(&ay_pagemap_root[i]));
 }
 
 AY_INLINE uintptr_t ay_pagemap_index(uintptr_t a) {
@@ -41,8 +46,7 @@ AY_INLINE uintptr_t ay_pagemap_index(uintptr_t a) {
 /* The span that owns address a, or NULL. */
 AY_INLINE ay_span_t *ay_pagemap_span(const void *p) {
     uintptr_t a = (uintptr_t)p;
-    ay_pm_leaf_t *leaf = ay_pagemap_leaf(a);
-    return leaf ? AY_LOAD(&leaf->span[ay_pagemap_index(a)]) : 0;
+    return AY_LOAD(&ay_pagemap_leaf(a)->span[ay_pagemap_index(a)]);
 }
 
 /* Make sure leaves exist for [start, start + npages pages).  0, or -1 when

@@ -39,13 +39,13 @@ typedef struct ay_tcache {
 } ay_tcache_t;
 
 extern __thread ay_tcache_t *ay_tc __attribute__((tls_model("initial-exec")));
-extern ay_tcache_t ay_tcache_empty;
+extern AY_HIDDEN ay_tcache_t ay_tcache_empty;
 
 /* size -> bin lookup tables, filled at initialisation (all zero before, which
  * sends every request to the slow path, which initialises). */
-extern uint8_t ay_bin_small[(1024 >> 3) + 1];  /* index (size + 7) >> 3 */
-extern uint8_t ay_bin_mid[(65536 >> 7) + 1];   /* index (size + 127) >> 7 */
-extern uint32_t ay_bin_size[AY_NUM_BINS];      /* object size of a bin; 0 for bin 0 */
+extern AY_HIDDEN uint8_t ay_bin_small[(1024 >> 3) + 1];  /* index (size + 7) >> 3 */
+extern AY_HIDDEN uint8_t ay_bin_mid[(65536 >> 7) + 1];   /* index (size + 127) >> 7 */
+extern AY_HIDDEN uint32_t ay_bin_size[AY_NUM_BINS];      /* object size of a bin; 0 for bin 0 */
 
 AY_INLINE unsigned ay_size_bin(size_t size) {
     if (AY_LIKELY(size <= 1024))
@@ -72,8 +72,7 @@ AY_INLINE void *ay_malloc_fast(size_t size) {
 
 AY_INLINE void ay_free_fast(void *p) {
     uintptr_t a = (uintptr_t)p;
-    ay_pm_leaf_t *leaf = ay_pagemap_leaf(a);
-    unsigned b = leaf ? AY_LOAD(&leaf->bin[ay_pagemap_index(a)]) : 0;
+    unsigned b = AY_LOAD(&ay_pagemap_leaf(a)->bin[ay_pagemap_index(a)]);
     ay_bin_t *bin = &ay_tc->bins[b];
     if (AY_UNLIKELY(bin->len >= bin->limit))
         return ay_free_slow(p);
