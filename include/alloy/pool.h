@@ -1,5 +1,5 @@
 /* alloy/pool.h - fixed-size object pools: a single-threaded one with an
- * inline fast path, and a thread-safe sharded one.
+ * inline fast path, and a thread-safe one with per-thread caches.
  *
  * alloy_pool_t (single-threaded).  The slot size and alignment are fixed at
  * creation.  Free slots form an intrusive singly linked list threaded
@@ -17,14 +17,16 @@
  * ALLOY_POOL_ABORT it aborts instead.  Its `free` field stays NULL, so its
  * allocations always miss into the slow path: the fast path pays nothing.
  *
- * alloy_sync_pool_t (thread-safe, no global lock).  Each thread works on
- * one of several shards (a free list under its own lock, on its own cache
- * line); a thread is given a shard once, round robin, so with no more
- * threads than shards no two threads share one.  Shards refill from, and
- * spill their surplus to, a central alloy_pool_t under a separate lock in
- * batches of ALLOY_SYNC_POOL_BATCH.  When the central pool is exhausted
- * (fixed capacity), a thread takes the free slots of the other shards
- * before it reports NULL.
+ * alloy_sync_pool_t (thread-safe, no lock on the fast path).  Each thread
+ * keeps a small cache of free slots per pool in thread-local storage; alloc
+ * and free work on it with no lock and no atomic instruction.  An empty
+ * cache takes ALLOY_SYNC_POOL_BATCH slots from a central alloy_pool_t under
+ * that pool's own lock; a cache holding 2 * ALLOY_SYNC_POOL_BATCH gives a
+ * batch back, so memory freed by one thread reaches the others.  A thread's
+ * caches are flushed when it exits.  With a fixed capacity, note that up to
+ * 2 * ALLOY_SYNC_POOL_BATCH free slots per other thread may sit in that
+ * thread's cache; alloy_sync_pool_thread_flush() returns the calling
+ * thread's.
  */
 #ifndef ALLOY_POOL_H
 #define ALLOY_POOL_H
@@ -106,12 +108,12 @@ static inline void alloy_pool_free(alloy_pool_t *pool, void *p)
 
 /* ---- the thread-safe pool ---------------------------------------------- */
 
-#define ALLOY_SYNC_POOL_BATCH 32 /* slots moved between a shard and the centre */
+#define ALLOY_SYNC_POOL_BATCH 32 /* slots moved between a thread cache and the centre */
 
 typedef struct ay_sync_pool_state ay_sync_pool_state_t; /* private: src/hot/sync_pool.c */
 
 typedef struct alloy_sync_pool {
-    ay_sync_pool_state_t *state; /* shards and the central pool */
+    ay_sync_pool_state_t *state; /* the central pool and its lock */
 } alloy_sync_pool_t;
 
 /* Same config and results as alloy_pool_init.  The upstream resource is
@@ -121,6 +123,8 @@ ALLOY_API int alloy_sync_pool_init(alloy_sync_pool_t *sp, const alloy_pool_confi
 ALLOY_API void alloy_sync_pool_destroy(alloy_sync_pool_t *sp);
 ALLOY_API void *alloy_sync_pool_alloc(alloy_sync_pool_t *sp);
 ALLOY_API void alloy_sync_pool_free(alloy_sync_pool_t *sp, void *p);
+/* Return the calling thread's cached free slots to the central pool. */
+ALLOY_API void alloy_sync_pool_thread_flush(alloy_sync_pool_t *sp);
 /* Bad frees seen (checked flavour). */
 ALLOY_API unsigned alloy_sync_pool_errors(const alloy_sync_pool_t *sp);
 /* Slot size after rounding, in bytes. */

@@ -1,6 +1,5 @@
 /* hot.h - helpers shared by the hot-path allocators (the src/hot modules):
- * overflow-checked size arithmetic, power-of-two tests, and the calling
- * thread's small index used to pick a shard.
+ * overflow-checked size arithmetic and power-of-two tests.
  *
  * Every helper that can overflow reports it instead of wrapping, so callers
  * turn an impossible request into NULL before touching any state.
@@ -50,9 +49,5 @@ static inline size_t ay_hot_pow2_ceil(size_t x)
 {
     return x <= 1 ? 1 : (size_t)1 << (sizeof(size_t) * 8 - (size_t)__builtin_clzl(x - 1));
 }
-
-/* A small number for the calling thread, handed out round robin on first
- * use: 0, 1, 2, ...  Used to give threads distinct shards. */
-unsigned ay_hot_thread_index(void);
 
 #endif

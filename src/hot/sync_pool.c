@@ -1,116 +1,193 @@
-/* sync_pool.c - the thread-safe fixed-size pool: per-thread shards over a
- * central alloy_pool_t, with no lock shared by all threads on the fast path.
+/* sync_pool.c - the thread-safe fixed-size pool: a per-thread cache in
+ * front of a central alloy_pool_t, so the fast path takes no lock and no
+ * atomic instruction.
  *
- * A thread gets a small index once (ay_hot_thread_index) and always works on
- * shard index & mask.  A shard is a free list with its own mutex on its own
- * cache line; with no more threads than shards, its lock is never
- * contended.  A shard that runs dry takes ALLOY_SYNC_POOL_BATCH slots from
- * the central pool; one that holds more than twice that gives a batch back,
- * so memory freed by one thread becomes available to the others.  When the
- * central pool cannot grow (fixed capacity, or upstream failure) the thread
- * takes the slots of the other shards, one shard at a time, before it
- * gives up.  The checked flavour skips the shards and works on the central
- * pool under its lock, so the central pool sees every alloc and free.
+ * Each thread has SYNC_WAYS cache entries in thread-local storage.  Pool
+ * number `id` (unique for the life of the process, never reused) uses entry
+ * id % SYNC_WAYS.  An entry holds a free list of at most SYNC_TC_MAX slots
+ * of one pool:
+ *   alloc  pops the entry's list; when it is empty (or the entry belongs to
+ *          another pool) the slow path takes ALLOY_SYNC_POOL_BATCH slots
+ *          from the central pool under the pool's lock;
+ *   free   pushes on the entry's list; when it is full, a batch goes back to
+ *          the central pool, so memory freed by one thread returns to the
+ *          others.
+ * An entry that another pool needs is flushed to its own pool first, and
+ * so are all of a thread's entries when it exits (pthread key destructor).
  *
- * Lock order: a shard lock may be held while taking the central lock; the
- * central lock is never held while taking a shard lock, and no thread holds
- * two shard locks.
+ * Pools that no longer exist: entries may outlive their pool.  A registry
+ * of live pools (pointer and id, under one mutex taken only by init,
+ * destroy and flushes) decides whether an entry's slots go back or are
+ * simply forgotten; an entry's pool pointer is never followed unless the
+ * registry holds that pool with that id.
  *
- * Invariants: every free slot is on exactly one shard list or in the
- * central pool; shard->count is the length of shard->free.
+ * The checked flavour never gets cache entries: every call works on the
+ * central pool under its lock, so the central pool sees every free.
+ *
+ * Lock order: registry, then a pool's lock.  No lock is held while calling
+ * the upstream resource except the pool's own lock (the central pool grows
+ * under it).
+ *
+ * Invariants: every free slot is in exactly one thread's entry or in the
+ * central pool; an entry with id 0 is empty; entry.count is the length of
+ * entry.free and <= SYNC_TC_MAX.
  */
 #include <alloy/pool.h>
 #include <alloy/resource.h>
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
-#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "hot.h"
 
-#define SYNC_CACHE_LINE 64
-#define SYNC_MAX_SHARDS 64u
-
-typedef struct sync_shard {
-    _Alignas(SYNC_CACHE_LINE) pthread_mutex_t lock;
-    void *free;   /* intrusive list of free slots */
-    size_t count; /* slots on it */
-} sync_shard_t;
+#define SYNC_WAYS 16u                            /* cache entries per thread */
+#define SYNC_TC_MAX (2 * ALLOY_SYNC_POOL_BATCH)  /* slots one entry may hold */
 
 struct ay_sync_pool_state {
-    pthread_mutex_t lock;       /* guards central */
-    alloy_pool_t central;       /* where slots come from and go back to */
-    alloy_resource_t *upstream; /* allocated this struct */
-    size_t bytes;               /* size of this struct, shards included */
-    unsigned mask;              /* shards - 1 */
-    sync_shard_t shards[];      /* a power of two of them */
+    pthread_mutex_t lock;            /* guards central */
+    alloy_pool_t central;            /* where slots come from and go back to */
+    alloy_resource_t *upstream;      /* allocated this struct */
+    uint64_t id;                     /* names the pool in thread caches; never 0 */
+    ay_sync_pool_state_t *reg_next;  /* registry of live pools */
 };
 
-static atomic_uint sync_next_index;
-static __thread unsigned sync_index_plus1; /* 0: not given yet */
+typedef struct sync_tcache {
+    ay_sync_pool_state_t *pool; /* valid only while the registry holds (pool, id) */
+    uint64_t id;                /* 0: empty */
+    void *free;                 /* intrusive list of this thread's free slots */
+    size_t count;               /* its length */
+} sync_tcache_t;
 
-unsigned ay_hot_thread_index(void)
+static __thread sync_tcache_t sync_tc[SYNC_WAYS];
+static __thread bool sync_tc_hooked; /* thread-exit flush registered */
+
+static pthread_mutex_t sync_registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static ay_sync_pool_state_t *sync_registry; /* live pools */
+static uint64_t sync_next_id = 1;           /* under sync_registry_lock */
+static pthread_key_t sync_key;
+static bool sync_key_ok;
+static pthread_once_t sync_once = PTHREAD_ONCE_INIT;
+
+static sync_tcache_t *sync_entry(const ay_sync_pool_state_t *st)
 {
-    if (ALLOY_UNLIKELY(sync_index_plus1 == 0))
-        sync_index_plus1 = atomic_fetch_add_explicit(&sync_next_index, 1, memory_order_relaxed) + 1;
-    return sync_index_plus1 - 1;
+    return &sync_tc[st->id % SYNC_WAYS];
 }
 
-static unsigned sync_shard_count(void)
+/* Give every slot of `list` back to st's central pool. */
+static void sync_return(ay_sync_pool_state_t *st, void *list)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned want = n > 0 ? (unsigned)n * 2 : 4, shards = 4;
-    while (shards < want && shards < SYNC_MAX_SHARDS)
-        shards *= 2;
-    return shards;
+    pthread_mutex_lock(&st->lock);
+    while (list != NULL) {
+        void *q = list;
+        list = *(void **)q;
+        alloy_pool_free(&st->central, q);
+    }
+    pthread_mutex_unlock(&st->lock);
+}
+
+/* Empty one entry: its slots go back to its pool if that pool still
+ * exists, and are forgotten if it does not. */
+static void sync_flush_entry(sync_tcache_t *tc)
+{
+    if (tc->id == 0)
+        return;
+    pthread_mutex_lock(&sync_registry_lock);
+    for (ay_sync_pool_state_t *st = sync_registry; st != NULL; st = st->reg_next)
+        if (st == tc->pool && st->id == tc->id) {
+            sync_return(st, tc->free);
+            break;
+        }
+    pthread_mutex_unlock(&sync_registry_lock);
+    memset(tc, 0, sizeof *tc);
+}
+
+static void sync_at_thread_exit(void *arg)
+{
+    for (unsigned i = 0; i < SYNC_WAYS; i++)
+        sync_flush_entry(&sync_tc[i]);
+    sync_tc_hooked = false; /* a later use re-registers the destructor */
+}
+
+static void sync_make_key(void)
+{
+    sync_key_ok = pthread_key_create(&sync_key, sync_at_thread_exit) == 0;
+}
+
+/* Make tc serve st, flushing whatever pool it served before. */
+static void sync_claim(ay_sync_pool_state_t *st, sync_tcache_t *tc)
+{
+    sync_flush_entry(tc);
+    if (!sync_tc_hooked) {
+        pthread_once(&sync_once, sync_make_key);
+        if (sync_key_ok)
+            pthread_setspecific(sync_key, sync_tc);
+        sync_tc_hooked = true;
+    }
+    tc->pool = st;
+    tc->id = st->id;
 }
 
 ALLOY_API int alloy_sync_pool_init(alloy_sync_pool_t *sp, const alloy_pool_config_t *cfg)
 {
     sp->state = NULL;
     alloy_resource_t *up = cfg->upstream != NULL ? cfg->upstream : alloy_default_resource();
-    unsigned nshards = sync_shard_count();
-    size_t bytes = sizeof(struct ay_sync_pool_state) + nshards * sizeof(sync_shard_t);
-    struct ay_sync_pool_state *st = alloy_resource_allocate(up, bytes, SYNC_CACHE_LINE);
+    ay_sync_pool_state_t *st = alloy_resource_allocate(up, sizeof *st, _Alignof(ay_sync_pool_state_t));
     if (st == NULL)
         return ENOMEM;
-    memset(st, 0, bytes);
+    memset(st, 0, sizeof *st);
     int err = alloy_pool_init(&st->central, cfg);
     if (err != 0) {
-        alloy_resource_deallocate(up, st, bytes, SYNC_CACHE_LINE);
+        alloy_resource_deallocate(up, st, sizeof *st, _Alignof(ay_sync_pool_state_t));
         return err;
     }
     pthread_mutex_init(&st->lock, NULL);
     st->upstream = up;
-    st->bytes = bytes;
-    st->mask = nshards - 1;
-    for (unsigned i = 0; i < nshards; i++)
-        pthread_mutex_init(&st->shards[i].lock, NULL);
+    pthread_mutex_lock(&sync_registry_lock);
+    st->id = sync_next_id++;
+    st->reg_next = sync_registry;
+    sync_registry = st;
+    pthread_mutex_unlock(&sync_registry_lock);
     sp->state = st;
     return 0;
 }
 
 ALLOY_API void alloy_sync_pool_destroy(alloy_sync_pool_t *sp)
 {
-    struct ay_sync_pool_state *st = sp->state;
+    ay_sync_pool_state_t *st = sp->state;
     if (st == NULL)
         return;
-    alloy_pool_destroy(&st->central); /* the shard lists point into its chunks */
-    for (unsigned i = 0; i <= st->mask; i++)
-        pthread_mutex_destroy(&st->shards[i].lock);
+    pthread_mutex_lock(&sync_registry_lock);
+    for (ay_sync_pool_state_t **at = &sync_registry; *at != NULL; at = &(*at)->reg_next)
+        if (*at == st) {
+            *at = st->reg_next;
+            break;
+        }
+    pthread_mutex_unlock(&sync_registry_lock);
+    /* The calling thread's entry would be forgotten later anyway; drop it
+     * now so its slots do not linger. */
+    sync_tcache_t *tc = sync_entry(st);
+    if (tc->id == st->id)
+        memset(tc, 0, sizeof *tc);
+    alloy_pool_destroy(&st->central); /* cached slots point into its chunks */
     pthread_mutex_destroy(&st->lock);
-    alloy_resource_deallocate(st->upstream, st, st->bytes, SYNC_CACHE_LINE);
+    alloy_resource_deallocate(st->upstream, st, sizeof *st, _Alignof(ay_sync_pool_state_t));
     sp->state = NULL;
 }
 
-/* Take up to ALLOY_SYNC_POOL_BATCH slots from the central pool: one is
- * returned, the rest pushed on shard sh (whose lock the caller holds). */
-static void *sync_refill(struct ay_sync_pool_state *st, sync_shard_t *sh)
+static __attribute__((noinline)) void *sync_alloc_slow(ay_sync_pool_state_t *st, sync_tcache_t *tc)
 {
     void *first = NULL;
+    if (st->central.flags & ALLOY_POOL_CHECKED) {
+        pthread_mutex_lock(&st->lock);
+        first = alloy_pool_alloc(&st->central);
+        pthread_mutex_unlock(&st->lock);
+        return first;
+    }
+    if (tc->id != st->id)
+        sync_claim(st, tc);
     pthread_mutex_lock(&st->lock);
     for (int i = 0; i < ALLOY_SYNC_POOL_BATCH; i++) {
         void *q = alloy_pool_alloc(&st->central);
@@ -119,110 +196,78 @@ static void *sync_refill(struct ay_sync_pool_state *st, sync_shard_t *sh)
         if (first == NULL) {
             first = q;
         } else {
-            *(void **)q = sh->free;
-            sh->free = q;
-            sh->count++;
+            *(void **)q = tc->free;
+            tc->free = q;
+            tc->count++;
         }
     }
     pthread_mutex_unlock(&st->lock);
     return first;
 }
 
-/* The central pool is dry: take the free slots of the other shards, one
- * shard at a time.  Returns one slot or NULL. */
-static void *sync_steal(struct ay_sync_pool_state *st, sync_shard_t *mine)
-{
-    for (unsigned i = 0; i <= st->mask; i++) {
-        sync_shard_t *sh = &st->shards[i];
-        if (sh == mine)
-            continue;
-        pthread_mutex_lock(&sh->lock);
-        void *list = sh->free;
-        sh->free = NULL;
-        sh->count = 0;
-        pthread_mutex_unlock(&sh->lock);
-        if (list == NULL)
-            continue;
-        void *p = list;
-        list = *(void **)p;
-        /* The rest goes to our own shard. */
-        pthread_mutex_lock(&mine->lock);
-        while (list != NULL) {
-            void *q = list;
-            list = *(void **)q;
-            *(void **)q = mine->free;
-            mine->free = q;
-            mine->count++;
-        }
-        pthread_mutex_unlock(&mine->lock);
-        return p;
-    }
-    return NULL;
-}
-
 ALLOY_API void *alloy_sync_pool_alloc(alloy_sync_pool_t *sp)
 {
-    struct ay_sync_pool_state *st = sp->state;
-    if (ALLOY_UNLIKELY(st->central.flags & ALLOY_POOL_CHECKED)) {
-        pthread_mutex_lock(&st->lock);
-        void *p = alloy_pool_alloc(&st->central);
-        pthread_mutex_unlock(&st->lock);
-        return p;
-    }
-    sync_shard_t *sh = &st->shards[ay_hot_thread_index() & st->mask];
-    pthread_mutex_lock(&sh->lock);
-    void *p = sh->free;
-    if (ALLOY_LIKELY(p != NULL)) {
-        sh->free = *(void **)p;
-        sh->count--;
-    } else {
-        p = sync_refill(st, sh);
-    }
-    pthread_mutex_unlock(&sh->lock);
-    if (ALLOY_UNLIKELY(p == NULL))
-        p = sync_steal(st, sh);
+    ay_sync_pool_state_t *st = sp->state;
+    sync_tcache_t *tc = sync_entry(st);
+    void *p = tc->free;
+    if (ALLOY_UNLIKELY(tc->id != st->id || p == NULL))
+        return sync_alloc_slow(st, tc);
+    tc->free = *(void **)p;
+    tc->count--;
     return p;
 }
 
-ALLOY_API void alloy_sync_pool_free(alloy_sync_pool_t *sp, void *p)
+static __attribute__((noinline)) void sync_free_slow(ay_sync_pool_state_t *st, sync_tcache_t *tc,
+                                                      void *p)
 {
-    struct ay_sync_pool_state *st = sp->state;
-    if (ALLOY_UNLIKELY(st->central.flags & ALLOY_POOL_CHECKED)) {
+    if (st->central.flags & ALLOY_POOL_CHECKED) {
         pthread_mutex_lock(&st->lock);
         alloy_pool_free(&st->central, p);
         pthread_mutex_unlock(&st->lock);
         return;
     }
-    sync_shard_t *sh = &st->shards[ay_hot_thread_index() & st->mask];
-    void *spill = NULL;
-    pthread_mutex_lock(&sh->lock);
-    *(void **)p = sh->free;
-    sh->free = p;
-    if (ALLOY_UNLIKELY(++sh->count > 2 * ALLOY_SYNC_POOL_BATCH)) {
-        /* Detach a batch to give back to the centre outside this lock. */
-        spill = sh->free;
-        void *last = spill;
+    if (tc->id != st->id)
+        sync_claim(st, tc);
+    if (tc->count >= SYNC_TC_MAX) {
+        /* Detach a batch and give it back to the centre. */
+        void *batch = tc->free, *last = batch;
         for (int i = 1; i < ALLOY_SYNC_POOL_BATCH; i++)
             last = *(void **)last;
-        sh->free = *(void **)last;
+        tc->free = *(void **)last;
         *(void **)last = NULL;
-        sh->count -= ALLOY_SYNC_POOL_BATCH;
+        tc->count -= ALLOY_SYNC_POOL_BATCH;
+        sync_return(st, batch);
     }
-    pthread_mutex_unlock(&sh->lock);
-    if (spill != NULL) {
-        pthread_mutex_lock(&st->lock);
-        while (spill != NULL) {
-            void *q = spill;
-            spill = *(void **)q;
-            alloy_pool_free(&st->central, q);
-        }
-        pthread_mutex_unlock(&st->lock);
+    *(void **)p = tc->free;
+    tc->free = p;
+    tc->count++;
+}
+
+ALLOY_API void alloy_sync_pool_free(alloy_sync_pool_t *sp, void *p)
+{
+    ay_sync_pool_state_t *st = sp->state;
+    sync_tcache_t *tc = sync_entry(st);
+    if (ALLOY_UNLIKELY(tc->id != st->id || tc->count >= SYNC_TC_MAX))
+        return sync_free_slow(st, tc, p);
+    *(void **)p = tc->free;
+    tc->free = p;
+    tc->count++;
+}
+
+ALLOY_API void alloy_sync_pool_thread_flush(alloy_sync_pool_t *sp)
+{
+    ay_sync_pool_state_t *st = sp->state;
+    sync_tcache_t *tc = sync_entry(st);
+    if (tc->id == st->id) {
+        sync_return(st, tc->free);
+        tc->free = NULL;
+        tc->count = 0;
     }
 }
 
 ALLOY_API unsigned alloy_sync_pool_errors(const alloy_sync_pool_t *sp)
 {
-    struct ay_sync_pool_state *st = sp->state;
+    ay_sync_pool_state_t *st = sp->state;
     pthread_mutex_lock(&st->lock);
     unsigned n = alloy_pool_errors(&st->central);
     pthread_mutex_unlock(&st->lock);
