@@ -17,8 +17,9 @@
  * libstdc++'s (mc_rng.h), so the price also equals mc_reference's.
  *
  * Timing: --runs R runs the variants interleaved (A B C A B C ...) and
- * reports each one's median with min and max; the arena speedup is
- * median(baseline) / median(arena).
+ * reports each one's median wall time with min and max; the arena speedup
+ * is median(baseline) / median(arena).  Each run line also gives the
+ * process CPU time, which a busy machine inflates less than wall time.
  *
  * usage: pricer [--paths N] [--runs R] [--variant all|baseline|arena|pool]
  *               [--selftest-mismatch]
@@ -131,10 +132,10 @@ static double run_variant(int v, size_t n_paths, uint64_t seed)
     return price;
 }
 
-static double now_seconds(void)
+static double clock_seconds(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -191,11 +192,13 @@ int main(int argc, char **argv)
             if (only >= 0 && v != only)
                 continue;
             uint64_t seed = (mismatch && v == V_POOL) ? 43 : 42;
-            double t0 = now_seconds();
+            double t0 = clock_seconds(CLOCK_MONOTONIC);
+            double c0 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
             double p = run_variant(v, n_paths, seed);
-            times[v][run] = now_seconds() - t0;
-            printf("run %d %-8s price %.17g time %.6f s\n", run + 1, variant_names[v], p,
-                   times[v][run]);
+            double cpu = clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
+            times[v][run] = clock_seconds(CLOCK_MONOTONIC) - t0;
+            printf("run %d %-8s price %.17g time %.6f s cpu %.6f s\n", run + 1, variant_names[v],
+                   p, times[v][run], cpu);
             if (ran[v] && memcmp(&p, &prices[v], sizeof p) != 0) {
                 fprintf(stderr, "pricer: %s is not deterministic\n", variant_names[v]);
                 return 1;

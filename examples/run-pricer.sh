@@ -35,33 +35,37 @@ for ((r = 1; r <= rounds; r++)); do
 done
 python3 - "$out" <<'PY'
 import statistics, sys
-rows = {}
+rows, cpus = {}, {}
 prices = set()
 for line in open(sys.argv[1]):
-    f = line.split()  # lib round R run 1 variant price P time T s
-    lib, variant, price, t = f[0], f[5], f[7], float(f[9])
-    rows.setdefault((lib, variant), []).append(t)
+    f = line.split()  # lib round R run 1 variant price P time T s cpu C s
+    lib, variant, price = f[0], f[5], f[7]
+    rows.setdefault((lib, variant), []).append(float(f[9]))
+    cpus.setdefault((lib, variant), []).append(float(f[12]))
     prices.add(price)
 libs = [l for l in ("glibc", "jemalloc", "alloy") if any(k[0] == l for k in rows)]
-print("| malloc | variant | median s | min–max s | runs |")
-print("|---|---|---|---|---|")
-med = {}
+print("| malloc | variant | wall median s | wall min–max s | CPU median s | CPU min–max s | runs |")
+print("|---|---|---|---|---|---|---|")
+med, cmed = {}, {}
 for lib in libs:
     for v in ("baseline", "arena", "pool"):
-        ts = rows.get((lib, v))
+        ts, cs = rows.get((lib, v)), cpus.get((lib, v))
         if not ts:
             continue
-        med[lib, v] = statistics.median(ts)
-        print(f"| {lib} | {v} | {med[lib, v]:.3f} | {min(ts):.3f}–{max(ts):.3f} | {len(ts)} |")
+        med[lib, v], cmed[lib, v] = statistics.median(ts), statistics.median(cs)
+        print(f"| {lib} | {v} | {med[lib, v]:.3f} | {min(ts):.3f}–{max(ts):.3f} "
+              f"| {cmed[lib, v]:.3f} | {min(cs):.3f}–{max(cs):.3f} | {len(ts)} |")
 print()
-for lib in libs:
-    b, a, p = med.get((lib, "baseline")), med.get((lib, "arena")), med.get((lib, "pool"))
-    if b and a:
-        print(f"{lib}: arena speedup over baseline {b / a:.3f}x ({100 * (1 - a / b):.1f}% less time); "
-              f"pool {b / p:.3f}x")
-if ("glibc", "baseline") in med:
-    for lib in libs[1:]:
-        print(f"baseline under {lib} vs glibc: {med['glibc', 'baseline'] / med[lib, 'baseline']:.3f}x")
+for name, m in (("wall", med), ("CPU", cmed)):
+    for lib in libs:
+        b, a, p = m.get((lib, "baseline")), m.get((lib, "arena")), m.get((lib, "pool"))
+        if b and a and p:
+            print(f"{name}, {lib}: arena speedup over baseline {b / a:.3f}x "
+                  f"({100 * (1 - a / b):.1f}% less time); pool {b / p:.3f}x")
+    if ("glibc", "baseline") in m:
+        for lib in libs[1:]:
+            print(f"{name}: baseline under glibc / under {lib}: "
+                  f"{m['glibc', 'baseline'] / m[lib, 'baseline']:.3f}x")
 print("prices:", ", ".join(sorted(prices)), "(bit-identical)" if len(prices) == 1 else "DIFFER")
 sys.exit(0 if len(prices) == 1 else 1)
 PY
