@@ -1,0 +1,324 @@
+/* alloy.c - the `alloy` command, one entry point for users:
+ *
+ *   alloy run [--stats] [--conf K:V,...] -- CMD ARGS...
+ *       exec CMD with LD_PRELOAD=liballoy.so and ALLOY_CONF set
+ *   alloy bench ARGS...     the benchmark suite (bench/run.py), build tree only
+ *   alloy sim ARGS...       the alloy-sim simulator
+ *   alloy --help | --version
+ *
+ * Where things are.  The command finds its own files from its real path
+ * (/proc/self/exe), so it works from the build tree (build/alloy, next to
+ * liballoy.so, alloy-sim and the bench programs) and after `cmake --install`
+ * (PREFIX/bin/alloy and PREFIX/<libdir>/liballoy.so; the bin-to-lib path is
+ * fixed at configure time in ALLOY_TOOL_LIBDIR_REL).  A build tree is
+ * recognised by the CMakeCache.txt beside the command.
+ *
+ * Exit status: `run`, `bench` and `sim` replace themselves with the program
+ * (exec), so its status passes through.  2: bad usage.  1: a part is missing
+ * (no liballoy.so, no alloy-sim, no benchmark suite).  126/127: CMD could not
+ * be executed / was not found, as in the shell.
+ *
+ * The command itself uses only libc and does not run on alloy.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <alloy.h>
+
+#ifndef ALLOY_TOOL_LIBDIR_REL
+#define ALLOY_TOOL_LIBDIR_REL "../lib" /* from bin/ to the library directory */
+#endif
+#ifndef ALLOY_TOOL_SOURCE_DIR
+#define ALLOY_TOOL_SOURCE_DIR "" /* the source tree, for bench/run.py */
+#endif
+
+enum { EXIT_USAGE = 2, EXIT_MISSING = 1 };
+
+static const char usage_text[] =
+    "usage: alloy COMMAND [ARGS...]\n"
+    "\n"
+    "  alloy run [--stats] [--conf K:V,...] -- CMD [ARGS...]\n"
+    "      Run CMD on the alloy allocator (LD_PRELOAD=liballoy.so).\n"
+    "      --stats        print alloy's statistics on stderr when CMD exits\n"
+    "                     (adds stats_print:true to ALLOY_CONF)\n"
+    "      --conf K:V,... settings for ALLOY_CONF, e.g. --conf decay_ms:0,tcache:false;\n"
+    "                     may be repeated; appended to an ALLOY_CONF already set\n"
+    "      CMD's exit status is alloy's exit status.\n"
+    "\n"
+    "  alloy bench [smoke|short|full] [OPTIONS...]\n"
+    "      The benchmark suite (bench/run.py) on this build tree; default mode\n"
+    "      short.  OPTIONS go to the runner: alloy bench --help lists them.\n"
+    "      Available from a build tree only (build/alloy), not after install.\n"
+    "\n"
+    "  alloy sim COMMAND [OPTIONS...]\n"
+    "      The batch-policy simulator alloy-sim: alloy sim --help lists its commands.\n"
+    "\n"
+    "  alloy --help       this text\n"
+    "  alloy --version    print the version\n";
+
+/* A usage error: one line on stderr, exit status 2. */
+__attribute__((format(printf, 1, 2), noreturn))
+static void usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("alloy: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs(" (see alloy --help)\n", stderr);
+    va_end(ap);
+    exit(EXIT_USAGE);
+}
+
+static bool is_file(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool is_executable(const char *path) {
+    return is_file(path) && access(path, X_OK) == 0;
+}
+
+/* out = a + "/" + b, or exit when it does not fit. */
+static void path_join(char *out, size_t cap, const char *a, const char *b) {
+    int n = snprintf(out, cap, "%s/%s", a, b);
+    if (n < 0 || (size_t)n >= cap) {
+        fprintf(stderr, "alloy: path too long: %s/%s\n", a, b);
+        exit(EXIT_MISSING);
+    }
+}
+
+/* The directory holding this executable, resolved through symlinks. */
+static void self_dir(char *out, size_t cap, const char *argv0) {
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n > 0) {
+        buf[n] = '\0';
+    } else if (!argv0 || !strchr(argv0, '/') || !realpath(argv0, buf)) {
+        fprintf(stderr, "alloy: cannot find where the alloy command lives "
+                        "(/proc/self/exe is unreadable; run it by its path)\n");
+        exit(EXIT_MISSING);
+    }
+    char *slash = strrchr(buf, '/');
+    if (slash == buf)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    if (strlen(buf) >= cap) {
+        fprintf(stderr, "alloy: path too long: %s\n", buf);
+        exit(EXIT_MISSING);
+    }
+    strcpy(out, buf);
+}
+
+static bool in_build_tree(const char *dir) {
+    char p[PATH_MAX];
+    path_join(p, sizeof p, dir, "CMakeCache.txt");
+    return is_file(p);
+}
+
+/* Absolute path of liballoy.so: beside the command in a build tree, in the
+ * library directory after install.  Both places are tried, that one first. */
+static void find_library(char *out, size_t cap, const char *dir) {
+    char installed[PATH_MAX];
+    path_join(installed, sizeof installed, dir, ALLOY_TOOL_LIBDIR_REL);
+    const char *order[2] = {installed, dir};
+    if (in_build_tree(dir)) {
+        order[0] = dir;
+        order[1] = installed;
+    }
+    for (int i = 0; i < 2; i++) {
+        char real[PATH_MAX];
+        if (realpath(order[i], real)) {
+            path_join(out, cap, real, "liballoy.so");
+            if (is_file(out))
+                return;
+        }
+    }
+    fprintf(stderr, "alloy: liballoy.so not found (looked in %s and %s); "
+                    "build it (cmake --build) or reinstall\n", order[0], order[1]);
+    exit(EXIT_MISSING);
+}
+
+/* A --conf value: non-empty, every non-empty item of the form KEY:VALUE. */
+static void check_conf(const char *v) {
+    if (!*v)
+        usage_error("run: --conf needs a value K:V[,K:V...]");
+    for (const char *item = v; *item;) {
+        size_t len = strcspn(item, ",");
+        const char *colon = memchr(item, ':', len);
+        if (len > 0 && (!colon || colon == item))
+            usage_error("run: --conf wants KEY:VALUE items separated by commas, got '%s'", v);
+        item += len;
+        if (*item == ',')
+            item++;
+    }
+}
+
+/* dst (malloc'd or NULL) + sep + src; exits when memory runs out. */
+static char *append(char *dst, const char *sep, const char *src) {
+    size_t dl = dst ? strlen(dst) : 0;
+    const char *s = dl ? sep : "";
+    char *r = realloc(dst, dl + strlen(s) + strlen(src) + 1);
+    if (!r) {
+        perror("alloy");
+        exit(EXIT_MISSING);
+    }
+    strcpy(r + dl, s);
+    strcat(r, src);
+    return r;
+}
+
+static int cmd_run(int argc, char **argv, const char *dir) {
+    bool stats = false, dashdash = false;
+    char *conf = NULL;
+    int i = 2;
+    const char *env = getenv("ALLOY_CONF");
+    if (env && *env)
+        conf = append(conf, ",", env);
+    char *extra = NULL; /* the --conf values, in order */
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            dashdash = true;
+            i++;
+            break;
+        } else if (!strcmp(a, "--stats")) {
+            stats = true;
+        } else if (!strcmp(a, "--conf")) {
+            if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
+                usage_error("run: --conf needs a value K:V[,K:V...]");
+            check_conf(argv[++i]);
+            extra = append(extra, ",", argv[i]);
+        } else if (!strncmp(a, "--conf=", 7)) {
+            check_conf(a + 7);
+            extra = append(extra, ",", a + 7);
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage_text, stdout);
+            return 0;
+        } else if (a[0] == '-') {
+            usage_error("run: unknown option '%s'", a);
+        } else {
+            usage_error("run: expected -- before the command, as in: alloy run -- %s ...", a);
+        }
+    }
+    if (!dashdash)
+        usage_error("run: missing -- and a command, as in: alloy run -- CMD ARGS...");
+    if (i >= argc)
+        usage_error("run: missing command after --");
+
+    if (extra)
+        conf = append(conf, ",", extra);
+    if (stats)
+        conf = append(conf, ",", "stats_print:true");
+
+    char lib[PATH_MAX];
+    find_library(lib, sizeof lib, dir);
+    if (strpbrk(lib, ": \t")) {
+        fprintf(stderr, "alloy: %s contains a space or colon, which LD_PRELOAD cannot carry\n", lib);
+        return EXIT_MISSING;
+    }
+    /* Ours goes first; a preload list already set is kept after it. */
+    char *preload = append(NULL, "", lib);
+    const char *old = getenv("LD_PRELOAD");
+    if (old && *old)
+        preload = append(preload, ":", old);
+    if (setenv("LD_PRELOAD", preload, 1) != 0 || (conf && setenv("ALLOY_CONF", conf, 1) != 0)) {
+        perror("alloy: setenv");
+        return EXIT_MISSING;
+    }
+    execvp(argv[i], argv + i);
+    int e = errno;
+    fprintf(stderr, "alloy: cannot run %s: %s\n", argv[i], strerror(e));
+    return e == ENOENT ? 127 : 126;
+}
+
+static int cmd_bench(int argc, char **argv, const char *dir) {
+    char runner[PATH_MAX], prog[PATH_MAX];
+    path_join(runner, sizeof runner, ALLOY_TOOL_SOURCE_DIR, "bench/run.py");
+    path_join(prog, sizeof prog, dir, "bench_sizes");
+    if (!ALLOY_TOOL_SOURCE_DIR[0] || !is_file(runner) || !is_executable(prog)) {
+        fprintf(stderr,
+                "alloy bench: the benchmark suite is not available here (looked for %s and %s).\n"
+                "It runs from a build tree: build alloy from source and use build/alloy bench,\n"
+                "or tools/bench.sh / tools/headline.sh in the source tree.\n",
+                runner, prog);
+        return EXIT_MISSING;
+    }
+    /* python3 run.py --build-dir DIR [--mode M] ARGS...  (+ NULL) */
+    char **av = calloc((size_t)argc + 6, sizeof *av);
+    if (!av) {
+        perror("alloy");
+        return EXIT_MISSING;
+    }
+    const char *python = is_executable("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+    int n = 0, i = 2;
+    av[n++] = (char *)python;
+    av[n++] = runner;
+    av[n++] = "--build-dir";
+    av[n++] = (char *)dir;
+    if (i < argc && (!strcmp(argv[i], "smoke") || !strcmp(argv[i], "short") ||
+                     !strcmp(argv[i], "full"))) {
+        av[n++] = "--mode";
+        av[n++] = argv[i++];
+    }
+    while (i < argc)
+        av[n++] = argv[i++];
+    av[n] = NULL;
+    execvp(python, av);
+    fprintf(stderr, "alloy bench: cannot run %s: %s\n", python, strerror(errno));
+    return EXIT_MISSING;
+}
+
+static int cmd_sim(int argc, char **argv, const char *dir) {
+    char sim[PATH_MAX];
+    path_join(sim, sizeof sim, dir, "alloy-sim");
+    if (!is_executable(sim)) {
+        fprintf(stderr,
+                "alloy sim: the simulator is not available here (looked for %s).\n"
+                "It is built in the build tree (cmake --build build --target alloy-sim); "
+                "use build/alloy sim.\n",
+                sim);
+        return EXIT_MISSING;
+    }
+    argv[1] = sim; /* alloy-sim ARGS... */
+    execv(sim, argv + 1);
+    fprintf(stderr, "alloy sim: cannot run %s: %s\n", sim, strerror(errno));
+    return EXIT_MISSING;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fputs("alloy: no command given\n\n", stderr);
+        fputs(usage_text, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V") || !strcmp(cmd, "version")) {
+        printf("alloy %s\n", ALLOY_VERSION_STRING);
+        return 0;
+    }
+    char dir[PATH_MAX];
+    if (!strcmp(cmd, "run")) {
+        self_dir(dir, sizeof dir, argv[0]);
+        return cmd_run(argc, argv, dir);
+    }
+    if (!strcmp(cmd, "bench")) {
+        self_dir(dir, sizeof dir, argv[0]);
+        return cmd_bench(argc, argv, dir);
+    }
+    if (!strcmp(cmd, "sim")) {
+        self_dir(dir, sizeof dir, argv[0]);
+        return cmd_sim(argc, argv, dir);
+    }
+    usage_error("unknown %s '%s'", cmd[0] == '-' ? "option" : "command", cmd);
+}
