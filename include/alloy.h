@@ -79,7 +79,7 @@ typedef struct alloy_stats {
     uint64_t spans_freed;         /* spans the central caches gave back */
     uint64_t central_lock_contended; /* central-cache lock acquisitions that waited */
     uint64_t purges;              /* madvise calls */
-    uint64_t threads_live;        /* thread caches in use */
+    uint64_t threads_live;        /* threads bound (per heap) / thread caches (total) */
 } alloy_stats_t;
 
 typedef struct alloy_class_stats {
@@ -101,12 +101,18 @@ typedef struct alloy_class_stats {
 
 /* Fill *out.  Returns 0, or EINVAL when out is NULL or out->size is too small. */
 ALLOY_API int alloy_stats_read(alloy_stats_t *out);
-/* Fill *out for class cls.  Returns 0, EINVAL, or ENOENT for cls >= 208. */
+/* Fill *out with one heap's counters (metadata, shared by all heaps, is 0).
+ * Returns 0, EINVAL, or ENOENT when no heap has that id. */
+ALLOY_API int alloy_heap_stats_read(unsigned heap_id, alloy_stats_t *out);
+/* Fill *out for class cls, summed over heaps.  Returns 0, EINVAL, or ENOENT
+ * for cls >= 208. */
 ALLOY_API int alloy_class_stats_read(unsigned cls, alloy_class_stats_t *out);
 
 /* Write callback: receives chunks of text (not NUL-terminated). */
 typedef void alloy_write_cb(void *opaque, const char *text, size_t len);
-/* Print a human-readable report.  cb NULL writes to stderr with write(2). */
+/* Print the statistics through cb (NULL: stderr, with write(2)), without
+ * allocating.  opts: NULL or a string of flags: "J" JSON instead of text,
+ * "h" leave out the per-heap section, "c" leave out the per-class section. */
 ALLOY_API void alloy_stats_print(alloy_write_cb *cb, void *opaque, const char *opts);
 
 /* Return the calling thread's cached objects to the central caches. */

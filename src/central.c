@@ -61,7 +61,10 @@ static int span_exhausted(const ay_span_t *s) { return !s->free && s->bump >= s-
 
 static ay_span_t *span_new(ay_central_t *c, uint32_t want) {
     uint32_t pages = ay_policy_span_pages(c->size, want);
-    ay_span_t *s = ay_pageheap_alloc(&c->heap->pages, pages, 1, AY_SPAN_SMALL, c->cls + 1);
+    /* explicit heaps register their pages with bin 0: frees of their memory
+     * always take the slow path and never enter a thread cache */
+    unsigned bin = c->heap->cached ? c->cls + 1 : 0;
+    ay_span_t *s = ay_pageheap_alloc(&c->heap->pages, pages, 1, AY_SPAN_SMALL, bin);
     if (!s)
         return NULL;
     s->cls = (uint16_t)c->cls;
@@ -108,16 +111,23 @@ uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, void **ta
     return got;
 }
 
-void ay_central_release(ay_central_t *c, void *head, uint32_t n) {
-    ay_central_lock(c);
-    c->objects_in += n;
-    c->free_objects += n;
+void ay_central_release(unsigned cls, void *head, uint32_t n) {
+    ay_central_t *c = NULL; /* the central cache whose lock is held */
     for (uint32_t i = 0; i < n; i++) {
         void *o = head;
         head = *(void **)o;
         ay_span_t *s = ay_pagemap_span(o);
-        if (ay_debug >= 1 && (!s || s->state != AY_SPAN_SMALL || s->cls != c->cls))
+        if (ay_debug >= 1 && (!s || s->state != AY_SPAN_SMALL || s->cls != cls))
             ay_fatal("free(): object returned to the wrong size class", o);
+        ay_central_t *owner = &s->heap->central[cls];
+        if (owner != c) { /* objects of another heap: switch locks */
+            if (c)
+                ay_central_unlock(c);
+            c = owner;
+            ay_central_lock(c);
+        }
+        c->objects_in++;
+        c->free_objects++;
         int was_exhausted = span_exhausted(s);
         *(void **)o = s->free;
         s->free = o;
@@ -133,5 +143,6 @@ void ay_central_release(ay_central_t *c, void *head, uint32_t n) {
             list_push(&c->nonempty, s);
         }
     }
-    ay_central_unlock(c);
+    if (c)
+        ay_central_unlock(c);
 }

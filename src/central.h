@@ -47,9 +47,10 @@ void ay_central_init(ay_central_t *c, struct ay_heap *h, unsigned cls);
  * its last node in *tail.  Returns how many (0 only when out of memory). */
 uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, void **tail);
 
-/* Return `n` objects linked from head (NULL-terminated or not: exactly n are
- * taken).  Each goes back to its own span. */
-void ay_central_release(ay_central_t *c, void *head, uint32_t n);
+/* Return `n` objects of class cls linked from head (exactly n are taken).
+ * Each goes back to its own span, in the central cache of the span's heap,
+ * whichever heap the caller is bound to. */
+void ay_central_release(unsigned cls, void *head, uint32_t n);
 
 void ay_central_lock(ay_central_t *c);
 void ay_central_unlock(ay_central_t *c);

@@ -14,11 +14,12 @@ extern char **environ;
 __attribute__((weak)) extern const char *alloy_malloc_conf;
 
 /* The defaults: guard policy, 256 KiB / 1024-object batches, return at 2n,
- * thread caches on with 4 MiB each, purge after 1 s, no stats at exit. */
-#define CONF_DEFAULTS                                                        \
-    {                                                                        \
+ * thread caches on with 4 MiB each, purge after 1 s, no stats at exit, one
+ * heap per CPU, no background thread, no fills, no abort. */
+#define CONF_DEFAULTS                                                             \
+    {                                                                             \
         {AY_BATCH_GUARD, AY_DEFAULT_BYTE_BUDGET, AY_DEFAULT_OBJECT_CAP}, 4, true, \
-            (size_t)4 << 20, 1000, false                                     \
+            (size_t)4 << 20, 1000, false, 0, false, false, false, false           \
     }
 
 ay_conf_t ay_conf = CONF_DEFAULTS;
@@ -151,6 +152,20 @@ static int conf_set(ay_conf_t *c, const char *k, size_t kl, const char *v, size_
     }
     if (KEY("stats_print"))
         return parse_bool(v, vl, &c->stats_print);
+    if (KEY("heaps")) {
+        if (parse_u64(v, vl, 128, &u) || u < 1)
+            return -1;
+        c->heaps = (uint32_t)u;
+        return 0;
+    }
+    if (KEY("background_thread"))
+        return parse_bool(v, vl, &c->background_thread);
+    if (KEY("junk"))
+        return parse_bool(v, vl, &c->junk);
+    if (KEY("zero"))
+        return parse_bool(v, vl, &c->zero);
+    if (KEY("abort_on_error"))
+        return parse_bool(v, vl, &c->abort_on_error);
 #undef KEY
     return -2;
 }
@@ -159,6 +174,7 @@ void ay_conf_apply(ay_conf_t *c, const char *str, const char *source) {
     if (!str)
         return;
     const char *p = str;
+    unsigned bad = 0;
     while (*p) {
         const char *item = p;
         while (*p && *p != ',')
@@ -171,6 +187,7 @@ void ay_conf_apply(ay_conf_t *c, const char *str, const char *source) {
         const char *colon = memchr(item, ':', len);
         if (!colon) {
             conf_warn(source, "malformed setting (expected key:value)", item, len, NULL, 0);
+            bad++;
             continue;
         }
         size_t kl = (size_t)(colon - item), vl = len - kl - 1;
@@ -179,7 +196,11 @@ void ay_conf_apply(ay_conf_t *c, const char *str, const char *source) {
             conf_warn(source, "unknown key", item, kl, NULL, 0);
         else if (r != 0)
             conf_warn(source, "invalid value for", item, kl, colon + 1, vl);
+        if (r != 0)
+            bad++;
     }
+    if (bad && c->abort_on_error)
+        ay_fatal("aborting on a bad setting (abort_on_error:true)", str);
 }
 
 static const char *env_lookup(const char *name) {

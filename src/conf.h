@@ -20,6 +20,11 @@ typedef struct ay_conf {
     size_t tcache_max_bytes;   /* per-thread cache limit; scavenged above it */
     int64_t decay_ms;          /* purge free pages after this; 0 at once, -1 never */
     bool stats_print;          /* print stats at exit */
+    uint32_t heaps;            /* automatic heaps; 0: one per CPU */
+    bool background_thread;    /* purge from a background thread */
+    bool junk;                 /* fill new blocks with 0xa5, freed ones with 0x5a */
+    bool zero;                 /* fill new blocks with zeros */
+    bool abort_on_error;       /* abort on out-of-memory and on a bad setting */
 } ay_conf_t;
 
 extern ay_conf_t ay_conf;

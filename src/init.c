@@ -7,6 +7,7 @@
  */
 #include "init.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -22,13 +23,15 @@
 #include "tcache.h"
 
 int ay_init_state;
-ay_heap_t ay_heap_main;
 
-void ay_heap_init(ay_heap_t *h, unsigned id) {
-    h->id = id;
-    for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
-        ay_central_init(&h->central[c], h, c);
-    ay_pageheap_init(&h->pages, h);
+/* One automatic heap per CPU: contention on a heap only arises in slow
+ * paths (a thread-cache miss or overflow, once per batch), so one heap per
+ * CPU already keeps lock waits rare, while every extra heap keeps its own
+ * partly used spans and free pages, which costs memory.  jemalloc's 4 x ncpu
+ * arenas serve as its only cache for many operations; ours are behind a
+ * thread cache. */
+static unsigned default_heaps(void) {
+    return ay_conf.heaps ? ay_conf.heaps : ay_os_ncpus();
 }
 
 void ay_init_slow(void) {
@@ -36,7 +39,7 @@ void ay_init_slow(void) {
     if (__atomic_compare_exchange_n(&ay_init_state, &expected, 1, 0, __ATOMIC_ACQUIRE,
                                     __ATOMIC_ACQUIRE)) {
         ay_conf_init(&ay_conf);
-        ay_heap_init(&ay_heap_main, 0);
+        ay_heaps_init(default_heaps());
         ay_tcache_global_init();
         __atomic_store_n(&ay_init_state, 2, __ATOMIC_RELEASE);
         return;
@@ -49,9 +52,7 @@ void ay_init_slow(void) {
 
 static void fork_prepare(void) {
     ay_tcache_registry_lock();
-    for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
-        pthread_mutex_lock(&ay_heap_main.central[c].lock);
-    pthread_mutex_lock(&ay_heap_main.pages.lock);
+    ay_heaps_lock_all();
     ay_meta_lock();
     ay_pagemap_lock();
 }
@@ -59,18 +60,16 @@ static void fork_prepare(void) {
 static void fork_parent(void) {
     ay_pagemap_unlock();
     ay_meta_unlock();
-    pthread_mutex_unlock(&ay_heap_main.pages.lock);
-    for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
-        pthread_mutex_unlock(&ay_heap_main.central[c].lock);
+    ay_heaps_unlock_all();
     ay_tcache_registry_unlock();
 }
 
+/* The child has one thread: locks are reset, other threads' caches are
+ * forgotten, and there is no background thread (slow paths still purge). */
 static void fork_child(void) {
     ay_pagemap_reset_lock();
     ay_meta_reset_lock();
-    pthread_mutex_init(&ay_heap_main.pages.lock, NULL);
-    for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
-        pthread_mutex_init(&ay_heap_main.central[c].lock, NULL);
+    ay_heaps_reset_locks();
     ay_tcache_registry_after_fork_child();
 }
 
@@ -87,6 +86,8 @@ __attribute__((constructor)) static void alloy_constructor(void) {
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     if (ay_conf.stats_print)
         stats_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+    if (ay_conf.background_thread && ay_background_start() != 0)
+        ay_warn("could not start the background thread; purging on slow paths only");
 }
 
 __attribute__((destructor)) static void alloy_destructor(void) {
@@ -106,6 +107,13 @@ void ay_fatal(const char *what, const void *ptr) {
     ay_fmt_str(&f, ")\n");
     ay_fmt_flush(&f);
     abort();
+}
+
+void *ay_oom(void) {
+    if (ay_conf.abort_on_error)
+        ay_fatal("out of memory (abort_on_error:true)", NULL);
+    errno = ENOMEM;
+    return NULL;
 }
 
 void ay_warn(const char *msg) {

@@ -35,6 +35,8 @@ static const int ay_debug = AY_DEBUG_LEVEL;
 
 /* Print "alloy: <what> <ptr>" on stderr and abort.  Never returns. */
 AY_COLD __attribute__((noreturn)) void ay_fatal(const char *what, const void *ptr);
+/* errno = ENOMEM and NULL; aborts instead under abort_on_error:true. */
+void *ay_oom(void);
 /* Print "alloy: <msg>" on stderr (a warning); no allocation. */
 AY_COLD void ay_warn(const char *msg);
 

@@ -31,6 +31,8 @@ void ay_pageheap_init(ay_pageheap_t *ph, struct ay_heap *owner) {
     for (unsigned i = 0; i <= AY_MAX_SPAN_PAGES; i++)
         list_init(&ph->free[i]);
     ph->dirty.dprev = ph->dirty.dnext = &ph->dirty;
+    list_init(&ph->blocks);
+    list_init(&ph->direct);
     ph->heap = owner;
 }
 
@@ -131,13 +133,18 @@ static int grow(ay_pageheap_t *ph, uintptr_t npages, uint64_t now) {
     void *block = ay_os_map(PAGES_BYTES(pages), AY_PAGE_SIZE);
     if (!block)
         return -1;
-    ay_span_t *s = ay_span_new();
-    if (!s || ay_pagemap_ensure((uintptr_t)block, pages) != 0) {
+    ay_span_t *s = ay_span_new(), *rec = ay_span_new();
+    if (!s || !rec || ay_pagemap_ensure((uintptr_t)block, pages) != 0) {
         if (s)
             ay_span_delete(s);
+        if (rec)
+            ay_span_delete(rec);
         ay_os_unmap(block, PAGES_BYTES(pages));
         return -1;
     }
+    rec->start = (uintptr_t)block; /* the block's record, for heap destroy */
+    rec->npages = pages;
+    list_push(&ph->blocks, rec);
     s->start = (uintptr_t)block;
     s->npages = pages;
     s->dirty = 0; /* fresh pages are not resident until touched */
@@ -280,12 +287,18 @@ ay_span_t *ay_direct_alloc(ay_pageheap_t *ph, size_t bytes, size_t align) {
     s->state = AY_SPAN_DIRECT;
     s->heap = ph->heap;
     ay_pagemap_set1(s->start, s, 0);
+    pthread_mutex_lock(&ph->lock);
+    list_push(&ph->direct, s);
+    pthread_mutex_unlock(&ph->lock);
     direct_account(ph, (ptrdiff_t)bytes);
     return s;
 }
 
 void ay_direct_free(ay_pageheap_t *ph, ay_span_t *s) {
     size_t bytes = PAGES_BYTES(s->npages);
+    pthread_mutex_lock(&ph->lock);
+    list_remove(s);
+    pthread_mutex_unlock(&ph->lock);
     ay_pagemap_set1(s->start, NULL, 0);
     ay_os_unmap((void *)s->start, bytes);
     direct_account(ph, -(ptrdiff_t)bytes);
@@ -320,7 +333,8 @@ void ay_pageheap_validate(ay_pageheap_t *ph) {
                 ay_pagemap_span((void *)(s->start + PAGES_BYTES(s->npages - 1))) != s)
                 ay_fatal("pageheap: free span not in pagemap", (void *)s->start);
             ay_span_t *r = ay_pagemap_span((void *)(s->start + PAGES_BYTES(s->npages)));
-            if (r && r->state == AY_SPAN_FREE && r->start == s->start + PAGES_BYTES(s->npages))
+            if (r && r->state == AY_SPAN_FREE && r->heap == ph->heap &&
+                r->start == s->start + PAGES_BYTES(s->npages))
                 ay_fatal("pageheap: adjacent free spans not merged", (void *)s->start);
             *(s->dirty ? &dirty : &clean) += s->npages;
         }

@@ -29,6 +29,8 @@ typedef struct ay_pageheap {
     ay_span_t free[AY_MAX_SPAN_PAGES + 1]; /* list heads by length; [256] holds >= 256 */
     uint64_t nonempty[(AY_MAX_SPAN_PAGES + 64) / 64]; /* bit i: free[i] is not empty */
     ay_span_t dirty;              /* decay FIFO head (dprev/dnext), oldest first */
+    ay_span_t blocks;             /* list head: one record per block taken from the OS */
+    ay_span_t direct;             /* list head: live direct maps */
     struct ay_heap *heap;         /* owner, recorded in every span */
     size_t mapped_pages;          /* pages of blocks taken from the OS */
     size_t active_pages;          /* pages of SMALL and LARGE spans */

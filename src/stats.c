@@ -1,18 +1,20 @@
-/* stats.c - alloy_stats_read, alloy_class_stats_read, alloy_stats_print.
+/* stats.c - reading the counters (alloy_stats_read, per heap and per class)
+ * and printing them as text or JSON through one emitter.
  *
  * Counters are read without locks (relaxed loads), so a reading taken while
- * other threads allocate is a snapshot of slightly different moments; at a
- * quiescent point the identities hold exactly:
+ * other threads allocate mixes slightly different moments; at a quiescent
+ * point these hold exactly:
  *   allocated = sum over classes of (objects out - objects in) * size
  *               - thread-cache bytes + large blocks
  *   allocated <= active <= resident <= mapped
+ *   each total = the sum over heaps (+ metadata, for resident and mapped)
  */
 #include <errno.h>
 #include <string.h>
 
 #include "alloy.h"
 #include "conf.h"
-#include "fmt.h"
+#include "emit.h"
 #include "heap.h"
 #include "init.h"
 #include "meta.h"
@@ -21,49 +23,133 @@
 
 #define PAGES_BYTES(n) ((size_t)(n) << AY_PAGE_SHIFT)
 
-/* Bytes cached for bin b (0: all bins) over every live thread cache. */
-static size_t tcache_bytes_all(unsigned b) {
+/* Bytes cached for bin b (0: every bin) by the thread caches bound to heap h
+ * (NULL: any heap). */
+static size_t tcache_bytes(const ay_heap_t *h, unsigned b) {
     size_t sum = 0;
     ay_tcache_registry_lock();
     for (ay_tcache_t *tc = ay_tcache_registry_first(); tc; tc = tc->next) {
-        if (b)
-            sum += ay_tcache_bytes(tc, b);
-        else
-            for (unsigned i = 1; i < AY_NUM_BINS; i++)
-                sum += ay_tcache_bytes(tc, i);
+        if (h && tc->heap != h)
+            continue;
+        for (unsigned i = b ? b : 1; i <= (b ? b : AY_NUM_BINS - 1); i++)
+            sum += ay_tcache_bytes(tc, i);
     }
     ay_tcache_registry_unlock();
     return sum;
 }
 
-static uint64_t threads_live(void) {
-    uint64_t n = 0;
-    ay_tcache_registry_lock();
-    for (ay_tcache_t *tc = ay_tcache_registry_first(); tc; tc = tc->next)
-        n++;
-    ay_tcache_registry_unlock();
-    return n;
-}
-
-static void class_read(unsigned cls, alloy_class_stats_t *s) {
-    const ay_central_t *c = &ay_heap_main.central[cls];
+/* Class cls of heap h (NULL: summed over heaps). */
+static void class_read(const ay_heap_t *only, unsigned cls, alloy_class_stats_t *s) {
     size_t size = ay_policy_class_size(cls);
     memset(s, 0, sizeof *s);
     s->size = sizeof *s;
     s->class_size = size;
     s->batch_limit = ay_policy_batch_limit(&ay_conf.batch, size);
     s->terminal_batch = ay_policy_terminal_batch(&ay_conf.batch, size);
-    s->slow_path_calls = AY_LOAD(&c->fetches);
-    s->short_fetches = AY_LOAD(&c->short_fetches);
-    s->objects_fetched = AY_LOAD(&c->objects_out);
-    s->objects_released = AY_LOAD(&c->objects_in);
-    s->spans_allocated = AY_LOAD(&c->spans_allocated);
-    s->spans_freed = AY_LOAD(&c->spans_freed);
-    s->lock_contended = AY_LOAD(&c->contended);
-    s->tcache_bytes = tcache_bytes_all(cls + 1);
-    s->central_bytes = (size_t)AY_LOAD(&c->free_objects) * size;
+    for (unsigned i = 0; i < ay_heaps_limit; i++) {
+        const ay_heap_t *h = ay_heap_get(i);
+        if (!h || (only && h != only))
+            continue;
+        const ay_central_t *c = &h->central[cls];
+        s->slow_path_calls += AY_LOAD(&c->fetches);
+        s->short_fetches += AY_LOAD(&c->short_fetches);
+        s->objects_fetched += AY_LOAD(&c->objects_out);
+        s->objects_released += AY_LOAD(&c->objects_in);
+        s->spans_allocated += AY_LOAD(&c->spans_allocated);
+        s->spans_freed += AY_LOAD(&c->spans_freed);
+        s->lock_contended += AY_LOAD(&c->contended);
+        s->central_bytes += (size_t)AY_LOAD(&c->free_objects) * size;
+    }
+    s->tcache_bytes = tcache_bytes(only, cls + 1);
     size_t out = (size_t)(s->objects_fetched - s->objects_released) * size;
     s->allocated = out > s->tcache_bytes ? out - s->tcache_bytes : 0;
+}
+
+/* Heap h's totals (without metadata, which no heap owns). */
+static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
+    memset(s, 0, sizeof *s);
+    s->size = sizeof *s;
+    s->version = ALLOY_STATS_VERSION;
+    s->nclasses = AY_NUM_CLASSES;
+    size_t small_pages = 0;
+    for (unsigned cls = 0; cls < AY_NUM_CLASSES; cls++) {
+        alloy_class_stats_t c;
+        class_read(h, cls, &c);
+        s->allocated += c.allocated;
+        s->tcache_bytes += c.tcache_bytes;
+        s->central_bytes += c.central_bytes;
+        s->slow_path_calls += c.slow_path_calls;
+        s->short_fetches += c.short_fetches;
+        s->objects_fetched += c.objects_fetched;
+        s->objects_released += c.objects_released;
+        s->spans_allocated += c.spans_allocated;
+        s->spans_freed += c.spans_freed;
+        s->central_lock_contended += c.lock_contended;
+        small_pages += AY_LOAD(&h->central[cls].span_pages);
+    }
+    const ay_pageheap_t *ph = &h->pages;
+    size_t direct = AY_LOAD(&ph->direct_bytes);
+    size_t active_pages = AY_LOAD(&ph->active_pages);
+    s->active = PAGES_BYTES(active_pages) + direct;
+    s->large_allocated = PAGES_BYTES(active_pages > small_pages ? active_pages - small_pages : 0) + direct;
+    s->allocated += s->large_allocated;
+    s->pageheap_free_bytes = PAGES_BYTES(AY_LOAD(&ph->free_dirty_pages));
+    s->pageheap_purged_bytes = PAGES_BYTES(AY_LOAD(&ph->free_clean_pages));
+    s->mapped = PAGES_BYTES(AY_LOAD(&ph->mapped_pages)) + direct;
+    s->resident = s->active + s->pageheap_free_bytes;
+    s->peak_active = AY_LOAD(&ph->peak_active_bytes);
+    s->purges = AY_LOAD(&ph->purges);
+    s->threads_live = AY_LOAD(&h->nthreads);
+}
+
+static void totals_read(alloy_stats_t *s) {
+    alloy_stats_t hs;
+    memset(s, 0, sizeof *s);
+    for (unsigned i = 0; i < ay_heaps_limit; i++) {
+        const ay_heap_t *h = ay_heap_get(i);
+        if (!h)
+            continue;
+        heap_read(h, &hs);
+        /* every field from `allocated` on is a size_t or uint64_t sum */
+        size_t *dst = &s->allocated, *src = &hs.allocated;
+        for (size_t k = 0; k < (sizeof *s - offsetof(alloy_stats_t, allocated)) / sizeof(size_t); k++)
+            dst[k] += src[k];
+    }
+    s->size = sizeof *s;
+    s->version = ALLOY_STATS_VERSION;
+    s->nclasses = AY_NUM_CLASSES;
+    s->metadata = ay_meta_mapped() + (size_t)ay_pagemap_mapped();
+    s->mapped += s->metadata;
+    s->resident += ay_meta_mapped(); /* pagemap leaves are sparse: not counted */
+}
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "stats sums assume 64-bit size_t");
+
+static int copy_out(void *out, size_t have, const void *in, size_t size) {
+    size_t n = have < size ? have : size;
+    memcpy(out, in, n);
+    *(size_t *)out = n;
+    return 0;
+}
+
+ALLOY_API int alloy_stats_read(alloy_stats_t *out) {
+    if (!out || out->size < offsetof(alloy_stats_t, allocated))
+        return EINVAL;
+    ay_ensure_init();
+    alloy_stats_t s;
+    totals_read(&s);
+    return copy_out(out, out->size, &s, sizeof s);
+}
+
+ALLOY_API int alloy_heap_stats_read(unsigned id, alloy_stats_t *out) {
+    if (!out || out->size < offsetof(alloy_stats_t, allocated))
+        return EINVAL;
+    ay_ensure_init();
+    const ay_heap_t *h = ay_heap_get(id);
+    if (!h)
+        return ENOENT;
+    alloy_stats_t s;
+    heap_read(h, &s);
+    return copy_out(out, out->size, &s, sizeof s);
 }
 
 ALLOY_API int alloy_class_stats_read(unsigned cls, alloy_class_stats_t *out) {
@@ -73,123 +159,100 @@ ALLOY_API int alloy_class_stats_read(unsigned cls, alloy_class_stats_t *out) {
         return ENOENT;
     ay_ensure_init();
     alloy_class_stats_t s;
-    class_read(cls, &s);
-    size_t n = out->size < sizeof s ? out->size : sizeof s;
-    memcpy(out, &s, n);
-    out->size = n;
-    return 0;
+    class_read(NULL, cls, &s);
+    return copy_out(out, out->size, &s, sizeof s);
 }
 
-ALLOY_API int alloy_stats_read(alloy_stats_t *out) {
-    if (!out || out->size < offsetof(alloy_stats_t, allocated))
-        return EINVAL;
-    ay_ensure_init();
-    alloy_stats_t s;
-    memset(&s, 0, sizeof s);
-    s.size = sizeof s;
-    s.version = ALLOY_STATS_VERSION;
-    s.nclasses = AY_NUM_CLASSES;
-    size_t small_pages = 0;
-    for (unsigned cls = 0; cls < AY_NUM_CLASSES; cls++) {
-        alloy_class_stats_t c;
-        class_read(cls, &c);
-        s.allocated += c.allocated;
-        s.tcache_bytes += c.tcache_bytes;
-        s.central_bytes += c.central_bytes;
-        s.slow_path_calls += c.slow_path_calls;
-        s.short_fetches += c.short_fetches;
-        s.objects_fetched += c.objects_fetched;
-        s.objects_released += c.objects_released;
-        s.spans_allocated += c.spans_allocated;
-        s.spans_freed += c.spans_freed;
-        s.central_lock_contended += c.lock_contended;
-        small_pages += AY_LOAD(&ay_heap_main.central[cls].span_pages);
-    }
-    const ay_pageheap_t *ph = &ay_heap_main.pages;
-    size_t direct = AY_LOAD(&ph->direct_bytes);
-    size_t active_pages = AY_LOAD(&ph->active_pages);
-    s.active = PAGES_BYTES(active_pages) + direct;
-    s.large_allocated = PAGES_BYTES(active_pages > small_pages ? active_pages - small_pages : 0) + direct;
-    s.allocated += s.large_allocated;
-    s.pageheap_free_bytes = PAGES_BYTES(AY_LOAD(&ph->free_dirty_pages));
-    s.pageheap_purged_bytes = PAGES_BYTES(AY_LOAD(&ph->free_clean_pages));
-    s.metadata = ay_meta_mapped() + (size_t)ay_pagemap_mapped();
-    s.mapped = PAGES_BYTES(AY_LOAD(&ph->mapped_pages)) + direct + s.metadata;
-    s.resident = s.active + s.pageheap_free_bytes + ay_meta_mapped();
-    s.peak_active = AY_LOAD(&ph->peak_active_bytes);
-    s.purges = AY_LOAD(&ph->purges);
-    s.threads_live = threads_live();
-    size_t n = out->size < sizeof s ? out->size : sizeof s;
-    memcpy(out, &s, n);
-    out->size = n;
-    return 0;
+/* ---- printing ---- */
+
+static void emit_totals(ay_emit_t *e, const alloy_stats_t *s) {
+    ay_emit_u64(e, "allocated", s->allocated);
+    ay_emit_u64(e, "active", s->active);
+    ay_emit_u64(e, "resident", s->resident);
+    ay_emit_u64(e, "mapped", s->mapped);
+    ay_emit_u64(e, "retained", s->pageheap_purged_bytes);
+    ay_emit_u64(e, "metadata", s->metadata);
+    ay_emit_u64(e, "peak_active", s->peak_active);
+    ay_emit_u64(e, "large_allocated", s->large_allocated);
+    ay_emit_u64(e, "tcache_bytes", s->tcache_bytes);
+    ay_emit_u64(e, "central_bytes", s->central_bytes);
+    ay_emit_u64(e, "pageheap_free_bytes", s->pageheap_free_bytes);
+    ay_emit_u64(e, "pageheap_purged_bytes", s->pageheap_purged_bytes);
+    ay_emit_u64(e, "slow_path_calls", s->slow_path_calls);
+    ay_emit_u64(e, "short_fetches", s->short_fetches);
+    ay_emit_u64(e, "objects_fetched", s->objects_fetched);
+    ay_emit_u64(e, "objects_released", s->objects_released);
+    ay_emit_u64(e, "spans_allocated", s->spans_allocated);
+    ay_emit_u64(e, "spans_freed", s->spans_freed);
+    ay_emit_u64(e, "central_lock_contended", s->central_lock_contended);
+    ay_emit_u64(e, "purges", s->purges);
+    ay_emit_u64(e, "threads", s->threads_live);
 }
 
-static void kv(ay_fmt_t *f, const char *key, uint64_t v) {
-    ay_fmt_str(f, key);
-    ay_fmt_str(f, ": ");
-    ay_fmt_u64(f, v);
-    ay_fmt_str(f, "\n");
-}
-
+/* opts: "J" JSON instead of text; "h" leave out heaps; "c" leave out classes */
 ALLOY_API void alloy_stats_print(alloy_write_cb *cb, void *opaque, const char *opts) {
-    ay_fmt_t f;
-    alloy_stats_t s = {.size = sizeof s};
-    alloy_stats_read(&s);
-    ay_fmt_init(&f, cb, opaque);
-    ay_fmt_str(&f, "___ alloy " ALLOY_VERSION_STRING " statistics ___\n");
-    ay_fmt_str(&f, "batch_policy: ");
-    ay_fmt_str(&f, ay_policy_name(ay_conf.batch.policy));
-    ay_fmt_str(&f, ", return_threshold (halves of n): ");
-    ay_fmt_u64(&f, ay_conf.return_k_halves);
-    ay_fmt_str(&f, ", tcache_max_bytes: ");
-    ay_fmt_u64(&f, ay_conf.tcache_max_bytes);
-    ay_fmt_str(&f, ", decay_ms: ");
-    if (ay_conf.decay_ms < 0)
-        ay_fmt_str(&f, "-1");
-    else
-        ay_fmt_u64(&f, (uint64_t)ay_conf.decay_ms);
-    ay_fmt_str(&f, "\n");
-    kv(&f, "allocated", s.allocated);
-    kv(&f, "active", s.active);
-    kv(&f, "resident", s.resident);
-    kv(&f, "mapped", s.mapped);
-    kv(&f, "metadata", s.metadata);
-    kv(&f, "peak_active", s.peak_active);
-    kv(&f, "large_allocated", s.large_allocated);
-    kv(&f, "tcache_bytes", s.tcache_bytes);
-    kv(&f, "central_bytes", s.central_bytes);
-    kv(&f, "pageheap_free_bytes", s.pageheap_free_bytes);
-    kv(&f, "pageheap_purged_bytes", s.pageheap_purged_bytes);
-    kv(&f, "slow_path_calls", s.slow_path_calls);
-    kv(&f, "short_fetches", s.short_fetches);
-    kv(&f, "objects_fetched", s.objects_fetched);
-    kv(&f, "objects_released", s.objects_released);
-    kv(&f, "spans_allocated", s.spans_allocated);
-    kv(&f, "spans_freed", s.spans_freed);
-    kv(&f, "central_lock_contended", s.central_lock_contended);
-    kv(&f, "purges", s.purges);
-    kv(&f, "threads_live", s.threads_live);
-    ay_fmt_str(&f, "class    size  limit  term      slow     short    fetched   released"
-                   "    tcache_B   central_B  allocated_B\n");
-    for (unsigned cls = 0; cls < AY_NUM_CLASSES; cls++) {
-        alloy_class_stats_t c;
-        class_read(cls, &c);
-        if (!c.slow_path_calls)
-            continue;
-        ay_fmt_u64w(&f, cls, 5);
-        ay_fmt_u64w(&f, c.class_size, 8);
-        ay_fmt_u64w(&f, c.batch_limit, 7);
-        ay_fmt_u64w(&f, c.terminal_batch, 6);
-        ay_fmt_u64w(&f, c.slow_path_calls, 10);
-        ay_fmt_u64w(&f, c.short_fetches, 10);
-        ay_fmt_u64w(&f, c.objects_fetched, 11);
-        ay_fmt_u64w(&f, c.objects_released, 11);
-        ay_fmt_u64w(&f, c.tcache_bytes, 12);
-        ay_fmt_u64w(&f, c.central_bytes, 12);
-        ay_fmt_u64w(&f, c.allocated, 13);
-        ay_fmt_str(&f, "\n");
+    opts = opts ? opts : "";
+    ay_emit_t e;
+    alloy_stats_t s;
+    ay_ensure_init();
+    ay_emit_init(&e, cb, opaque, strchr(opts, 'J') != NULL);
+    ay_emit_begin(&e, "alloy");
+    ay_emit_str(&e, "version", ALLOY_VERSION_STRING);
+    ay_emit_begin(&e, "opt");
+    ay_emit_str(&e, "batch_policy", ay_policy_name(ay_conf.batch.policy));
+    ay_emit_u64(&e, "batch_budget", ay_conf.batch.byte_budget);
+    ay_emit_u64(&e, "batch_cap", ay_conf.batch.object_cap);
+    ay_emit_u64(&e, "return_threshold_halves", ay_conf.return_k_halves);
+    ay_emit_bool(&e, "tcache", ay_conf.tcache);
+    ay_emit_u64(&e, "tcache_max_bytes", ay_conf.tcache_max_bytes);
+    ay_emit_i64(&e, "decay_ms", ay_conf.decay_ms);
+    ay_emit_u64(&e, "heaps", ay_heaps_auto);
+    ay_emit_bool(&e, "background_thread", ay_background_running());
+    ay_emit_end(&e);
+    totals_read(&s);
+    ay_emit_begin(&e, "stats");
+    emit_totals(&e, &s);
+    ay_emit_end(&e);
+    if (!strchr(opts, 'h')) {
+        ay_emit_begin_array(&e, "heaps");
+        for (unsigned i = 0; i < ay_heaps_limit; i++) {
+            const ay_heap_t *h = ay_heap_get(i);
+            if (!h)
+                continue;
+            heap_read(h, &s);
+            ay_emit_begin(&e, NULL);
+            ay_emit_u64(&e, "id", i);
+            ay_emit_bool(&e, "explicit", !h->cached);
+            emit_totals(&e, &s);
+            ay_emit_end(&e);
+        }
+        ay_emit_end_array(&e);
     }
-    ay_fmt_str(&f, "___ end of alloy statistics ___\n");
-    ay_fmt_flush(&f);
+    if (!strchr(opts, 'c')) {
+        ay_emit_begin_array(&e, "classes");
+        for (unsigned cls = 0; cls < AY_NUM_CLASSES; cls++) {
+            alloy_class_stats_t c;
+            class_read(NULL, cls, &c);
+            if (!c.slow_path_calls && !c.objects_released)
+                continue; /* never used */
+            ay_emit_begin(&e, NULL);
+            ay_emit_u64(&e, "class", cls);
+            ay_emit_u64(&e, "size", c.class_size);
+            ay_emit_u64(&e, "batch_limit", c.batch_limit);
+            ay_emit_u64(&e, "terminal_batch", c.terminal_batch);
+            ay_emit_u64(&e, "slow_path_calls", c.slow_path_calls);
+            ay_emit_u64(&e, "short_fetches", c.short_fetches);
+            ay_emit_u64(&e, "objects_fetched", c.objects_fetched);
+            ay_emit_u64(&e, "objects_released", c.objects_released);
+            ay_emit_u64(&e, "spans_allocated", c.spans_allocated);
+            ay_emit_u64(&e, "lock_contended", c.lock_contended);
+            ay_emit_u64(&e, "tcache_bytes", c.tcache_bytes);
+            ay_emit_u64(&e, "central_bytes", c.central_bytes);
+            ay_emit_u64(&e, "allocated", c.allocated);
+            ay_emit_end(&e);
+        }
+        ay_emit_end_array(&e);
+    }
+    ay_emit_end(&e);
+    ay_emit_finish(&e);
 }

@@ -15,6 +15,9 @@ ay_tcache_t ay_tcache_empty; /* all lists empty, all limits 0: never written */
 
 enum { TC_NEW = 0, TC_SETTING_UP, TC_LIVE, TC_GONE };
 static __thread uint8_t tc_state __attribute__((tls_model("initial-exec")));
+/* the thread's own record, also when ay_tc points at the empty cache
+ * (caches off, fills on, or an explicit heap set as the thread's default) */
+static __thread ay_tcache_t *tc_self __attribute__((tls_model("initial-exec")));
 
 uint8_t ay_bin_small[(1024 >> 3) + 1];
 uint8_t ay_bin_mid[(65536 >> 7) + 1];
@@ -58,7 +61,7 @@ static ay_tcache_t *tcache_create(void) {
     memset(tc, 0, sizeof *tc);
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         set_batch(tc, b, 1);
-    tc->heap = &ay_heap_main;
+    tc->heap = ay_heap_bind();
     pthread_mutex_lock(&registry_lock);
     tc->next = registry;
     if (registry)
@@ -70,8 +73,8 @@ static ay_tcache_t *tcache_create(void) {
 
 ay_tcache_t *ay_tcache_get(void) {
     if (AY_LIKELY(tc_state == TC_LIVE))
-        return ay_tc;
-    if (tc_state != TC_NEW || !ay_conf.tcache)
+        return tc_self;
+    if (tc_state != TC_NEW)
         return NULL;
     tc_state = TC_SETTING_UP; /* allocations made from here on are uncached */
     ay_tcache_t *tc = tcache_create();
@@ -79,10 +82,26 @@ ay_tcache_t *ay_tcache_get(void) {
         tc_state = TC_NEW;
         return NULL;
     }
+    /* fills (junk, zero) need every operation in the slow path */
+    tc->cache_on = ay_conf.tcache && !ay_conf.junk && !ay_conf.zero;
     pthread_setspecific(tc_key, tc); /* may malloc: that call sees SETTING_UP */
-    ay_tc = tc;
+    tc_self = tc;
+    ay_tc = tc->cache_on ? tc : &ay_tcache_empty;
     tc_state = TC_LIVE;
     return tc;
+}
+
+void ay_tcache_route(ay_tcache_t *tc, int fast) {
+    ay_tc = fast && tc->cache_on ? tc : &ay_tcache_empty;
+}
+
+void ay_tcache_rebind(ay_tcache_t *tc, struct ay_heap *h) {
+    if (tc->heap == h)
+        return;
+    ay_tcache_flush(tc);
+    ay_heap_unbind(tc->heap);
+    ay_heap_adopt(h);
+    tc->heap = h;
 }
 
 size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b) {
@@ -98,7 +117,7 @@ static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
         last = *(void **)last;
     bin->head = *(void **)last;
     bin->len -= n;
-    ay_central_release(&tc->heap->central[b - 1], head, n);
+    ay_central_release(b - 1, head, n);
 }
 
 /* Above the per-thread byte limit, give half of every list back and halve
@@ -126,10 +145,8 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     if (!bin->head) {
         uint32_t want = tc->batch[b];
         uint32_t got = ay_central_fetch(&tc->heap->central[b - 1], want, &head, &tail);
-        if (!got) {
-            errno = ENOMEM;
-            return NULL;
-        }
+        if (!got)
+            return ay_oom();
         set_batch(tc, b, ay_policy_next_batch(&ay_conf.batch, ay_bin_size[b], want));
         bin->head = head;
         bin->len = got;
@@ -165,7 +182,7 @@ void ay_tcache_flush(ay_tcache_t *tc) {
 int ay_tcache_contains(unsigned b, const void *p) {
     if (tc_state != TC_LIVE)
         return 0;
-    for (void *q = ay_tc->bins[b].head; q; q = *(void **)q)
+    for (void *q = tc_self->bins[b].head; q; q = *(void **)q)
         if (q == p)
             return 1;
     return 0;
@@ -175,7 +192,9 @@ static void tcache_thread_exit(void *arg) {
     ay_tcache_t *tc = arg;
     tc_state = TC_GONE; /* frees from later destructors go straight to central */
     ay_tc = &ay_tcache_empty;
+    tc_self = NULL;
     ay_tcache_flush(tc);
+    ay_heap_unbind(tc->heap);
     pthread_mutex_lock(&registry_lock);
     if (tc->prev)
         tc->prev->next = tc->next;
@@ -198,7 +217,7 @@ void ay_tcache_registry_after_fork_child(void) {
     /* the other threads are gone; their cached objects are lost to the
      * child (they may have been mid-update), as in every thread-caching
      * allocator.  Keep only this thread's cache on the registry. */
-    ay_tcache_t *mine = tc_state == TC_LIVE ? ay_tc : NULL;
+    ay_tcache_t *mine = tc_state == TC_LIVE ? tc_self : NULL;
     registry = mine;
     if (mine)
         mine->prev = mine->next = NULL;

@@ -15,6 +15,7 @@
  */
 #ifndef ALLOY_TCACHE_H
 #define ALLOY_TCACHE_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,7 @@ typedef struct ay_tcache {
     /* cold: slow paths only */
     uint32_t batch[AY_NUM_BINS];   /* current batch n, per bin */
     uint32_t slow_events;          /* slow-path calls since the last size check */
+    bool cache_on;                 /* lists in use (caches on, no fills) */
     struct ay_heap *heap;          /* where misses go */
     struct ay_tcache *prev, *next; /* registry of live caches */
 } ay_tcache_t;
@@ -83,9 +85,14 @@ AY_INLINE void ay_free_fast(void *p) {
 
 /* ---- slow-path services (tcache.c) ---- */
 
-/* The calling thread's cache, created on first use; NULL when the thread
- * cannot have one (caches disabled, thread exiting, or being set up). */
+/* The calling thread's record, created on first use (which binds the thread
+ * to a heap); NULL while it is being set up or after the thread's exit
+ * handler ran.  Its lists are in use only when tc->cache_on. */
 ay_tcache_t *ay_tcache_get(void);
+/* Point the fast paths at tc's lists (fast) or at the empty cache. */
+void ay_tcache_route(ay_tcache_t *tc, int fast);
+/* Bind tc to automatic heap h: flush, and move the thread count. */
+void ay_tcache_rebind(ay_tcache_t *tc, struct ay_heap *h);
 /* Refill bin b from the central cache and return one object, or NULL. */
 void *ay_tcache_refill(ay_tcache_t *tc, unsigned b);
 /* Push p on bin b, then give a batch back if the list reached its threshold. */

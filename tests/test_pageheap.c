@@ -14,7 +14,8 @@ static ay_heap_t h;
 
 int main(void) {
     ay_conf.decay_ms = -1; /* no purging unless asked */
-    ay_heap_init(&h, 1);
+    h.cached = true; /* a private heap, used through its page heap only */
+    ay_pageheap_init(&h.pages, &h);
     ay_pageheap_t *ph = &h.pages;
 
     /* pagemap: unknown addresses have no span; a set range maps back */
