@@ -27,8 +27,8 @@ install(TARGETS alloy alloy_static
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES ${CMAKE_SOURCE_DIR}/include/alloy.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/alloy/
+install(FILES ${PROJECT_SOURCE_DIR}/include/alloy.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/alloy/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/alloy
         FILES_MATCHING PATTERN "*.h")
 
@@ -38,7 +38,7 @@ if(TARGET alloy_cmd)
 endif()
 
 # CMake package: alloyConfig.cmake, its version file, the imported targets ----------
-configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/alloyConfig.cmake.in
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/alloyConfig.cmake.in
   ${ALLOY_GEN_DIR}/alloyConfig.cmake
   INSTALL_DESTINATION ${ALLOY_CMAKE_DIR})
 # 0.x: a minor release may break the API, so only 0.1.* satisfies 0.1
@@ -52,7 +52,7 @@ else()
 endif()
 set(ALLOY_LIBDIR_FROM_PREFIX ${CMAKE_INSTALL_LIBDIR})
 set(ALLOY_INCLUDEDIR_FROM_PREFIX ${CMAKE_INSTALL_INCLUDEDIR})
-configure_file(${CMAKE_SOURCE_DIR}/cmake/alloyTargets.cmake.in
+configure_file(${PROJECT_SOURCE_DIR}/cmake/alloyTargets.cmake.in
   ${ALLOY_GEN_DIR}/alloyTargets.cmake.in @ONLY)
 file(GENERATE OUTPUT ${ALLOY_GEN_DIR}/alloyTargets.cmake
   INPUT ${ALLOY_GEN_DIR}/alloyTargets.cmake.in)
@@ -75,7 +75,7 @@ install(CODE "
     endif()
   endforeach()
   set(PROJECT_VERSION \"${PROJECT_VERSION}\")
-  configure_file(\"${CMAKE_SOURCE_DIR}/cmake/alloy.pc.in\" \"${ALLOY_GEN_DIR}/alloy.pc\" @ONLY)
+  configure_file(\"${PROJECT_SOURCE_DIR}/cmake/alloy.pc.in\" \"${ALLOY_GEN_DIR}/alloy.pc\" @ONLY)
   set(_pcdir \"${CMAKE_INSTALL_LIBDIR}/pkgconfig\")
   if(NOT IS_ABSOLUTE \"\${_pcdir}\")
     set(_pcdir \"\${CMAKE_INSTALL_PREFIX}/\${_pcdir}\")
