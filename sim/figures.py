@@ -112,13 +112,18 @@ def fig3(out, summary):
         key = (r["policy"], r["threshold"])
         label = "%s, %sn" % key if key not in seen else None
         seen.add(key)
-        ax.scatter(float(r["mean_cached_bytes_mean"]) / MIB, float(r["slow_path_calls_mean"]),
-                   c=colors.get(r["policy"], "gray"), marker=markers.get(r["threshold"], "o"),
-                   s=18, alpha=0.75, label=label)
-        if (r["threshold"], r["budget"], r["cap"]) == MAIN:
-            ax.annotate(r["policy"] + " (main)",
-                        (float(r["mean_cached_bytes_mean"]) / MIB, float(r["slow_path_calls_mean"])),
-                        fontsize=8, xytext=(6, 6), textcoords="offset points")
+        x, y = float(r["mean_cached_bytes_mean"]) / MIB, float(r["slow_path_calls_mean"])
+        color = colors.get(r["policy"], "gray")
+        if r["policy"] == "guard":  # hollow and larger, so pow2 on top does not hide it
+            ax.scatter(x, y, facecolors="none", edgecolors=color,
+                       marker=markers.get(r["threshold"], "o"), s=60, label=label)
+        else:
+            ax.scatter(x, y, c=color, marker=markers.get(r["threshold"], "o"), s=18,
+                       alpha=0.8, label=label)
+        if (r["threshold"], r["budget"], r["cap"]) == MAIN and r["policy"] != "pow2":
+            ax.annotate(r["policy"] + " (main: 2n, 256 KiB, 1024)", (x, y), fontsize=8,
+                        xytext=(8, 8 if r["policy"] == "clip" else -14),
+                        textcoords="offset points")
     ax.set_yscale("log")
     ax.set_xlabel("mean cached MiB (thread + central caches)")
     ax.set_ylabel("mean slow-path calls (log)")

@@ -186,8 +186,12 @@ int sim_real_validate(const sim_real_opts_t *o) {
                 int exact = hash == m.trace_hash;
                 fprintf(f, "%s,%" PRIu64 ",%s", sim_workload_name(wl), seed, ay_policy_name(pol));
                 for (unsigned i = 0; i < NCMP; i++) {
-                    fprintf(f, ",%.3f,%.3f", mv[i], v[i]);
-                    exact &= mv[i] == v[i];
+                    /* the harness prints 3 decimals: compare at that precision */
+                    char a[64], b[64];
+                    snprintf(a, sizeof a, "%.3f", mv[i]);
+                    snprintf(b, sizeof b, "%.3f", v[i]);
+                    fprintf(f, ",%s,%s", a, b);
+                    exact &= strcmp(a, b) == 0;
                 }
                 fprintf(f, ",%" PRIu64 ",%.0f,%.0f,%d,%d\n", m.final_committed_bytes, v[11],
                         v[9] + v[10], hash == m.trace_hash, exact);

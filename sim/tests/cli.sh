@@ -72,6 +72,14 @@ if [ "$(wc -l <"$tmp/run.csv")" != 2 ] || [ -s "$tmp/err" ] ||
     fails=$((fails + 1))
 fi
 
+# progress goes to stderr only when it is a terminal: none here
+"$sim" sweep --out "$tmp/quiet" --policy clip --threshold 2 --budget 256K --cap 1024 \
+    --workloads sat384 --seeds 2 --ops 2000 --no-figures 2>"$tmp/err" >"$tmp/out"
+if grep -q $'\r' "$tmp/err" || [ -s "$tmp/out" ] || [ "$(wc -l <"$tmp/err")" != 1 ]; then
+    echo "FAIL: progress or noise without a terminal" >&2
+    fails=$((fails + 1))
+fi
+
 # geometry: the paper's counts and one row per class
 "$sim" geometry --out "$tmp/geo" >"$tmp/geo.txt" 2>"$tmp/err"
 if ! grep -q "clip=80 guard=0 pow2=0" "$tmp/geo.txt" ||
