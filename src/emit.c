@@ -56,11 +56,17 @@ static void member(ay_emit_t *e, const char *key) {
 }
 
 static void open(ay_emit_t *e, const char *key, bool array) {
-    member(e, key);
-    if (e->json)
+    if (e->json) {
+        member(e, key);
         ay_fmt_str(&e->f, array ? "[" : "{");
-    else
+    } else if (key) { /* "key:" on a line of its own */
+        indent(e);
+        ay_fmt_str(&e->f, key);
+        ay_fmt_str(&e->f, ":\n");
+    } else {
+        member(e, NULL);
         ay_fmt_str(&e->f, "\n");
+    }
     if (e->depth + 1 < AY_EMIT_DEPTH) {
         e->depth++;
         e->first[e->depth] = true;

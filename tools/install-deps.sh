@@ -5,7 +5,7 @@
 # suite compares against, and charts.  Idempotent: it installs only what is
 # missing, so it is cheap to call from every entry script.
 set -euo pipefail
-pkgs=(build-essential cmake g++ python3 jq valgrind
+pkgs=(build-essential cmake g++ python3 jq valgrind pkgconf
       libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 libgoogle-perftools-dev
       libmimalloc2.0 libmimalloc-dev gnuplot-nox python3-matplotlib hyperfine linux-perf)
 missing=()

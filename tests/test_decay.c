@@ -1,0 +1,64 @@
+/* test_decay.c - a process that frees most of its memory and then idles gets
+ * its RSS back down.  Usage: test_decay background|slowpath|never
+ *   background: ALLOY_CONF=decay_ms:100,background_thread:true - RSS falls
+ *               while the program only sleeps;
+ *   slowpath:   ALLOY_CONF=decay_ms:100 - RSS falls at the next slow path;
+ *   never:      ALLOY_CONF=decay_ms:-1 - RSS stays up (the setting is obeyed,
+ *               and this test could see a failure to fall). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloy.h"
+#include "check.h"
+
+#define N 40000
+
+static size_t rss_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0, res = 0;
+    if (f) {
+        if (fscanf(f, "%lu %lu", &size, &res) != 2)
+            res = 0;
+        fclose(f);
+    }
+    return res * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static void *blocks[N];
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "background";
+    size_t base = rss_bytes();
+    for (int i = 0; i < N; i++) { /* ~300 MiB of 1-15 KiB blocks, touched */
+        blocks[i] = malloc(1024 + (size_t)(i % 15) * 1024);
+        memset(blocks[i], 1, 1024 + (size_t)(i % 15) * 1024);
+    }
+    size_t peak = rss_bytes();
+    CHECK(peak > base + (200u << 20));
+    for (int i = 0; i < N; i++)
+        free(blocks[i]);
+    alloy_thread_flush();
+    size_t low = peak;
+    for (int t = 0; t < 30 && low > base + (48u << 20); t++) { /* up to 3 s */
+        sleep_ms(100);
+        if (!strcmp(mode, "slowpath"))
+            free(malloc(2u << 20)); /* a page-heap slow path */
+        size_t r = rss_bytes();
+        low = r < low ? r : low;
+    }
+    fprintf(stderr, "%s: rss base %zu MiB, peak %zu MiB, after idling %zu MiB\n", mode, base >> 20,
+            peak >> 20, low >> 20);
+    if (!strcmp(mode, "never"))
+        CHECK(low > peak / 2);
+    else
+        CHECK(low < base + (48u << 20));
+    return CHECK_DONE();
+}

@@ -1,0 +1,50 @@
+/* test_fill.c - the debugging settings.  Usage: test_fill junk|zero|abort,
+ * with ALLOY_CONF=junk:true, zero:true or abort_on_error:true. */
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static volatile size_t huge = SIZE_MAX;
+
+static int all(const unsigned char *p, size_t from, size_t n, unsigned char v) {
+    for (size_t i = from; i < n; i++)
+        if (p[i] != v)
+            return 0;
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "junk";
+    size_t sizes[] = {40, 3000, 300000};
+    for (unsigned k = 0; k < 3; k++) {
+        size_t n = sizes[k];
+        unsigned char *p = malloc(n);
+        memset(p, 0x11, n);
+        free(p);
+        unsigned char *q = malloc(n); /* likely the same block, now dirty */
+        if (!strcmp(mode, "junk"))
+            CHECK(all(q, 0, n, 0xa5));
+        if (!strcmp(mode, "zero"))
+            CHECK(all(q, 0, n, 0));
+        if (!strcmp(mode, "junk") && k == 0) {
+            free(q); /* small blocks stay mapped: the freed bytes read 0x5a */
+            CHECK(all(q, 8, n, 0x5a));
+        }
+    }
+    if (!strcmp(mode, "abort")) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            void *p = malloc(huge); /* out of memory: abort, not NULL */
+            _exit(p ? 3 : 4);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    }
+    return CHECK_DONE();
+}
