@@ -113,7 +113,8 @@ def fmt_num(v):
 
 def ratio_vs_best(values, alloy, metric):
     """values: allocator -> median.  Returns (best_peer_name, ratio) where ratio
-    > 1 means alloy is worse; (None, None) without peers or without alloy."""
+    > 1 means alloy is worse; (None, None) without peers, (best, None) without
+    alloy or when the best peer's value is <= 0 (e.g. a negative RSS growth)."""
     lower = METRICS[metric][2]
     peers = {a: v for a, v in values.items() if a != alloy and v is not None}
     if not peers:
@@ -124,7 +125,9 @@ def ratio_vs_best(values, alloy, metric):
         return best, None
     b = peers[best]
     if lower:
-        r = mine / b if b > 0 else (1.0 if mine == 0 else float("inf"))
+        if b <= 0 or mine < 0:
+            return best, None       # a ratio of values that can be <= 0 means nothing
+        r = mine / b
     else:
         r = b / mine if mine > 0 else float("inf")
     return best, r

@@ -1,6 +1,7 @@
 """charts.py - the runner's PNG charts, drawn with matplotlib (Debian's
 python3-matplotlib): ns/op by size, throughput against threads, and RSS over
-time for the mixed and fragmentation workloads.  Medians are drawn with
+time (against progress through the run) for the mixed and fragmentation
+workloads, with the live bytes the program holds.  Medians are drawn with
 min-max bars.  Raises ImportError when matplotlib is missing; run.py reports
 that and carries on without charts.
 """
@@ -90,13 +91,15 @@ def rss_chart(series, names, path):
             s = series.get((w, c, n))
             if not s:
                 continue
-            t = [p[0] / 1000.0 for p in s]
+            # x is progress through the run, not seconds: the allocators run at
+            # different speeds, and the live-byte curve is the same for all of them
+            t = [100.0 * i / max(1, len(s) - 1) for i in range(len(s))]
             ax.plot(t, [p[1] / 1048576 for p in s], label=n, color=COLORS.get(n))
             if not live_drawn:
                 ax.plot(t, [p[2] / 1048576 for p in s], "k--", lw=1,
                         label="live bytes (%s run)" % n)
                 live_drawn = True
-        ax.set_xlabel("seconds")
+        ax.set_xlabel("% of the run (operations done)")
         ax.set_ylabel("MiB")
         ax.set_title("RSS over time: %s/%s" % (w, c))
         ax.grid(alpha=0.3)

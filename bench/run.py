@@ -579,6 +579,7 @@ def table_rows(L, rows, names, alloy, failed_cells):
         if ratio is None:
             cells.append("-")
         else:
+            ratio = round(ratio, 2)      # judged as displayed: 1.004 is a tie
             mark = "" if ratio <= 1.0 else " ✗" if ratio > 1.10 else " ~"
             cells.append("**%.2f**%s" % (ratio, mark) if ratio > 1.0 else "%.2f" % ratio)
         L.append("| " + " | ".join(cells) + " |")

@@ -113,6 +113,12 @@ class Ratios(unittest.TestCase):
         self.assertEqual(best, "mimalloc")
         self.assertAlmostEqual(r, 1.25)      # > 1: alloy is worse
 
+    def test_nonpositive_best(self):
+        self.assertEqual(bs.ratio_vs_best({"glibc": -1.5, "alloy": 0.6}, "alloy",
+                                          "rss_growth_pct"), ("glibc", None))
+        self.assertEqual(bs.ratio_vs_best({"glibc": 0.0, "alloy": 0.6}, "alloy",
+                                          "rss_growth_pct"), ("glibc", None))
+
     def test_no_alloy_or_no_peer(self):
         self.assertEqual(bs.ratio_vs_best({"glibc": 1}, "alloy", "time_ms"), ("glibc", None))
         self.assertEqual(bs.ratio_vs_best({"alloy": 1}, "alloy", "time_ms"), (None, None))
