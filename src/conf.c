@@ -14,12 +14,12 @@ extern char **environ;
 __attribute__((weak)) extern const char *alloy_malloc_conf;
 
 /* The defaults: guard policy, 256 KiB / 1024-object batches, return at 2n,
- * thread caches on with 4 MiB each, purge after 1 s, no stats at exit, one
+ * thread caches on with 2 MiB each, purge after 1 s, no stats at exit, one
  * heap per CPU, no background thread, no fills, no abort. */
 #define CONF_DEFAULTS                                                             \
     {                                                                             \
         {AY_BATCH_GUARD, AY_DEFAULT_BYTE_BUDGET, AY_DEFAULT_OBJECT_CAP}, 4, true, \
-            (size_t)4 << 20, 1000, false, 0, false, false, false, false           \
+            (size_t)2 << 20, 1000, false, 0, false, false, false, false           \
     }
 
 ay_conf_t ay_conf = CONF_DEFAULTS;

@@ -21,6 +21,12 @@ static void list_push(ay_span_t *head, ay_span_t *s) {
     head->next->prev = s;
     head->next = s;
 }
+static void list_append(ay_span_t *head, ay_span_t *s) {
+    s->prev = head->prev;
+    s->next = head;
+    head->prev->next = s;
+    head->prev = s;
+}
 
 static unsigned size_index(uintptr_t npages) {
     return npages >= AY_MAX_SPAN_PAGES ? AY_MAX_SPAN_PAGES : (unsigned)npages;
@@ -42,7 +48,12 @@ static void free_insert(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
     unsigned i = size_index(s->npages);
     s->state = AY_SPAN_FREE;
     s->heap = ph->heap;
-    list_push(&ph->free[i], s);
+    /* dirty spans first: among spans of one length, reuse pages that are
+     * already resident before touching purged or fresh ones */
+    if (s->dirty)
+        list_push(&ph->free[i], s);
+    else
+        list_append(&ph->free[i], s);
     ph->nonempty[i / 64] |= (uint64_t)1 << (i % 64);
     if (s->dirty) {
         s->freed_ms = now;
@@ -85,6 +96,8 @@ static void span_purge(ay_pageheap_t *ph, ay_span_t *s) {
 
 /* Free span s, merged with its free neighbours, goes on the lists. */
 static void free_coalesce(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
+    if (s->dirty && ay_conf.decay_ms == 0)
+        span_purge(ph, s); /* only these pages: the neighbours are purged already */
     ay_span_t *left = s->start >= AY_PAGE_SIZE ? ay_pagemap_span((void *)(s->start - AY_PAGE_SIZE)) : NULL;
     if (left && left->state == AY_SPAN_FREE && left->heap == ph->heap &&
         left->start + PAGES_BYTES(left->npages) == s->start) {
@@ -102,8 +115,6 @@ static void free_coalesce(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
         s->dirty |= right->dirty;
         ay_span_delete(right);
     }
-    if (s->dirty && ay_conf.decay_ms == 0)
-        span_purge(ph, s);
     free_insert(ph, s, now);
 }
 
@@ -168,7 +179,8 @@ static ay_span_t *best_fit(ay_pageheap_t *ph, uintptr_t npages) {
             return ph->free[i].next;
         ay_span_t *best = NULL; /* the >= 256 list is unsorted: scan it */
         for (ay_span_t *s = ph->free[i].next; s != &ph->free[i]; s = s->next)
-            if (s->npages >= npages && (!best || s->npages < best->npages))
+            if (s->npages >= npages &&
+                (!best || s->npages < best->npages || (s->npages == best->npages && s->dirty)))
                 best = s;
         return best;
     }

@@ -52,12 +52,12 @@ int main(void) {
     CHECK(d.tcache && !d.stats_print);
     CHECK_EQ_U(captured[0], 0);
 
-    ay_conf_t c = apply("batch_policy:clip,return_threshold:1.5,decay_ms:-1,tcache_max_bytes:2m,"
+    ay_conf_t c = apply("batch_policy:clip,return_threshold:1.5,decay_ms:-1,tcache_max_bytes:3m,"
                         "stats_print:true,tcache:false,batch_budget:128k,batch_cap:512");
     CHECK_EQ_U(c.batch.policy, AY_BATCH_CLIP);
     CHECK_EQ_U(c.return_k_halves, 3);
     CHECK(c.decay_ms == -1);
-    CHECK_EQ_U(c.tcache_max_bytes, 2u << 20);
+    CHECK_EQ_U(c.tcache_max_bytes, 3u << 20);
     CHECK(c.stats_print && !c.tcache);
     CHECK_EQ_U(c.batch.byte_budget, 128u << 10);
     CHECK_EQ_U(c.batch.object_cap, 512);
