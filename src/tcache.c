@@ -28,7 +28,7 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static ay_tcache_t *registry;     /* live caches, doubly linked */
 static ay_tcache_t *spare;        /* caches of exited threads, for reuse */
 
-#define SCAVENGE_PERIOD 1         /* slow-path events between size checks */
+#define SCAVENGE_PERIOD 16        /* slow-path events between size checks */
 
 static void tcache_thread_exit(void *arg);
 

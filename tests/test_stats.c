@@ -55,9 +55,11 @@ int main(int argc, char **argv) {
             free(small[i]);
         alloy_stats_t s = {.size = sizeof s};
         CHECK(alloy_stats_read(&s) == 0);
-        if (s.tcache_bytes > 2 * 65536)
+        /* checked every 16 slow-path events, so it may overshoot by what
+         * those bring in; without the limit this run caches over 1 MiB */
+        if (s.tcache_bytes > 4 * 65536)
             fprintf(stderr, "tcache_bytes %zu\n", s.tcache_bytes);
-        CHECK(s.tcache_bytes <= 2 * 65536);
+        CHECK(s.tcache_bytes <= 4 * 65536);
         return CHECK_DONE();
     }
 
