@@ -10,7 +10,8 @@
  * validation.csv; `exact` says whether all counters agree.
  * bench: timing-mode runs, interleaved (for each repetition, every cell, with
  * the policy order alternating), into bench.csv; medians into
- * bench_summary.csv.
+ * bench_summary.csv, and the per-repetition guard/clip wall-clock ratio
+ * (the two runs of a pair ran back to back) into bench_paired.csv.
  */
 #include "real_driver.h"
 
@@ -324,8 +325,28 @@ int sim_real_bench(const sim_real_opts_t *o) {
                     sim_workload_name(o->wls[w]), t, p ? "guard" : "clip", reps, med[0], lo, hi,
                     med[1], med[2], med[3], med[4]);
         }
-        free(col);
         fclose(f);
+        /* paired: guard / clip wall clock of the two runs of one repetition */
+        snprintf(path, sizeof path, "%s/bench_paired.csv", o->out);
+        f = fopen(path, "w");
+        if (f && col) {
+            fprintf(f, "workload,threads,reps,median_guard_over_clip_wall,min_ratio,max_ratio,"
+                       "reps_guard_faster\n");
+            for (size_t c = 0; c < cells; c += 2) {
+                unsigned t = (unsigned)((c / 2) % nthr) + 1, w = (unsigned)(c / 2 / nthr);
+                unsigned faster = 0;
+                for (unsigned r = 0; r < reps; r++) {
+                    double clip = res[(c * reps + r) * 5], guard = res[((c + 1) * reps + r) * 5];
+                    col[r] = clip > 0 ? guard / clip : 0;
+                    faster += guard < clip;
+                }
+                double med = real_median(col, reps);
+                fprintf(f, "%s,%u,%u,%.4f,%.4f,%.4f,%u\n", sim_workload_name(o->wls[w]), t, reps,
+                        med, col[0], col[reps - 1], faster);
+            }
+            fclose(f);
+        }
+        free(col);
         fprintf(stderr, "alloy-sim: bench: %zu interleaved runs; medians in %s\n", done, path);
     }
     free(res);
