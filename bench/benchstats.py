@@ -133,6 +133,13 @@ def ratio_vs_best(values, alloy, metric):
     return best, r
 
 
+def rounded_ratio(values, alloy, metric):
+    """ratio_vs_best with the ratio rounded to 2 decimals, as the table shows it,
+    so that the table and the target verdicts never disagree."""
+    best, r = ratio_vs_best(values, alloy, metric)
+    return best, (None if r is None else round(r, 2))
+
+
 def evaluate_targets(rows, alloy="alloy"):
     """rows: list of dicts with keys workload, case, metric, group ('st', 'mt'
     or 'mem') and values (allocator -> median).  Returns a list of
@@ -146,7 +153,7 @@ def evaluate_targets(rows, alloy="alloy"):
         return r["values"].get(alloy) is not None
 
     if st and all(have(r) for r in st):
-        ratios = [(r, ratio_vs_best(r["values"], alloy, r["metric"])) for r in st]
+        ratios = [(r, rounded_ratio(r["values"], alloy, r["metric"])) for r in st]
         within = [x for x in ratios if x[1][1] <= 1.10]
         fastest = [x for x in ratios if x[1][1] <= 1.0]
         worst = max(ratios, key=lambda x: x[1][1])
@@ -169,7 +176,7 @@ def evaluate_targets(rows, alloy="alloy"):
             lower = METRICS[r["metric"]][2]
             if g is None or (v[alloy] < g if lower else v[alloy] > g):
                 beats += 1
-            best, ratio = ratio_vs_best(v, alloy, r["metric"])
+            best, ratio = rounded_ratio(v, alloy, r["metric"])
             if ratio <= 1.25:
                 within += 1
             if worst is None or ratio > worst[1]:
@@ -186,7 +193,7 @@ def evaluate_targets(rows, alloy="alloy"):
     if mem and all(have(r) for r in mem):
         details, ok = [], True
         for r in mem:
-            best, ratio = ratio_vs_best(r["values"], alloy, r["metric"])
+            best, ratio = rounded_ratio(r["values"], alloy, r["metric"])
             ok = ok and ratio <= 1.10
             details.append("%s %s %.2fx %s" % (r["workload"], r["case"], ratio, best))
         out.append(("memory: peak RSS <= 1.1x the leanest peer (mixed, frag)", ok,
