@@ -208,6 +208,13 @@ int main(int argc, char **argv)
         }
     }
 
+    /* Paired ratios: each round's baseline over the same round's arena, so
+     * that slow phases of a busy machine hit both sides of each ratio. */
+    double ratios[MAX_RUNS];
+    int have_pairs = ran[V_BASELINE] && ran[V_ARENA];
+    for (int i = 0; have_pairs && i < runs; i++)
+        ratios[i] = times[V_BASELINE][i] / times[V_ARENA][i];
+
     int first = -1, agree = 1;
     for (int v = 0; v < V_COUNT; v++) {
         if (!ran[v])
@@ -226,10 +233,18 @@ int main(int argc, char **argv)
         else if (memcmp(&prices[v], &prices[first], sizeof prices[v]) != 0)
             agree = 0;
     }
-    if (ran[V_BASELINE] && ran[V_ARENA])
+    if (have_pairs) {
         printf("arena speedup over baseline: %.3fx (%.1f%% less time)\n",
                times[V_BASELINE][0] / times[V_ARENA][0],
                100.0 * (1.0 - times[V_ARENA][0] / times[V_BASELINE][0]));
+        double lo = ratios[0], hi = ratios[0];
+        for (int i = 1; i < runs; i++) {
+            lo = ratios[i] < lo ? ratios[i] : lo;
+            hi = ratios[i] > hi ? ratios[i] : hi;
+        }
+        printf("arena speedup, median of per-round ratios: %.4fx (min %.4f, max %.4f)\n",
+               median(ratios, runs), lo, hi);
+    }
     if (!agree) {
         fprintf(stderr, "pricer: FAIL: the variants' prices are not bit-identical\n");
         return 1;
