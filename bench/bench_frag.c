@@ -7,7 +7,8 @@
  *   0-25%  grow to C objects of 16 B-32 KiB      25-50%  churn at C
  *   50-60% shrink to C/10 (random survivors pin their pages)
  *   60-85% regrow to C with sizes shifted up, 64 B-64 KiB   85-100% churn at C
- * RSS and live bytes are sampled 100 times (`ts` lines).  Reported: peak RSS,
+ * RSS and live bytes are sampled 100 times (`ts` lines).  Reported: CPU time
+ * (time_ms; wall_ms too), peak RSS,
  * final RSS and live bytes, RSS/live at the end, the mean RSS/live over the
  * second half, and usable_pct = live/RSS at the end (the seed's "usable memory").
  *
@@ -51,7 +52,7 @@ int main(int argc, char **argv)
     uint64_t every = n_ops / (MAX_SAMPLES - 1);
     double ratio_sum = 0;
     unsigned ratio_n = 0;
-    uint64_t t0 = bench_now_ns();
+    uint64_t t0 = bench_now_ns(), c0 = bench_cpu_ns();
     for (uint64_t i = 0; i <= n_ops; i++) {
         if (i % every == 0 || i == n_ops) {
             size_t rss = bench_rss_now();
@@ -106,11 +107,11 @@ int main(int argc, char **argv)
             osz[k] = osz[n_live];
         }
     }
-    uint64_t t1 = bench_now_ns();
+    uint64_t t1 = bench_now_ns(), c1 = bench_cpu_ns();
     size_t rss_end = bench_rss_now();
-    printf("res case=frag time_ms=%.2f peak_rss=%zu rss_end=%zu live_end=%zu rss_over_live=%.3f "
+    printf("res case=frag time_ms=%.2f wall_ms=%.2f peak_rss=%zu rss_end=%zu live_end=%zu rss_over_live=%.3f "
            "mean_rss_over_live=%.3f usable_pct=%.1f\n",
-           (double)(t1 - t0) / 1e6, bench_rss_peak(), rss_end, live,
+           (double)(c1 - c0) / 1e6, (double)(t1 - t0) / 1e6, bench_rss_peak(), rss_end, live,
            live ? (double)rss_end / (double)live : 0.0, ratio_n ? ratio_sum / ratio_n : 0.0,
            rss_end ? 100.0 * (double)live / (double)rss_end : 0.0);
     for (uint64_t k = 0; k < n_live; k++)

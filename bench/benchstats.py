@@ -11,11 +11,14 @@ import math
 # metric -> (label, unit, lower_is_better, scale for display)
 METRICS = {
     "ns_per_op": ("per op", "ns", True, 1.0),
+    "wall_ns_per_op": ("per op, wall", "ns", True, 1.0),
     "p99_ns": ("P99", "ns", True, 1.0),
     "p999_ns": ("P999", "ns", True, 1.0),
     "mops_per_s": ("throughput", "M ops/s", False, 1.0),
     "time_s": ("time", "s", True, 1.0),
     "time_ms": ("time", "ms", True, 1.0),
+    "cpu_ms": ("CPU time", "ms", True, 1.0),
+    "wall_ms": ("wall time", "ms", True, 1.0),
     "peak_rss": ("peak RSS", "MiB", True, 1.0 / 1048576),
     "rss_end": ("final RSS", "MiB", True, 1.0 / 1048576),
     "rss_over_live": ("RSS/live at end", "x", True, 1.0),

@@ -31,6 +31,11 @@ unsigned bench_parse_list(const char *s, const char *what, uint64_t *out, unsign
 
 /* Monotonic wall clock in nanoseconds. */
 uint64_t bench_now_ns(void);
+/* CPU time of the whole process (all threads, user + system) in nanoseconds.
+ * Single-threaded workloads are timed with it: on a shared machine it is not
+ * inflated by other processes' time slices, yet it still counts the kernel
+ * work (page faults, mmap) that an allocator causes. */
+uint64_t bench_cpu_ns(void);
 
 /* Cycle counter: raw ticks, cheap.  bench_tick_calibrate() measures ticks per
  * nanosecond and the median cost of an empty timed region (in ticks). */

@@ -45,20 +45,21 @@ DEFAULT_ALLOCATORS = ["glibc", "jemalloc", "tcmalloc", "mimalloc", ALLOY]
 # (multithreaded/cross-thread target), 'mem' (memory target) or None (shown,
 # not a target).  Per-case overrides in CASE_GROUPS.
 WORKLOADS = {
-    "sizes": ("bench_sizes", "seed 001 §5.1: malloc/free pairs at 8-4096 B, 1 thread",
+    "sizes": ("bench_sizes", "seed 001 §5.1: malloc/free pairs at 8-4096 B, 1 thread (CPU time)",
               [("ns_per_op", "st"), ("p99_ns", None), ("p999_ns", None)]),
     "threads": ("bench_threads", "seed 001 §5.2: 64 B pairs on 1-16 threads",
                 [("mops_per_s", "mt"), ("p99_ns", None)]),
     "malloc_test": ("malloc_test", "seed 004 §1: T threads x N objects x S bytes",
                     [("time_s", "mt"), ("ctx_switches", None), ("peak_rss", None)]),
     "mixed": ("bench_mixed", "seed 004 §3: web-service mix with a live set, 2 threads",
-              [("time_ms", "mt"), ("peak_rss", "mem"), ("rss_growth_pct", None)]),
-    "frag": ("bench_frag", "seed 001 §5.3: random sizes and lifetimes, 1 thread",
+              [("time_ms", "mt"), ("peak_rss", "mem"), ("rss_growth_pct", None),
+               ("cpu_ms", None)]),
+    "frag": ("bench_frag", "seed 001 §5.3: random sizes and lifetimes, 1 thread (CPU time)",
              [("time_ms", "st"), ("peak_rss", "mem"), ("rss_over_live", None),
               ("usable_pct", None)]),
     "xthread": ("bench_xthread", "producer/consumer: every free is cross-thread",
                 [("mops_per_s", "mt"), ("peak_rss", None)]),
-    "realloc": ("bench_realloc", "growing strings and vectors with realloc, 1 thread",
+    "realloc": ("bench_realloc", "growing strings and vectors with realloc, 1 thread (CPU time)",
                 [("time_ms", "st"), ("peak_rss", None)]),
 }
 # (workload, case) -> {metric: group}: exceptions to the table above
