@@ -521,7 +521,8 @@ def render_markdown(rows, names, alloy, env, missing, bad, failed_cells):
     L.append("%s, %s CPUs, Linux %s, commit %s, load average at start %s.  "
              "Each cell: median (min-max) of %d runs, allocators interleaved.  "
              "`alloy/best`: alloy's median over the best peer's, oriented so that > 1 means "
-             "alloy is worse (for throughput: best/alloy).\n" % (
+             "alloy is worse (for throughput: best/alloy).  Single-threaded workloads (sizes, frag, "
+             "realloc) are timed in process CPU time, the others in wall time.\n" % (
                  env["cpu"], env["ncpu"], env["kernel"], env["commit"], env["loadavg"],
                  env["reps"]))
     for n, hint in env["missing"].items():
