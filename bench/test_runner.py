@@ -220,6 +220,36 @@ class Processes(unittest.TestCase):
             self.assertEqual(r.returncode, 1)
             self.assertIn("NOT-PRELOADED", r.stdout)
 
+    def faulty_run(self, mode, *extra):
+        lib = os.path.join(BUILD_DIR, "bench", "libbench_faulty.so")
+        if not os.path.exists(lib):
+            self.fail("%s not built" % lib)
+        env = dict(os.environ, BENCH_FAULTY=mode)
+        with tempfile.TemporaryDirectory() as out:
+            r = subprocess.run([PY, os.path.join(HERE, "run.py"), "--build-dir", BUILD_DIR,
+                                "--mode", "smoke", "--workloads", "realloc,sizes", "--no-charts",
+                                "--allocators", "bad=%s,glibc" % lib, "--out", out] + list(extra),
+                               capture_output=True, text=True, timeout=120, env=env)
+            with open(os.path.join(out, "raw.csv")) as f:
+                rows = f.read().splitlines()
+        return r, rows
+
+    def test_crash_is_recorded_and_the_run_goes_on(self):
+        r, rows = self.faulty_run("crash")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("crash:SIGSEGV", r.stdout)                   # in "Failed runs"
+        self.assertTrue(any(",bad,0,crash:SIGSEGV," in x for x in rows), rows)
+        # the allocator after the crashing one still ran, every workload
+        self.assertTrue(any(x.startswith("realloc,") and ",glibc,0,ok,time_ms," in x for x in rows))
+        self.assertTrue(any(x.startswith("sizes,") and ",glibc,0,ok,ns_per_op," in x for x in rows))
+
+    def test_hang_is_recorded_as_timeout(self):
+        r, rows = self.faulty_run("hang", "--timeout", "1")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertTrue(any(",bad,0,timeout," in x for x in rows), rows)
+        self.assertTrue(any(",glibc,0,ok," in x for x in rows))
+        self.assertIn("**TIMEOUT**", r.stdout)
+
     def test_workload_programs_reject_bad_arguments(self):
         cases = [("bench_sizes", ["-n", "abc"]), ("bench_sizes", ["-s", "8,,x"]),
                  ("bench_sizes", ["-n", "-5"]), ("bench_threads", ["-t", "0"]),
