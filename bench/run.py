@@ -269,23 +269,41 @@ def parse_perf(path):
 
 
 class Progress:
-    """One status line on stderr, rewritten in place; silent unless a tty."""
+    """One status line on stderr, rewritten in place; silent unless a tty.
+    The estimate of the time left uses each workload's own mean run time so far
+    (workloads differ by orders of magnitude), else the mean of all runs."""
 
-    def __init__(self, total, enabled):
-        self.total, self.enabled, self.done = total, enabled, 0
+    def __init__(self, remaining, enabled):
+        self.remaining = dict(remaining)          # workload -> runs still to do
+        self.total = sum(remaining.values())
+        self.enabled, self.done = enabled, 0
+        self.spent = {}                           # workload -> (seconds, runs)
         self.t0 = time.monotonic()
+
+    def eta(self):
+        if not self.spent:
+            return "?"
+        all_s = sum(v[0] for v in self.spent.values())
+        all_n = sum(v[1] for v in self.spent.values())
+        left = 0.0
+        for w, n in self.remaining.items():
+            s, k = self.spent.get(w, (all_s, all_n))
+            left += n * s / k
+        return "%dm%02ds" % divmod(int(left), 60)
 
     def show(self, what):
         if not self.enabled:
             return
-        el = time.monotonic() - self.t0
-        eta = "?" if self.done == 0 else "%ds" % (el / self.done * (self.total - self.done))
-        sys.stderr.write("\r\033[K[%d/%d] %s  elapsed %ds  ETA %s" % (
-            self.done + 1, self.total, what, el, eta))
+        el = int(time.monotonic() - self.t0)
+        sys.stderr.write("\r\033[K[%d/%d] %s  elapsed %dm%02ds  left ~%s" % (
+            self.done + 1, self.total, what, el // 60, el % 60, self.eta()))
         sys.stderr.flush()
 
-    def step(self):
+    def step(self, workload, seconds):
         self.done += 1
+        self.remaining[workload] -= 1
+        s, k = self.spent.get(workload, (0.0, 0))
+        self.spent[workload] = (s + seconds, k + 1)
 
     def finish(self):
         if self.enabled:
@@ -357,8 +375,10 @@ def main(argv=None):
     for w in workloads:
         for a in mode[w]:
             jobs.append((w, a))
-    total = len(jobs) * reps * len(present)
-    prog_bar = Progress(total, sys.stderr.isatty())
+    remaining = {}
+    for w, _ in jobs:
+        remaining[w] = remaining.get(w, 0) + reps * len(present)
+    prog_bar = Progress(remaining, sys.stderr.isatty())
 
     raw = []          # rows for raw.csv
     runs = []         # everything, for results.json
@@ -387,7 +407,7 @@ def main(argv=None):
                     shown = " ".join(cmd)
                 commands.append(shown)
                 status, out, err, secs = run_one(cmd, env, timeout)
-                prog_bar.step()
+                prog_bar.step(w, secs)
                 rec = {"workload": w, "args": wargs, "allocator": name, "rep": rep,
                        "status": status, "seconds": round(secs, 4), "command": shown}
                 results, info = {}, {}

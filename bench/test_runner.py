@@ -95,6 +95,14 @@ class Parsing(unittest.TestCase):
         self.assertEqual(sorted(cases, key=run.case_sort),
                          ["size_8", "size_64", "size_512", "size_4096"])
 
+    def test_progress_estimate(self):
+        p = run.Progress({"a": 3, "b": 2}, enabled=False)
+        self.assertEqual(p.eta(), "?")
+        p.step("a", 10.0)                 # a: 10 s per run, b unknown: use the overall mean
+        self.assertEqual(p.eta(), "0m40s")
+        p.step("b", 1.0)
+        self.assertEqual(p.eta(), "0m21s")
+
     def test_modes_cover_every_workload(self):
         for name, mode in run.MODES.items():
             for w in run.WORKLOADS:
