@@ -44,6 +44,7 @@ typedef struct main_opts {
     uint32_t warmup, ops, live, sample_every; /* 0 = workload default */
     unsigned reps;           /* bench repetitions */
     uint32_t threads_max;    /* bench */
+    uint32_t heaps;          /* bench: ALLOY_CONF heaps:N, 0 = default */
 } main_opts_t;
 
 static void main_usage(FILE *f) {
@@ -62,6 +63,7 @@ static void main_usage(FILE *f) {
             "knobs: --warmup N --ops N (measured) --live N --sample-every N\n"
             "other: --jobs N (all cores)  --progress|--no-progress  --figures|--no-figures\n"
             "       --real PATH (alloy-sim-real, default: next to alloy-sim)  --reps N (bench, 5)\n"
+            "       --threads N (bench: 1..N, 2)  --heaps N (bench: ALLOY_CONF heaps:N)\n"
             "       --fault-at OP (test hook: leak one cached object after op OP)\n");
 }
 
@@ -199,6 +201,8 @@ static int main_parse(main_opts_t *o, int argc, char **argv) {
             o->fault_at = u;
         } else if (!strcmp(a, "--reps")) {
             rc = main_u32(a, v, 1, 1000, &o->reps);
+        } else if (!strcmp(a, "--heaps")) {
+            rc = main_u32(a, v, 1, 128, &o->heaps);
         } else if (!strcmp(a, "--threads")) {
             rc = main_u32(a, v, 1, 64, &o->threads_max);
         } else {
@@ -344,6 +348,7 @@ static int main_real(const main_opts_t *o, int bench) {
     ro.seed_base = o->seed_base;
     ro.reps = o->reps;
     ro.threads_max = o->threads_max;
+    ro.heaps = o->heaps;
     ro.progress = o->progress >= 0 ? o->progress : isatty(STDERR_FILENO);
     for (unsigned w = 0; w < SIM_WL_COUNT; w++)
         ro.tp[w] = main_trace_params(o, (sim_workload_t)w);

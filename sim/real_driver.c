@@ -49,8 +49,8 @@ static int real_find(const sim_real_opts_t *o, char *path, size_t len) {
 
 /* Runs the harness with argv and ALLOY_CONF for policy; parses the second
  * line of its stdout into v (numbers) and hash.  Returns 0 or -1. */
-static int real_spawn(const char *exe, char *const argv[], const char *policy, double *v,
-                      unsigned nv, uint64_t *hash) {
+static int real_spawn(const char *exe, char *const argv[], const char *policy, uint32_t heaps,
+                      double *v, unsigned nv, uint64_t *hash) {
     int fd[2];
     if (pipe(fd))
         return -1;
@@ -62,7 +62,9 @@ static int real_spawn(const char *exe, char *const argv[], const char *policy, d
     }
     if (pid == 0) {
         char conf[256];
-        snprintf(conf, sizeof conf, REAL_CONF_FMT, policy);
+        int len = snprintf(conf, sizeof conf, REAL_CONF_FMT, policy);
+        if (heaps && len > 0 && (size_t)len < sizeof conf)
+            snprintf(conf + len, sizeof conf - (size_t)len, ",heaps:%u", heaps);
         setenv("ALLOY_CONF", conf, 1);
         dup2(fd[1], STDOUT_FILENO);
         close(fd[0]);
@@ -173,7 +175,7 @@ int sim_real_validate(const sim_real_opts_t *o) {
                                 "--sample-every", ta[4], NULL};
                 double v[REAL_MAX_FIELDS];
                 uint64_t hash = 0;
-                if (real_spawn(exe, argv, ay_policy_name(pol), v, 13, &hash)) {
+                if (real_spawn(exe, argv, ay_policy_name(pol), 0, v, 13, &hash)) {
                     fprintf(stderr, "alloy-sim: real run failed: %s %s seed %" PRIu64 "\n",
                             sim_workload_name(wl), ay_policy_name(pol), seed);
                     rc = 1;
@@ -245,8 +247,13 @@ int sim_real_bench(const sim_real_opts_t *o) {
         fprintf(stderr, "alloy-sim: cannot write %s: %s\n", path, strerror(errno));
         return 2;
     }
-    fprintf(f, "rep,order,workload,threads,policy,wall_seconds,slow_path_calls,short_fetches,"
-               "central_lock_contended,max_rss_kib\n");
+    fprintf(f, "heaps,rep,order,workload,threads,policy,wall_seconds,slow_path_calls,"
+               "short_fetches,central_lock_contended,max_rss_kib\n");
+    char heaps_s[16];
+    if (o->heaps)
+        snprintf(heaps_s, sizeof heaps_s, "%u", o->heaps);
+    else
+        snprintf(heaps_s, sizeof heaps_s, "default");
     double t0 = sim_now();
     size_t done = 0;
     int rc = 0;
@@ -272,13 +279,14 @@ int sim_real_bench(const sim_real_opts_t *o) {
                                     ta[0], "--warmup", ta[1], "--ops", ta[2], "--live", ta[3],
                                     "--threads", thr, "--timing", NULL};
                     double v[6];
-                    if (real_spawn(exe, argv, ay_policy_name(pol), v, 6, NULL)) {
+                    if (real_spawn(exe, argv, ay_policy_name(pol), o->heaps, v, 6, NULL)) {
                         fprintf(stderr, "alloy-sim: real run failed: %s %s %u threads\n",
                                 sim_workload_name(wl), ay_policy_name(pol), t);
                         rc = 1;
                         break;
                     }
-                    fprintf(f, "%u,%u,%s,%u,%s,%.6f,%.0f,%.0f,%.0f,%.0f\n", r + 1, order++,
+                    fprintf(f, "%s,%u,%u,%s,%u,%s,%.6f,%.0f,%.0f,%.0f,%.0f\n", heaps_s, r + 1,
+                            order++,
                             sim_workload_name(wl), t, ay_policy_name(pol), v[0], v[1], v[2],
                             v[3], v[4]);
                     size_t cell = ((size_t)w * nthr + (t - 1)) * 2 + p;
@@ -304,7 +312,7 @@ int sim_real_bench(const sim_real_opts_t *o) {
             fprintf(stderr, "alloy-sim: cannot write %s\n", path);
             return 2;
         }
-        fprintf(f, "workload,threads,policy,reps,median_wall_seconds,min_wall_seconds,"
+        fprintf(f, "heaps,workload,threads,policy,reps,median_wall_seconds,min_wall_seconds,"
                    "max_wall_seconds,median_central_lock_contended,median_max_rss_kib,"
                    "median_slow_path_calls,median_short_fetches\n");
         double *col = malloc(sizeof *col * reps);
@@ -321,7 +329,7 @@ int sim_real_bench(const sim_real_opts_t *o) {
                     hi = col[reps - 1];
                 }
             }
-            fprintf(f, "%s,%u,%s,%u,%.6f,%.6f,%.6f,%.0f,%.0f,%.0f,%.0f\n",
+            fprintf(f, "%s,%s,%u,%s,%u,%.6f,%.6f,%.6f,%.0f,%.0f,%.0f,%.0f\n", heaps_s,
                     sim_workload_name(o->wls[w]), t, p ? "guard" : "clip", reps, med[0], lo, hi,
                     med[1], med[2], med[3], med[4]);
         }
@@ -330,8 +338,8 @@ int sim_real_bench(const sim_real_opts_t *o) {
         snprintf(path, sizeof path, "%s/bench_paired.csv", o->out);
         f = fopen(path, "w");
         if (f && col) {
-            fprintf(f, "workload,threads,reps,median_guard_over_clip_wall,min_ratio,max_ratio,"
-                       "reps_guard_faster\n");
+            fprintf(f, "heaps,workload,threads,reps,median_guard_over_clip_wall,min_ratio,"
+                       "max_ratio,reps_guard_faster\n");
             for (size_t c = 0; c < cells; c += 2) {
                 unsigned t = (unsigned)((c / 2) % nthr) + 1, w = (unsigned)(c / 2 / nthr);
                 unsigned faster = 0;
@@ -341,7 +349,8 @@ int sim_real_bench(const sim_real_opts_t *o) {
                     faster += guard < clip;
                 }
                 double med = real_median(col, reps);
-                fprintf(f, "%s,%u,%u,%.4f,%.4f,%.4f,%u\n", sim_workload_name(o->wls[w]), t, reps,
+                fprintf(f, "%s,%s,%u,%u,%.4f,%.4f,%.4f,%u\n", heaps_s, sim_workload_name(o->wls[w]),
+                        t, reps,
                         med, col[0], col[reps - 1], faster);
             }
             fclose(f);

@@ -19,6 +19,7 @@ typedef struct sim_real_opts {
     uint64_t seed_base;
     unsigned reps;        /* bench: interleaved repetitions per cell */
     uint32_t threads_max; /* bench: 1..threads_max threads */
+    uint32_t heaps;       /* bench: ALLOY_CONF heaps:N; 0 = liballoy's default */
     int progress;
     sim_trace_params_t tp[SIM_WL_COUNT];
 } sim_real_opts_t;

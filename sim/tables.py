@@ -128,22 +128,22 @@ def main():
     if len(sys.argv) > 3:
         b = read(os.path.join(sys.argv[3], "bench_summary.csv"))
         print("\n### Real allocator: clip vs guard, wall clock / lock contention / RSS (medians of interleaved runs)\n")
-        print("| workload | threads | policy | reps | median wall s (min-max) | contended central locks | max RSS MiB | slow-path calls | short fetches |")
-        print("|---|---:|---|---:|---|---:|---:|---:|---:|")
+        print("| heaps | workload | threads | policy | reps | median wall s (min-max) | contended central locks | max RSS MiB | slow-path calls | short fetches |")
+        print("|---|---|---:|---|---:|---|---:|---:|---:|---:|")
         for r in b:
-            print("| %s | %s | %s | %s | %.3f (%.3f-%.3f) | %s | %.1f | %s | %s |" % (
-                r["workload"], r["threads"], r["policy"], r["reps"], float(r["median_wall_seconds"]),
+            print("| %s | %s | %s | %s | %s | %.3f (%.3f-%.3f) | %s | %.1f | %s | %s |" % (
+                r.get("heaps", "default"), r["workload"], r["threads"], r["policy"], r["reps"], float(r["median_wall_seconds"]),
                 float(r["min_wall_seconds"]), float(r["max_wall_seconds"]), r["median_central_lock_contended"],
                 float(r["median_max_rss_kib"]) / 1024, f(r["median_slow_path_calls"], 0),
                 f(r["median_short_fetches"], 0)))
         pp = os.path.join(sys.argv[3], "bench_paired.csv")
         if os.path.exists(pp):
             print("\nPaired per repetition (guard wall / clip wall of back-to-back runs):\n")
-            print("| workload | threads | reps | median guard/clip | min-max | reps where guard was faster |")
-            print("|---|---:|---:|---:|---|---:|")
+            print("| heaps | workload | threads | reps | median guard/clip | min-max | reps where guard was faster |")
+            print("|---|---|---:|---:|---:|---|---:|")
             for r in read(pp):
-                print("| %s | %s | %s | %.3f | %.3f-%.3f | %s |" % (
-                    r["workload"], r["threads"], r["reps"], float(r["median_guard_over_clip_wall"]),
+                print("| %s | %s | %s | %s | %.3f | %.3f-%.3f | %s |" % (
+                    r.get("heaps", "default"), r["workload"], r["threads"], r["reps"], float(r["median_guard_over_clip_wall"]),
                     float(r["min_ratio"]), float(r["max_ratio"]), r["reps_guard_faster"]))
     return 0
 
