@@ -5,23 +5,9 @@
 #include "internal.h"
 #include "pagemap.h"
 
-static void list_init(ay_span_t *head) { head->prev = head->next = head; }
-static int list_empty(const ay_span_t *head) { return head->next == head; }
-static void list_remove(ay_span_t *s) {
-    s->prev->next = s->next;
-    s->next->prev = s->prev;
-    s->prev = s->next = NULL;
-}
-static void list_push(ay_span_t *head, ay_span_t *s) {
-    s->next = head->next;
-    s->prev = head;
-    head->next->prev = s;
-    head->next = s;
-}
-
 void ay_central_init(ay_central_t *c, struct ay_heap *h, unsigned cls) {
     pthread_mutex_init(&c->lock, NULL);
-    list_init(&c->nonempty);
+    ay_list_init(&c->nonempty);
     c->heap = h;
     c->cls = cls;
     c->size = (uint32_t)ay_policy_class_size(cls);
@@ -86,18 +72,18 @@ uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, void **ta
     uint32_t got = 0;
     ay_central_lock(c);
     c->fetches++;
-    while (got < want && !list_empty(&c->nonempty)) {
+    while (got < want && !ay_list_empty(&c->nonempty)) {
         ay_span_t *s = c->nonempty.next;
         got += span_take(s, want - got, &link);
         if (span_exhausted(s))
-            list_remove(s);
+            ay_list_remove(s);
     }
     if (got < want) {
         ay_span_t *s = span_new(c, want);
         if (s) {
             got += span_take(s, want - got, &link);
             if (!span_exhausted(s))
-                list_push(&c->nonempty, s);
+                ay_list_push(&c->nonempty, s);
         }
     }
     *link = NULL;
@@ -134,13 +120,13 @@ void ay_central_release(unsigned cls, void *head, uint32_t n) {
         s->used--;
         if (s->used == 0) {
             if (!was_exhausted)
-                list_remove(s);
+                ay_list_remove(s);
             c->free_objects -= s->capacity;
             c->spans_freed++;
             c->span_pages -= s->npages;
             ay_pageheap_free(&c->heap->pages, s);
         } else if (was_exhausted) {
-            list_push(&c->nonempty, s);
+            ay_list_push(&c->nonempty, s);
         }
     }
     if (c)

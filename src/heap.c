@@ -126,8 +126,7 @@ int ay_heap_destroy(ay_heap_t *h) {
     /* direct maps */
     while (ph->direct.next != &ph->direct) {
         ay_span_t *s = ph->direct.next;
-        s->prev->next = s->next;
-        s->next->prev = s->prev;
+        ay_list_remove(s);
         ay_pagemap_set1(s->start, NULL, 0);
         ay_os_unmap((void *)s->start, (size_t)s->npages << AY_PAGE_SHIFT);
         ay_span_delete(s);
@@ -138,8 +137,7 @@ int ay_heap_destroy(ay_heap_t *h) {
         release_block_spans(ph, b);
     while (ph->blocks.next != &ph->blocks) {
         ay_span_t *b = ph->blocks.next;
-        b->prev->next = b->next;
-        b->next->prev = b->prev;
+        ay_list_remove(b);
         ay_os_unmap((void *)b->start, (size_t)b->npages << AY_PAGE_SHIFT);
         ay_span_delete(b);
     }

@@ -9,24 +9,6 @@
 
 #define PAGES_BYTES(n) ((size_t)(n) << AY_PAGE_SHIFT)
 
-static void list_init(ay_span_t *head) { head->prev = head->next = head; }
-static void list_remove(ay_span_t *s) {
-    s->prev->next = s->next;
-    s->next->prev = s->prev;
-    s->prev = s->next = NULL;
-}
-static void list_push(ay_span_t *head, ay_span_t *s) {
-    s->next = head->next;
-    s->prev = head;
-    head->next->prev = s;
-    head->next = s;
-}
-static void list_append(ay_span_t *head, ay_span_t *s) {
-    s->prev = head->prev;
-    s->next = head;
-    head->prev->next = s;
-    head->prev = s;
-}
 
 static unsigned size_index(uintptr_t npages) {
     return npages >= AY_MAX_SPAN_PAGES ? AY_MAX_SPAN_PAGES : (unsigned)npages;
@@ -35,10 +17,10 @@ static unsigned size_index(uintptr_t npages) {
 void ay_pageheap_init(ay_pageheap_t *ph, struct ay_heap *owner) {
     pthread_mutex_init(&ph->lock, NULL);
     for (unsigned i = 0; i <= AY_MAX_SPAN_PAGES; i++)
-        list_init(&ph->free[i]);
+        ay_list_init(&ph->free[i]);
     ph->dirty.dprev = ph->dirty.dnext = &ph->dirty;
-    list_init(&ph->blocks);
-    list_init(&ph->direct);
+    ay_list_init(&ph->blocks);
+    ay_list_init(&ph->direct);
     ph->heap = owner;
 }
 
@@ -51,9 +33,9 @@ static void free_insert(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
     /* dirty spans first: among spans of one length, reuse pages that are
      * already resident before touching purged or fresh ones */
     if (s->dirty)
-        list_push(&ph->free[i], s);
+        ay_list_push(&ph->free[i], s);
     else
-        list_append(&ph->free[i], s);
+        ay_list_append(&ph->free[i], s);
     ph->nonempty[i / 64] |= (uint64_t)1 << (i % 64);
     if (s->dirty) {
         s->freed_ms = now;
@@ -71,7 +53,7 @@ static void free_insert(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
 
 static void free_remove(ay_pageheap_t *ph, ay_span_t *s) {
     unsigned i = size_index(s->npages);
-    list_remove(s);
+    ay_list_remove(s);
     if (ph->free[i].next == &ph->free[i])
         ph->nonempty[i / 64] &= ~((uint64_t)1 << (i % 64));
     if (s->dirty) {
@@ -155,7 +137,7 @@ static int grow(ay_pageheap_t *ph, uintptr_t npages, uint64_t now) {
     }
     rec->start = (uintptr_t)block; /* the block's record, for heap destroy */
     rec->npages = pages;
-    list_push(&ph->blocks, rec);
+    ay_list_push(&ph->blocks, rec);
     s->start = (uintptr_t)block;
     s->npages = pages;
     s->dirty = 0; /* fresh pages are not resident until touched */
@@ -300,7 +282,7 @@ ay_span_t *ay_direct_alloc(ay_pageheap_t *ph, size_t bytes, size_t align) {
     s->heap = ph->heap;
     ay_pagemap_set1(s->start, s, 0);
     pthread_mutex_lock(&ph->lock);
-    list_push(&ph->direct, s);
+    ay_list_push(&ph->direct, s);
     pthread_mutex_unlock(&ph->lock);
     direct_account(ph, (ptrdiff_t)bytes);
     return s;
@@ -309,7 +291,7 @@ ay_span_t *ay_direct_alloc(ay_pageheap_t *ph, size_t bytes, size_t align) {
 void ay_direct_free(ay_pageheap_t *ph, ay_span_t *s) {
     size_t bytes = PAGES_BYTES(s->npages);
     pthread_mutex_lock(&ph->lock);
-    list_remove(s);
+    ay_list_remove(s);
     pthread_mutex_unlock(&ph->lock);
     ay_pagemap_set1(s->start, NULL, 0);
     ay_os_unmap((void *)s->start, bytes);

@@ -40,4 +40,27 @@ typedef struct ay_span {
     uint64_t freed_ms;        /* FREE: when the span became free and dirty */
 } ay_span_t;
 
+/* Circular doubly linked lists of spans through prev/next, with a span
+ * record as the list head (page-heap free lists, central nonempty lists,
+ * block and direct-map lists). */
+static inline void ay_list_init(ay_span_t *head) { head->prev = head->next = head; }
+static inline int ay_list_empty(const ay_span_t *head) { return head->next == head; }
+static inline void ay_list_remove(ay_span_t *s) {
+    s->prev->next = s->next;
+    s->next->prev = s->prev;
+    s->prev = s->next = 0;
+}
+static inline void ay_list_push(ay_span_t *head, ay_span_t *s) { /* at the front */
+    s->next = head->next;
+    s->prev = head;
+    head->next->prev = s;
+    head->next = s;
+}
+static inline void ay_list_append(ay_span_t *head, ay_span_t *s) { /* at the back */
+    s->prev = head->prev;
+    s->next = head;
+    head->prev->next = s;
+    head->prev = s;
+}
+
 #endif
