@@ -7,9 +7,6 @@
 #include "os.h"
 #include "pagemap.h"
 
-#define PAGES_BYTES(n) ((size_t)(n) << AY_PAGE_SHIFT)
-
-
 static unsigned size_index(uintptr_t npages) {
     return npages >= AY_MAX_SPAN_PAGES ? AY_MAX_SPAN_PAGES : (unsigned)npages;
 }
@@ -48,7 +45,7 @@ static void free_insert(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
         ph->free_clean_pages += s->npages;
     }
     ay_pagemap_set1(s->start, s, 0);
-    ay_pagemap_set1(s->start + PAGES_BYTES(s->npages - 1), s, 0);
+    ay_pagemap_set1(s->start + AY_PAGES_BYTES(s->npages - 1), s, 0);
 }
 
 static void free_remove(ay_pageheap_t *ph, ay_span_t *s) {
@@ -66,12 +63,12 @@ static void free_remove(ay_pageheap_t *ph, ay_span_t *s) {
     }
     /* the caller re-registers whatever the pages become */
     ay_pagemap_set1(s->start, NULL, 0);
-    ay_pagemap_set1(s->start + PAGES_BYTES(s->npages - 1), NULL, 0);
+    ay_pagemap_set1(s->start + AY_PAGES_BYTES(s->npages - 1), NULL, 0);
 }
 
 static void span_purge(ay_pageheap_t *ph, ay_span_t *s) {
     /* called on a span already off the lists */
-    ay_os_purge((void *)s->start, PAGES_BYTES(s->npages));
+    ay_os_purge((void *)s->start, AY_PAGES_BYTES(s->npages));
     ph->purges++;
     s->dirty = 0;
 }
@@ -82,16 +79,16 @@ static void free_coalesce(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
         span_purge(ph, s); /* only these pages: the neighbours are purged already */
     ay_span_t *left = s->start >= AY_PAGE_SIZE ? ay_pagemap_span((void *)(s->start - AY_PAGE_SIZE)) : NULL;
     if (left && left->state == AY_SPAN_FREE && left->heap == ph->heap &&
-        left->start + PAGES_BYTES(left->npages) == s->start) {
+        left->start + AY_PAGES_BYTES(left->npages) == s->start) {
         free_remove(ph, left);
         s->start = left->start;
         s->npages += left->npages;
         s->dirty |= left->dirty;
         ay_span_delete(left);
     }
-    ay_span_t *right = ay_pagemap_span((void *)(s->start + PAGES_BYTES(s->npages)));
+    ay_span_t *right = ay_pagemap_span((void *)(s->start + AY_PAGES_BYTES(s->npages)));
     if (right && right->state == AY_SPAN_FREE && right->heap == ph->heap &&
-        right->start == s->start + PAGES_BYTES(s->npages)) {
+        right->start == s->start + AY_PAGES_BYTES(s->npages)) {
         free_remove(ph, right);
         s->npages += right->npages;
         s->dirty |= right->dirty;
@@ -123,7 +120,7 @@ void ay_pageheap_purge(ay_pageheap_t *ph, int all) {
 /* Map a new block of at least npages pages; it joins the free lists. */
 static int grow(ay_pageheap_t *ph, uintptr_t npages, uint64_t now) {
     uintptr_t pages = npages > AY_BLOCK_PAGES ? npages : AY_BLOCK_PAGES;
-    void *block = ay_os_map(PAGES_BYTES(pages), AY_PAGE_SIZE);
+    void *block = ay_os_map(AY_PAGES_BYTES(pages), AY_PAGE_SIZE);
     if (!block)
         return -1;
     ay_span_t *s = ay_span_new(), *rec = ay_span_new();
@@ -132,7 +129,7 @@ static int grow(ay_pageheap_t *ph, uintptr_t npages, uint64_t now) {
             ay_span_delete(s);
         if (rec)
             ay_span_delete(rec);
-        ay_os_unmap(block, PAGES_BYTES(pages));
+        ay_os_unmap(block, AY_PAGES_BYTES(pages));
         return -1;
     }
     rec->start = (uintptr_t)block; /* the block's record, for heap destroy */
@@ -177,7 +174,7 @@ static int split_tail(ay_pageheap_t *ph, ay_span_t *s, uintptr_t npages, uint64_
     ay_span_t *rest = ay_span_new();
     if (!rest)
         return -1;
-    rest->start = s->start + PAGES_BYTES(npages);
+    rest->start = s->start + AY_PAGES_BYTES(npages);
     rest->npages = s->npages - npages;
     rest->dirty = s->dirty;
     s->npages = npages;
@@ -199,7 +196,7 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
     }
     free_remove(ph, s);
     if (align_pages > 1) {
-        uintptr_t align = PAGES_BYTES(align_pages);
+        uintptr_t align = AY_PAGES_BYTES(align_pages);
         uintptr_t head = (((s->start + align - 1) & ~(align - 1)) - s->start) >> AY_PAGE_SHIFT;
         if (head) {
             ay_span_t *h = ay_span_new();
@@ -211,7 +208,7 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
             h->start = s->start;
             h->npages = head;
             h->dirty = s->dirty;
-            s->start += PAGES_BYTES(head);
+            s->start += AY_PAGES_BYTES(head);
             s->npages -= head;
             free_insert(ph, h, now);
         }
@@ -225,7 +222,7 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
     s->heap = ph->heap;
     s->dirty = 0;
     ph->active_pages += npages;
-    size_t active = PAGES_BYTES(ph->active_pages) + AY_LOAD(&ph->direct_bytes);
+    size_t active = AY_PAGES_BYTES(ph->active_pages) + AY_LOAD(&ph->direct_bytes);
     if (active > ph->peak_active_bytes)
         ph->peak_active_bytes = active;
     ay_pagemap_set(s->start, npages, s, bin);
@@ -256,7 +253,7 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
 static void direct_account(ay_pageheap_t *ph, ptrdiff_t delta) {
     size_t d = __atomic_add_fetch(&ph->direct_bytes, (size_t)delta, __ATOMIC_RELAXED);
     if (delta > 0) {
-        size_t active = PAGES_BYTES(AY_LOAD(&ph->active_pages)) + d;
+        size_t active = AY_PAGES_BYTES(AY_LOAD(&ph->active_pages)) + d;
         size_t peak = AY_LOAD(&ph->peak_active_bytes);
         while (active > peak &&
                !__atomic_compare_exchange_n(&ph->peak_active_bytes, &peak, active, 1,
@@ -289,7 +286,7 @@ ay_span_t *ay_direct_alloc(ay_pageheap_t *ph, size_t bytes, size_t align) {
 }
 
 void ay_direct_free(ay_pageheap_t *ph, ay_span_t *s) {
-    size_t bytes = PAGES_BYTES(s->npages);
+    size_t bytes = AY_PAGES_BYTES(s->npages);
     pthread_mutex_lock(&ph->lock);
     ay_list_remove(s);
     pthread_mutex_unlock(&ph->lock);
@@ -300,7 +297,7 @@ void ay_direct_free(ay_pageheap_t *ph, ay_span_t *s) {
 }
 
 int ay_direct_resize(ay_pageheap_t *ph, ay_span_t *s, size_t bytes) {
-    size_t old = PAGES_BYTES(s->npages);
+    size_t old = AY_PAGES_BYTES(s->npages);
     void *q = ay_os_remap((void *)s->start, old, bytes);
     if (!q || ay_pagemap_ensure((uintptr_t)q, 1) != 0)
         return -1; /* a failed ensure leaves a valid, larger mapping: fine to keep old entry */
@@ -324,11 +321,11 @@ void ay_pageheap_validate(ay_pageheap_t *ph) {
             if (s->state != AY_SPAN_FREE || size_index(s->npages) != i)
                 ay_fatal("pageheap: bad span on free list", (void *)s->start);
             if (ay_pagemap_span((void *)s->start) != s ||
-                ay_pagemap_span((void *)(s->start + PAGES_BYTES(s->npages - 1))) != s)
+                ay_pagemap_span((void *)(s->start + AY_PAGES_BYTES(s->npages - 1))) != s)
                 ay_fatal("pageheap: free span not in pagemap", (void *)s->start);
-            ay_span_t *r = ay_pagemap_span((void *)(s->start + PAGES_BYTES(s->npages)));
+            ay_span_t *r = ay_pagemap_span((void *)(s->start + AY_PAGES_BYTES(s->npages)));
             if (r && r->state == AY_SPAN_FREE && r->heap == ph->heap &&
-                r->start == s->start + PAGES_BYTES(s->npages))
+                r->start == s->start + AY_PAGES_BYTES(s->npages))
                 ay_fatal("pageheap: adjacent free spans not merged", (void *)s->start);
             *(s->dirty ? &dirty : &clean) += s->npages;
         }

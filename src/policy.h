@@ -31,6 +31,7 @@
 
 #define AY_PAGE_SHIFT 12
 #define AY_PAGE_SIZE ((size_t)1 << AY_PAGE_SHIFT)
+#define AY_PAGES_BYTES(n) ((size_t)(n) << AY_PAGE_SHIFT)
 #define AY_NUM_CLASSES 208
 #define AY_MAX_SMALL_SIZE ((size_t)256 * 1024) /* largest class */
 #define AY_MAX_SPAN_PAGES 256                  /* pages in the largest span */

@@ -21,8 +21,6 @@
 #include "pagemap.h"
 #include "tcache.h"
 
-#define PAGES_BYTES(n) ((size_t)(n) << AY_PAGE_SHIFT)
-
 /* Bytes cached for bin b (0: every bin) by the thread caches bound to heap h
  * (NULL: any heap). */
 static size_t tcache_bytes(const ay_heap_t *h, unsigned b) {
@@ -90,12 +88,12 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
     const ay_pageheap_t *ph = &h->pages;
     size_t direct = AY_LOAD(&ph->direct_bytes);
     size_t active_pages = AY_LOAD(&ph->active_pages);
-    s->active = PAGES_BYTES(active_pages) + direct;
-    s->large_allocated = PAGES_BYTES(active_pages > small_pages ? active_pages - small_pages : 0) + direct;
+    s->active = AY_PAGES_BYTES(active_pages) + direct;
+    s->large_allocated = AY_PAGES_BYTES(active_pages > small_pages ? active_pages - small_pages : 0) + direct;
     s->allocated += s->large_allocated;
-    s->pageheap_free_bytes = PAGES_BYTES(AY_LOAD(&ph->free_dirty_pages));
-    s->pageheap_purged_bytes = PAGES_BYTES(AY_LOAD(&ph->free_clean_pages));
-    s->mapped = PAGES_BYTES(AY_LOAD(&ph->mapped_pages)) + direct;
+    s->pageheap_free_bytes = AY_PAGES_BYTES(AY_LOAD(&ph->free_dirty_pages));
+    s->pageheap_purged_bytes = AY_PAGES_BYTES(AY_LOAD(&ph->free_clean_pages));
+    s->mapped = AY_PAGES_BYTES(AY_LOAD(&ph->mapped_pages)) + direct;
     s->resident = s->active + s->pageheap_free_bytes;
     s->peak_active = AY_LOAD(&ph->peak_active_bytes);
     s->purges = AY_LOAD(&ph->purges);
