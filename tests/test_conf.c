@@ -33,7 +33,9 @@ static int same_conf(const ay_conf_t *a, const ay_conf_t *b) {
     return a->batch.policy == b->batch.policy && a->batch.byte_budget == b->batch.byte_budget &&
            a->batch.object_cap == b->batch.object_cap && a->return_k_halves == b->return_k_halves &&
            a->tcache == b->tcache && a->tcache_max_bytes == b->tcache_max_bytes &&
-           a->decay_ms == b->decay_ms && a->stats_print == b->stats_print;
+           a->decay_ms == b->decay_ms && a->stats_print == b->stats_print && a->heaps == b->heaps &&
+           a->background_thread == b->background_thread && a->junk == b->junk && a->zero == b->zero &&
+           a->abort_on_error == b->abort_on_error;
 }
 
 static int count_lines(const char *s) {
@@ -59,6 +61,9 @@ int main(void) {
     CHECK(c.decay_ms == -1);
     CHECK_EQ_U(c.tcache_max_bytes, 3u << 20);
     CHECK(c.stats_print && !c.tcache);
+    ay_conf_t h = apply("heaps:3,background_thread:true,junk:true,zero:true,abort_on_error:false");
+    CHECK(h.heaps == 3 && h.background_thread && h.junk && h.zero && !h.abort_on_error);
+    CHECK_EQ_U(captured[0], 0);
     CHECK_EQ_U(c.batch.byte_budget, 128u << 10);
     CHECK_EQ_U(c.batch.object_cap, 512);
     CHECK_EQ_U(captured[0], 0);
@@ -66,9 +71,11 @@ int main(void) {
     /* each malformed item: one warning naming the key; the default stays */
     const char *bad[] = {"decay_ms:abc", "batch_policy:fast", "return_threshold:1", "return_threshold:2.7",
                          "tcache:maybe", "tcache_max_bytes:-5", "batch_cap:0", "decay_ms:",
-                         "decay_ms:99999999999999999999999"};
+                         "decay_ms:99999999999999999999999", "heaps:-3", "heaps:0", "background_thread:yes",
+                         "junk:2"};
     const char *keys[] = {"decay_ms", "batch_policy", "return_threshold", "return_threshold",
-                          "tcache", "tcache_max_bytes", "batch_cap", "decay_ms", "decay_ms"};
+                          "tcache", "tcache_max_bytes", "batch_cap", "decay_ms", "decay_ms", "heaps", "heaps",
+                          "background_thread", "junk"};
     for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ay_conf_t b = apply(bad[i]);
         CHECK(same_conf(&b, &d));
