@@ -97,13 +97,23 @@ static void free_coalesce(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
     free_insert(ph, s, now);
 }
 
+/* Dirty free pages kept at most: a quarter of the active pages, and never
+ * less than 16 MiB.  A program that frees most of its memory at once gets it
+ * purged at once, without waiting for decay_ms and for a later allocator
+ * call (or the background thread) to notice. */
+static size_t dirty_cap(const ay_pageheap_t *ph) {
+    size_t floor_pages = ((size_t)16 << 20) >> AY_PAGE_SHIFT;
+    return ph->active_pages / 4 > floor_pages ? ph->active_pages / 4 : floor_pages;
+}
+
 static void decay_locked(ay_pageheap_t *ph, uint64_t now, int all) {
     int64_t decay = ay_conf.decay_ms;
     if (decay < 0 && !all)
-        return;
+        return; /* -1: never purge, not even above the cap */
+    size_t cap = dirty_cap(ph);
     while (ph->dirty.dnext != &ph->dirty) {
-        ay_span_t *s = ph->dirty.dnext;
-        if (!all && now - s->freed_ms < (uint64_t)decay)
+        ay_span_t *s = ph->dirty.dnext; /* the oldest */
+        if (!all && now - s->freed_ms < (uint64_t)decay && ph->free_dirty_pages <= cap)
             break;
         free_remove(ph, s);
         span_purge(ph, s);

@@ -1,5 +1,7 @@
 /* test_decay.c - a process that frees most of its memory and then idles gets
- * its RSS back down.  Usage: test_decay background|slowpath|never
+ * its RSS back down.  Usage: test_decay default|background|slowpath|never
+ *   default:    no settings - the dirty-page cap (max(16 MiB, active/4))
+ *               purges at free time, so RSS falls while the program sleeps;
  *   background: ALLOY_CONF=decay_ms:100,background_thread:true - RSS falls
  *               while the program only sleeps;
  *   slowpath:   ALLOY_CONF=decay_ms:100 - RSS falls at the next slow path;
