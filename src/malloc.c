@@ -180,7 +180,7 @@ ALLOY_API void *alloy_calloc(size_t n, size_t size) {
  * half of its block? */
 static int fits_in_place(ay_span_t *s, size_t usable, size_t size) {
     if (s->state == AY_SPAN_SMALL)
-        return size <= usable && ay_size_bin(size) == s->cls + 1u;
+        return size <= usable && (size > usable / 2 || ay_size_bin(size) == s->cls + 1u);
     if (s->state == AY_SPAN_LARGE)
         return size > AY_MAX_SMALL_SIZE && size <= usable && size > usable / 2;
     return 0;
@@ -239,7 +239,11 @@ static void *realloc_in(ay_heap_t *h, void *p, size_t size) {
         if (ay_direct_resize(&s->heap->pages, s, bytes) == 0)
             return (void *)s->start;
     }
-    void *q = alloc_in(h, size, 1);
+    /* a block that grows gets an eighth more room, so that a string or
+     * buffer growing a little at a time moves O(log n) times, not at every
+     * class boundary (classes are only 16 bytes apart below 1 KiB) */
+    size_t want = size > usable && size <= MAX_REQUEST - size / 8 ? size + size / 8 : size;
+    void *q = alloc_in(h, want, 1);
     if (!q)
         return NULL; /* p is untouched */
     memcpy(q, p, usable < size ? usable : size);
