@@ -6,7 +6,7 @@
  * neighbours on both sides.  Free spans whose pages may be resident ("dirty")
  * sit in a FIFO by the time they were freed; once one has been free for
  * decay_ms it is purged with madvise (0: at once, -1: never).  Dirty pages
- * above max(16 MiB, active / 4) are purged at once, oldest first.
+ * above max(64 MiB, 2 x active) are purged at once, oldest first.
  *
  * Invariants: no two free spans are adjacent; every free span is on exactly
  * one size list, and on the decay FIFO iff it is dirty; the page counters add
