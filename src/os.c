@@ -61,10 +61,11 @@ int ay_os_purge(void *p, size_t size) {
     return madvise(p, size, MADV_DONTNEED) == 0 ? 0 : -errno;
 }
 
-void *ay_os_remap(void *p, size_t old_size, size_t new_size) {
-    if (should_fail())
+void *ay_os_remap(void *p, size_t old_size, size_t new_size, void *to) {
+    if (!to && should_fail())
         return NULL;
-    void *q = mremap(p, old_size, new_size, MREMAP_MAYMOVE);
+    void *q = to ? mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, to)
+                 : mremap(p, old_size, new_size, MREMAP_MAYMOVE);
     return q == MAP_FAILED ? NULL : q;
 }
 

@@ -18,9 +18,10 @@ void ay_os_unmap(void *p, size_t size);
 /* Tell the OS the range's contents may go; it reads back as zero.  Returns 0
  * or -errno. */
 int ay_os_purge(void *p, size_t size);
-/* Grow or shrink a mapping, moving it if needed.  Returns NULL on failure, in
- * which case the old mapping is untouched. */
-void *ay_os_remap(void *p, size_t old_size, size_t new_size);
+/* Grow or shrink a mapping, moving it if needed, or exactly to `to` when it
+ * is not NULL.  Returns NULL on failure, in which case the old mapping is
+ * untouched. */
+void *ay_os_remap(void *p, size_t old_size, size_t new_size, void *to);
 /* Monotonic milliseconds (coarse clock: cheap, ~4 ms resolution). */
 uint64_t ay_os_now_ms(void);
 /* Number of online CPUs, at least 1. */

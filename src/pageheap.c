@@ -311,9 +311,15 @@ void ay_direct_free(ay_pageheap_t *ph, ay_span_t *s) {
 
 int ay_direct_resize(ay_pageheap_t *ph, ay_span_t *s, size_t bytes) {
     size_t old = AY_PAGES_BYTES(s->npages);
-    void *q = ay_os_remap((void *)s->start, old, bytes);
-    if (!q || ay_pagemap_ensure((uintptr_t)q, 1) != 0)
-        return -1; /* a failed ensure leaves a valid, larger mapping: fine to keep old entry */
+    void *q = ay_os_remap((void *)s->start, old, bytes, NULL);
+    if (!q)
+        return -1;
+    if (q != (void *)s->start && ay_pagemap_ensure((uintptr_t)q, 1) != 0) {
+        /* moved where the map has no leaf and none can be made: move it back,
+         * at its old size (the old range is free since the move) */
+        ay_os_remap(q, bytes, old, (void *)s->start);
+        return -1;
+    }
     ay_pagemap_set1(s->start, NULL, 0);
     s->start = (uintptr_t)q;
     s->npages = bytes >> AY_PAGE_SHIFT;
