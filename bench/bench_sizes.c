@@ -60,16 +60,7 @@ int main(int argc, char **argv)
         uint64_t t1 = bench_now_ns(), c1 = bench_cpu_ns();
 
         hist_reset(&h);
-        for (uint64_t i = 0; i < pairs; i += group) {
-            uint64_t a = bench_ticks();
-            for (unsigned j = 0; j < group; j++) {
-                volatile char *p = malloc(size);
-                p[0] = (char)j;
-                free((void *)p);
-            }
-            uint64_t d = bench_ticks() - a;
-            hist_record(&h, d > bench_tick_overhead ? d - bench_tick_overhead : 0);
-        }
+        bench_time_pairs(&h, pairs, group, size);
         double tpn = bench_ticks_per_ns * group;
         printf("res case=size_%zu ns_per_op=%.3f wall_ns_per_op=%.3f p50_ns=%.1f p99_ns=%.1f "
                "p999_ns=%.1f\n", size, (double)(c1 - c0) / (double)pairs,

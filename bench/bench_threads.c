@@ -42,16 +42,7 @@ static void *worker_main(void *arg)
     w->end_ns = bench_now_ns();
     pthread_barrier_wait(&mid_barrier);
     uint64_t timed = w->pairs / 4 + 1;
-    for (uint64_t i = 0; i < timed; i += group) {
-        uint64_t a = bench_ticks();
-        for (unsigned j = 0; j < group; j++) {
-            volatile char *p = malloc(size);
-            p[0] = (char)j;
-            free((void *)p);
-        }
-        uint64_t d = bench_ticks() - a;
-        hist_record(&w->hist, d > bench_tick_overhead ? d - bench_tick_overhead : 0);
-    }
+    bench_time_pairs(&w->hist, timed, group, size);
     return NULL;
 }
 

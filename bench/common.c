@@ -2,6 +2,7 @@
  * by the workload programs (see common.h for the output protocol). */
 #define _GNU_SOURCE
 #include "common.h"
+#include "hist.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -204,4 +205,18 @@ void bench_touch(void *p, size_t size)
     if (size > 1)
         c[size - 1] = 2;
     bench_sink += (uintptr_t)p;
+}
+
+void bench_time_pairs(struct hist *h, uint64_t pairs, unsigned group, size_t size)
+{
+    for (uint64_t i = 0; i < pairs; i += group) {
+        uint64_t a = bench_ticks();
+        for (unsigned j = 0; j < group; j++) {
+            volatile char *p = malloc(size);
+            p[0] = (char)j;
+            free((void *)p);
+        }
+        uint64_t d = bench_ticks() - a;
+        hist_record(h, d > bench_tick_overhead ? d - bench_tick_overhead : 0);
+    }
 }

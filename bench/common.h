@@ -53,6 +53,11 @@ void bench_tick_calibrate(void);
 extern double bench_ticks_per_ns;      /* set by bench_tick_calibrate */
 extern uint64_t bench_tick_overhead;   /* ticks of an empty timed region */
 
+struct hist;
+/* Time `pairs` malloc(size)/free pairs in groups of `group`, recording each
+ * group's ticks (less the timer's own overhead) in h. */
+void bench_time_pairs(struct hist *h, uint64_t pairs, unsigned group, size_t size);
+
 /* Resident set size now (from /proc/self/statm) and the peak so far
  * (VmHWM from /proc/self/status), in bytes. */
 size_t bench_rss_now(void);
