@@ -36,15 +36,17 @@ static int real_find(const sim_real_opts_t *o, char *path, size_t len) {
     } else {
         char self[PATH_MAX];
         ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        if (n <= 0)
-            return -1;
-        self[n] = 0;
+        self[n > 0 ? n : 0] = 0;
         char *slash = strrchr(self, '/');
         if (slash)
             slash[1] = 0;
         snprintf(path, len, "%salloy-sim-real", slash ? self : "./");
     }
-    return access(path, X_OK);
+    if (access(path, X_OK) == 0)
+        return 0;
+    fprintf(stderr, "alloy-sim: cannot run %s (build the alloy-sim-real target, or pass "
+                    "--real PATH)\n", path);
+    return -1;
 }
 
 /* Runs the harness with argv and ALLOY_CONF for policy; parses the second
@@ -115,11 +117,8 @@ static void real_trace_args(char *bufs[8], char *store, size_t each, const sim_t
 
 int sim_real_validate(const sim_real_opts_t *o) {
     char exe[PATH_MAX + 32], path[PATH_MAX + 64];
-    if (real_find(o, exe, sizeof exe)) {
-        fprintf(stderr, "alloy-sim: cannot run %s (build the alloy-sim-real target, or pass "
-                        "--real PATH)\n", exe);
+    if (real_find(o, exe, sizeof exe))
         return 2;
-    }
     snprintf(path, sizeof path, "%s/validation.csv", o->out);
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -227,11 +226,8 @@ static double real_median(double *v, unsigned n) {
 
 int sim_real_bench(const sim_real_opts_t *o) {
     char exe[PATH_MAX + 32], path[PATH_MAX + 64];
-    if (real_find(o, exe, sizeof exe)) {
-        fprintf(stderr, "alloy-sim: cannot run %s (build the alloy-sim-real target, or pass "
-                        "--real PATH)\n", exe);
+    if (real_find(o, exe, sizeof exe))
         return 2;
-    }
     unsigned nthr = o->threads_max, reps = o->reps, nwl = o->nwl;
     size_t cells = (size_t)nwl * nthr * 2, total = cells * reps;
     /* per cell: wall, contended, rss, slow, short */
