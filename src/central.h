@@ -1,4 +1,5 @@
-/* central.h - the central cache: one per size class, shared by all threads.
+/* central.h - the central cache: one per size class and heap, shared by
+ * the threads bound to that heap.
  *
  * It owns the SMALL spans of its class.  Spans with at least one free object
  * sit on `nonempty`; a span whose objects are all handed out leaves the list
@@ -8,27 +9,35 @@
  * A fetch of `want` objects takes from nonempty spans in turn; if that is not
  * enough it takes ONE new span of P(S, want) pages from the page heap, takes
  * what it can from it, and stops: a fetch that returns fewer than `want` is
- * counted as short (seed 002).  Returned objects go back to their own span;
- * a span with no objects out goes back to the page heap at once.
+ * counted as short (seed 002).  Returned objects go back to their own span,
+ * in the central cache that owns the span; a span with no objects out goes
+ * back to the page heap.
  *
- * Lock order: one central lock at a time, then the page heap lock.
+ * A central cache knows only its page heap and the pagemap bin its spans are
+ * registered under (class + 1, or 0 for an uncached heap, whose frees must
+ * always reach the slow path).  It never calls the page heap, and so never
+ * waits for a system call, with its lock held: the lock is dropped to take a
+ * new span, and spans to give back are collected and given after it.
+ *
+ * Lock order: one central lock at a time, never held while calling out.
  */
 #ifndef ALLOY_CENTRAL_H
 #define ALLOY_CENTRAL_H
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "internal.h"
+#include "pageheap.h"
 #include "span.h"
-
-struct ay_heap;
 
 typedef struct ay_central {
     pthread_mutex_t lock;
     ay_span_t nonempty;          /* list head: spans with free objects */
-    struct ay_heap *heap;
+    ay_pageheap_t *pages;        /* where spans come from and go back to */
     uint32_t cls;
     uint32_t size;               /* object size */
+    uint8_t bin;                 /* pagemap bin of its spans: cls + 1, or 0 (uncached) */
     /* counters, written under the lock, read relaxed by stats */
     uint64_t fetches;            /* fetch calls = thread-cache misses */
     uint64_t short_fetches;      /* fetches that came back short */
@@ -41,18 +50,26 @@ typedef struct ay_central {
     uint64_t contended;          /* lock acquisitions that had to wait */
 } __attribute__((aligned(AY_CACHELINE))) ay_central_t;
 
-void ay_central_init(ay_central_t *c, struct ay_heap *h, unsigned cls);
+/* cached: frees of its objects may enter thread caches (their pages carry
+ * the class's bin). */
+void ay_central_init(ay_central_t *c, ay_pageheap_t *pages, unsigned cls, bool cached);
 
 /* Fetch up to `want` objects as a NULL-terminated intrusive list in *head,
  * its last node in *tail.  Returns how many (0 only when out of memory). */
 uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, void **tail);
 
 /* Return `n` objects of class cls linked from head (exactly n are taken).
- * Each goes back to its own span, in the central cache of the span's heap,
+ * Each goes back to its own span, in the central cache that owns the span,
  * whichever heap the caller is bound to. */
 void ay_central_release(unsigned cls, void *head, uint32_t n);
 
+/* Debug check: is p, an object of SMALL span s, free (in the span's free
+ * list or bump region)? */
+bool ay_central_holds(ay_span_t *s, const void *p);
+
+/* Fork support. */
 void ay_central_lock(ay_central_t *c);
 void ay_central_unlock(ay_central_t *c);
+void ay_central_reset_lock(ay_central_t *c);
 
 #endif

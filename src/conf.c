@@ -1,11 +1,11 @@
-/* conf.c - ALLOY_CONF parsing (see conf.h).  Reads the environment through
- * `environ` and never allocates, so it can run inside the first malloc. */
+/* conf.c - the settings table and the ALLOY_CONF parser (see conf.h).
+ * Reads the environment through `environ` and never allocates, so it can
+ * run inside the first malloc. */
 #include "conf.h"
 
 #include <string.h>
 
-#include "internal.h"
-#include "os.h"
+#include "error.h"
 
 extern char **environ;
 
@@ -13,71 +13,66 @@ extern char **environ;
  * "decay_ms:0";`, as jemalloc's malloc_conf. */
 __attribute__((weak)) extern const char *alloy_malloc_conf;
 
-/* The defaults: guard policy, 256 KiB / 1024-object batches, return at 2n,
- * thread caches on with 2 MiB each, purge after 1 s, no stats at exit, one
- * heap per CPU, no background thread, no fills, no abort. */
-#define CONF_DEFAULTS                                                             \
-    {                                                                             \
-        {AY_BATCH_GUARD, AY_DEFAULT_BYTE_BUDGET, AY_DEFAULT_OBJECT_CAP}, 4, true, \
-            (size_t)2 << 20, 1000, false, 0, false, false, false, false           \
-    }
+ay_conf_t ay_conf;
 
-ay_conf_t ay_conf = CONF_DEFAULTS;
-static const ay_conf_t conf_defaults = CONF_DEFAULTS;
+#define AT(field) offsetof(ay_conf_t, field)
+#define GiB ((uint64_t)1 << 30)
 
-static void conf_warn(const char *source, const char *what, const char *k, size_t klen,
-                      const char *v, size_t vlen) {
-    char buf[256];
-    size_t n = 0;
-#define PUT(s, l)                                              \
-    do {                                                       \
-        size_t put_l = (l);                                    \
-        if (put_l > sizeof buf - 2 - n)                        \
-            put_l = sizeof buf - 2 - n;                        \
-        memcpy(buf + n, (s), put_l);                           \
-        n += put_l;                                            \
-    } while (0)
-    PUT("alloy: ", 7);
-    PUT(source, strlen(source));
-    PUT(": ", 2);
-    PUT(what, strlen(what));
-    PUT(" '", 2);
-    PUT(k, klen);
-    PUT("'", 1);
-    if (v) {
-        PUT(" = '", 4);
-        PUT(v, vlen);
-        PUT("'; keeping the default", 22);
-    } else {
-        PUT("; ignored", 9);
-    }
-    buf[n++] = '\n';
-#undef PUT
-    ay_os_write(2, buf, n);
-}
+static const ay_conf_key_t keys[] = {
+    {"batch_policy", AY_CONF_POLICY, AT(batch.policy), 0, 0, 0, "guard", NULL,
+     "How batches grow: clip (the paper's \"current\" policy), guard or pow2."},
+    {"batch_budget", AY_CONF_BYTES, AT(batch.byte_budget), 4, 8, GiB, "256k", NULL,
+     "Bytes one batch may move: L(S) = min(batch_budget / S, batch_cap)."},
+    {"batch_cap", AY_CONF_COUNT, AT(batch.object_cap), 0, 1, 65536, "1024", NULL,
+     "Objects one batch may move: L(S) = min(batch_budget / S, batch_cap)."},
+    {"return_threshold", AY_CONF_RATIO, AT(return_k_halves), 0, 3, 128, "2", NULL,
+     "A thread's list gives n objects back when it holds k*n (k = this value)."},
+    {"tcache", AY_CONF_BOOL, AT(tcache), 0, 0, 1, "true", NULL, "Thread caches on or off."},
+    {"tcache_max_bytes", AY_CONF_BYTES, AT(tcache_max_bytes), 8, 0, (uint64_t)1 << 40, "2m", NULL,
+     "Per-thread cache limit, checked every 16 slow-path events; above it every list gives "
+     "half back."},
+    {"decay_ms", AY_CONF_MS, AT(decay_ms), 0, 0, (uint64_t)1 << 40, "1000", NULL,
+     "Free pages are purged (madvise) after this long; 0 purges at once, -1 never. Dirty free "
+     "pages above max(64 MiB, twice the active pages) are purged at once."},
+    {"background_thread", AY_CONF_BOOL, AT(background_thread), 0, 0, 1, "false", NULL,
+     "Purge from a background thread, so that an idle process also shrinks."},
+    {"heaps", AY_CONF_COUNT, AT(heaps), 0, 1, 128, NULL, "number of CPUs",
+     "Automatic heaps. Each thread binds to the least loaded one."},
+    {"junk", AY_CONF_BOOL, AT(junk), 0, 0, 1, "false", NULL,
+     "Debugging fill: 0xa5 into new blocks, 0x5a into freed ones. Turns the thread caches off."},
+    {"zero", AY_CONF_BOOL, AT(zero), 0, 0, 1, "false", NULL,
+     "Debugging fill: zeros into new blocks. Turns the thread caches off."},
+    {"stats_print", AY_CONF_BOOL, AT(stats_print), 0, 0, 1, "false", NULL,
+     "Print the statistics report at exit."},
+    {"abort_on_error", AY_CONF_BOOL, AT(abort_on_error), 0, 0, 1, "false", NULL,
+     "Abort on out-of-memory and on a bad setting."},
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
 
-/* Unsigned decimal with an optional k/m/g suffix. */
-static int parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out) {
+const ay_conf_key_t *ay_conf_key(unsigned k) { return k < NKEYS ? &keys[k] : NULL; }
+
+/* ---- values ---- */
+
+/* Unsigned decimal with an optional k/m/g suffix (when `suffix`). */
+static int parse_u64(const char *s, size_t len, bool suffix, uint64_t *out) {
     uint64_t v = 0, mult = 1;
     if (len == 0)
         return -1;
     char last = s[len - 1];
-    if (last == 'k' || last == 'K')
+    if (suffix && (last == 'k' || last == 'K'))
         mult = 1024;
-    else if (last == 'm' || last == 'M')
+    else if (suffix && (last == 'm' || last == 'M'))
         mult = 1024 * 1024;
-    else if (last == 'g' || last == 'G')
+    else if (suffix && (last == 'g' || last == 'G'))
         mult = 1024 * 1024 * 1024;
     if (mult != 1 && --len == 0)
         return -1;
     for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        if (v > (UINT64_MAX - 9) / 10)
+        if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - 9) / 10)
             return -1;
         v = v * 10 + (uint64_t)(s[i] - '0');
     }
-    if (v > UINT64_MAX / mult || v * mult > max)
+    if (v > UINT64_MAX / mult)
         return -1;
     *out = v * mult;
     return 0;
@@ -95,87 +90,150 @@ static int parse_bool(const char *s, size_t len, bool *out) {
     return -1;
 }
 
-/* Apply one key:value.  Returns 0, -1 for a bad value, -2 for an unknown key. */
-static int conf_set(ay_conf_t *c, const char *k, size_t kl, const char *v, size_t vl) {
-    uint64_t u;
-#define KEY(name) (kl == sizeof(name) - 1 && !memcmp(k, name, kl))
-    if (KEY("batch_policy"))
-        return ay_policy_parse(v, vl, &c->batch.policy);
-    if (KEY("batch_budget")) {
-        if (parse_u64(v, vl, (uint64_t)1 << 30, &u) || u < 8)
+/* "1.5", "2", "2.5", ... -> halves. */
+static int parse_ratio(const char *s, size_t len, uint64_t *halves) {
+    size_t dot = 0;
+    uint64_t whole;
+    while (dot < len && s[dot] != '.')
+        dot++;
+    if (parse_u64(s, dot, false, &whole) || whole > UINT32_MAX / 2)
+        return -1;
+    *halves = whole * 2;
+    if (dot < len) {
+        if (len - dot != 2 || (s[dot + 1] != '5' && s[dot + 1] != '0'))
             return -1;
-        c->batch.byte_budget = (uint32_t)u;
-        return 0;
+        *halves += s[dot + 1] == '5';
     }
-    if (KEY("batch_cap")) {
-        if (parse_u64(v, vl, 1u << 16, &u) || u < 1)
-            return -1;
-        c->batch.object_cap = (uint32_t)u;
-        return 0;
-    }
-    if (KEY("return_threshold")) { /* 1.5, 2, 2.5, 3, ... : k in halves */
-        uint64_t whole;
-        size_t dot = 0;
-        while (dot < vl && v[dot] != '.')
-            dot++;
-        if (parse_u64(v, dot, 64, &whole))
-            return -1;
-        uint32_t halves = (uint32_t)whole * 2;
-        if (dot < vl) {
-            if (vl - dot == 2 && v[dot + 1] == '5')
-                halves += 1;
-            else if (!(vl - dot == 2 && v[dot + 1] == '0'))
-                return -1;
-        }
-        if (halves < 3) /* below 1.5n a list would bounce on every free */
-            return -1;
-        c->return_k_halves = halves;
-        return 0;
-    }
-    if (KEY("tcache"))
-        return parse_bool(v, vl, &c->tcache);
-    if (KEY("tcache_max_bytes")) {
-        if (parse_u64(v, vl, (uint64_t)1 << 40, &u))
-            return -1;
-        c->tcache_max_bytes = (size_t)u;
-        return 0;
-    }
-    if (KEY("decay_ms")) {
-        if (vl == 2 && !memcmp(v, "-1", 2)) {
-            c->decay_ms = -1;
-            return 0;
-        }
-        if (parse_u64(v, vl, (uint64_t)1 << 40, &u))
-            return -1;
-        c->decay_ms = (int64_t)u;
-        return 0;
-    }
-    if (KEY("stats_print"))
-        return parse_bool(v, vl, &c->stats_print);
-    if (KEY("heaps")) {
-        if (parse_u64(v, vl, 128, &u) || u < 1)
-            return -1;
-        c->heaps = (uint32_t)u;
-        return 0;
-    }
-    if (KEY("background_thread"))
-        return parse_bool(v, vl, &c->background_thread);
-    if (KEY("junk"))
-        return parse_bool(v, vl, &c->junk);
-    if (KEY("zero"))
-        return parse_bool(v, vl, &c->zero);
-    if (KEY("abort_on_error"))
-        return parse_bool(v, vl, &c->abort_on_error);
-#undef KEY
-    return -2;
+    return 0;
 }
 
-void ay_conf_apply(ay_conf_t *c, const char *str, const char *source) {
-    if (!str)
+/* Parse v for key and store it in c.  0, or -1 for a bad value. */
+static int key_set(const ay_conf_key_t *key, ay_conf_t *c, const char *v, size_t vl) {
+    char *field = (char *)c + key->offset;
+    uint64_t u;
+    switch (key->type) {
+    case AY_CONF_BOOL:
+        return parse_bool(v, vl, (bool *)field);
+    case AY_CONF_POLICY:
+        return ay_policy_parse(v, vl, (ay_batch_policy_t *)field);
+    case AY_CONF_MS:
+        if (vl == 2 && !memcmp(v, "-1", 2)) {
+            *(int64_t *)field = -1;
+            return 0;
+        }
+        if (parse_u64(v, vl, false, &u) || u < key->min || u > key->max)
+            return -1;
+        *(int64_t *)field = (int64_t)u;
+        return 0;
+    case AY_CONF_RATIO:
+        if (parse_ratio(v, vl, &u) || u < key->min || u > key->max)
+            return -1;
+        *(uint32_t *)field = (uint32_t)u;
+        return 0;
+    case AY_CONF_COUNT:
+    case AY_CONF_BYTES:
+        if (parse_u64(v, vl, true, &u) || u < key->min || u > key->max)
+            return -1;
+        if (key->type == AY_CONF_BYTES && key->width == 8)
+            *(size_t *)field = (size_t)u;
+        else
+            *(uint32_t *)field = (uint32_t)u;
+        return 0;
+    }
+    return -1;
+}
+
+/* ---- descriptions ---- */
+
+static void fmt_bytes(ay_fmt_t *f, uint64_t v) {
+    static const char suffix[] = "kmg";
+    unsigned s = 0;
+    while (s < 3 && v >= 1024 && v % 1024 == 0) {
+        v /= 1024;
+        s++;
+    }
+    ay_fmt_u64(f, v);
+    if (s)
+        ay_fmt_mem(f, &suffix[s - 1], 1);
+}
+
+void ay_conf_describe_range(const ay_conf_key_t *key, ay_fmt_t *f) {
+    switch (key->type) {
+    case AY_CONF_BOOL:
+        ay_fmt_str(f, "true or false");
         return;
-    const char *p = str;
+    case AY_CONF_POLICY:
+        ay_fmt_str(f, "clip, guard or pow2");
+        return;
+    case AY_CONF_MS:
+        ay_fmt_str(f, "-1 (never), or milliseconds from ");
+        break;
+    case AY_CONF_RATIO:
+        ay_fmt_str(f, "a ratio from ");
+        ay_fmt_u64(f, key->min / 2);
+        ay_fmt_str(f, key->min % 2 ? ".5 to " : " to ");
+        ay_fmt_u64(f, key->max / 2);
+        ay_fmt_str(f, key->max % 2 ? ".5, in steps of 0.5" : ", in steps of 0.5");
+        return;
+    case AY_CONF_COUNT:
+        ay_fmt_str(f, "an integer from ");
+        break;
+    case AY_CONF_BYTES:
+        ay_fmt_str(f, "a size in bytes from ");
+        fmt_bytes(f, key->min);
+        ay_fmt_str(f, " to ");
+        fmt_bytes(f, key->max);
+        ay_fmt_str(f, " (suffixes k, m, g)");
+        return;
+    }
+    ay_fmt_u64(f, key->min);
+    ay_fmt_str(f, " to ");
+    ay_fmt_u64(f, key->max);
+}
+
+/* ---- parsing ---- */
+
+static void conf_warn(const char *source, const char *what, const char *k, size_t klen,
+                      const ay_conf_key_t *key, const char *v, size_t vlen) {
+    ay_fmt_t f;
+    ay_msg_begin(&f);
+    ay_fmt_str(&f, source);
+    ay_fmt_str(&f, ": ");
+    ay_fmt_str(&f, what);
+    ay_fmt_str(&f, " '");
+    ay_fmt_mem(&f, k, klen);
+    ay_fmt_str(&f, "'");
+    if (key) {
+        ay_fmt_str(&f, " = '");
+        ay_fmt_mem(&f, v, vlen);
+        ay_fmt_str(&f, "' (expected ");
+        ay_conf_describe_range(key, &f);
+        ay_fmt_str(&f, "); keeping the default");
+    } else {
+        ay_fmt_str(&f, "; ignored");
+    }
+    ay_msg_end(&f);
+}
+
+static const ay_conf_key_t *key_find(const char *k, size_t kl) {
+    for (unsigned i = 0; i < NKEYS; i++)
+        if (strlen(keys[i].name) == kl && !memcmp(keys[i].name, k, kl))
+            return &keys[i];
+    return NULL;
+}
+
+void ay_conf_defaults(ay_conf_t *c) {
+    memset(c, 0, sizeof *c);
+    for (unsigned i = 0; i < NKEYS; i++)
+        if (keys[i].defval)
+            key_set(&keys[i], c, keys[i].defval, strlen(keys[i].defval));
+}
+
+unsigned ay_conf_apply(ay_conf_t *c, const char *str, const char *source) {
     unsigned bad = 0;
-    while (*p) {
+    if (!str)
+        return 0;
+    for (const char *p = str; *p;) {
         const char *item = p;
         while (*p && *p != ',')
             p++;
@@ -186,21 +244,21 @@ void ay_conf_apply(ay_conf_t *c, const char *str, const char *source) {
             continue;
         const char *colon = memchr(item, ':', len);
         if (!colon) {
-            conf_warn(source, "malformed setting (expected key:value)", item, len, NULL, 0);
+            conf_warn(source, "malformed setting (expected key:value)", item, len, NULL, NULL, 0);
             bad++;
             continue;
         }
         size_t kl = (size_t)(colon - item), vl = len - kl - 1;
-        int r = conf_set(c, item, kl, colon + 1, vl);
-        if (r == -2)
-            conf_warn(source, "unknown key", item, kl, NULL, 0);
-        else if (r != 0)
-            conf_warn(source, "invalid value for", item, kl, colon + 1, vl);
-        if (r != 0)
+        const ay_conf_key_t *key = key_find(item, kl);
+        if (!key) {
+            conf_warn(source, "unknown key", item, kl, NULL, NULL, 0);
             bad++;
+        } else if (key_set(key, c, colon + 1, vl) != 0) {
+            conf_warn(source, "invalid value for", item, kl, key, colon + 1, vl);
+            bad++;
+        }
     }
-    if (bad && c->abort_on_error)
-        ay_fatal("aborting on a bad setting (abort_on_error:true)", str);
+    return bad;
 }
 
 static const char *env_lookup(const char *name) {
@@ -214,8 +272,11 @@ static const char *env_lookup(const char *name) {
 }
 
 void ay_conf_init(ay_conf_t *c) {
-    *c = conf_defaults;
+    unsigned bad = 0;
+    ay_conf_defaults(c);
     if (&alloy_malloc_conf != NULL)
-        ay_conf_apply(c, alloy_malloc_conf, "alloy_malloc_conf");
-    ay_conf_apply(c, env_lookup("ALLOY_CONF"), "ALLOY_CONF");
+        bad += ay_conf_apply(c, alloy_malloc_conf, "alloy_malloc_conf");
+    bad += ay_conf_apply(c, env_lookup("ALLOY_CONF"), "ALLOY_CONF");
+    if (bad && c->abort_on_error)
+        ay_fatal("aborting on a bad setting (abort_on_error:true)", NULL);
 }

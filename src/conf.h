@@ -1,9 +1,14 @@
-/* conf.h - run-time settings, read once at start-up from ALLOY_CONF and the
- * link-time default string `alloy_malloc_conf`, without allocating.
+/* conf.h - run-time settings, read once at start-up from the link-time
+ * default string `alloy_malloc_conf` and then the ALLOY_CONF variable,
+ * without allocating.
  *
- * Format: "key:value,key:value".  An unknown key or a malformed value prints
- * one warning naming the key and keeps the default.  The keys and their
- * defaults are listed in the table in conf.c and in the README.
+ * Format: "key:value,key:value".  Every key is a row of one table
+ * (ay_conf_keys, in conf.c): its name, its type, where it is stored, its
+ * bounds, its default and its help text.  The parser, the warnings, the
+ * defaults, alloy_setting_describe() (and through it `alloy settings`, the
+ * README's settings table and the manual page) all read that table.  An
+ * unknown key or a malformed value prints one warning naming the key and
+ * what it accepts, and keeps the default.
  */
 #ifndef ALLOY_CONF_H
 #define ALLOY_CONF_H
@@ -11,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fmt.h"
 #include "policy.h"
 
 typedef struct ay_conf {
@@ -29,10 +35,37 @@ typedef struct ay_conf {
 
 extern ay_conf_t ay_conf;
 
-/* Reset to the defaults, then apply `str` (may be NULL).  `source` names the
- * string in warnings ("ALLOY_CONF"). */
-void ay_conf_apply(ay_conf_t *c, const char *str, const char *source);
-/* The defaults, then alloy_malloc_conf, then the ALLOY_CONF variable. */
+typedef enum ay_conf_type {
+    AY_CONF_BOOL,    /* true/false (or 1/0); a bool */
+    AY_CONF_COUNT,   /* a whole number, k/m/g suffixes accepted; a uint32_t */
+    AY_CONF_BYTES,   /* bytes, k/m/g suffixes accepted; a uint32_t or size_t (width) */
+    AY_CONF_MS,      /* milliseconds, or -1 for never; an int64_t */
+    AY_CONF_POLICY,  /* clip, guard or pow2; an ay_batch_policy_t */
+    AY_CONF_RATIO,   /* 1.5, 2, 2.5, ... stored in halves; a uint32_t */
+} ay_conf_type_t;
+
+typedef struct ay_conf_key {
+    const char *name;
+    ay_conf_type_t type;
+    size_t offset;            /* of the value in ay_conf_t */
+    uint8_t width;            /* AY_CONF_BYTES: 4 or 8 */
+    uint64_t min, max;        /* bounds of numbers (RATIO: in halves) */
+    const char *defval;       /* the default, as written in ALLOY_CONF; NULL: see defdoc */
+    const char *defdoc;       /* the default in words, when defval cannot say it */
+    const char *help;
+} ay_conf_key_t;
+
+/* The k-th key, or NULL past the end. */
+const ay_conf_key_t *ay_conf_key(unsigned k);
+/* What a key accepts, in words ("an integer from 1 to 128"). */
+void ay_conf_describe_range(const ay_conf_key_t *key, ay_fmt_t *f);
+/* Reset *c to the defaults. */
+void ay_conf_defaults(ay_conf_t *c);
+/* Apply `str` (may be NULL) on top of *c.  `source` names the string in
+ * warnings ("ALLOY_CONF").  Returns the number of bad items. */
+unsigned ay_conf_apply(ay_conf_t *c, const char *str, const char *source);
+/* The defaults, then alloy_malloc_conf, then the ALLOY_CONF variable.  With
+ * abort_on_error:true, a bad item aborts. */
 void ay_conf_init(ay_conf_t *c);
 
 #endif

@@ -9,7 +9,9 @@
 #include "alloy.h"
 #include "alloy/ctl.h"
 #include "alloy/heap.h"
+#include "background.h"
 #include "conf.h"
+#include "fmt.h"
 #include "heap.h"
 #include "init.h"
 #include "tcache.h"
@@ -24,6 +26,7 @@ typedef struct ctl_entry {
     size_t offset;                                 /* S_TOTAL/S_HEAP/S_CLASS */
     int (*get)(const unsigned *idx, void *out);    /* S_FUNC; NULL: write-only */
     int (*set)(const unsigned *idx, const void *in); /* NULL: read-only */
+    const char *help;
 } ctl_entry_t;
 
 static const size_t type_size[] = {sizeof(uint64_t), sizeof(int64_t), sizeof(unsigned),
@@ -133,83 +136,143 @@ static int heap_destroy(const unsigned *idx, const void *in) {
 
 static int heap_purge(const unsigned *idx, const void *in) {
     ay_heap_t *h = ay_heap_get(idx[0]);
-    ay_pageheap_purge(&h->pages, 1);
+    ay_pageheap_purge(&h->pages, true);
     return 0;
 }
 
 /* ---- the table ---- */
 
-#define TOTAL(n, f) {"stats." n, T_U64, S_TOTAL, offsetof(alloy_stats_t, f), NULL, NULL}
-#define HEAP(n, f) {"stats.heaps.<i>." n, T_U64, S_HEAP, offsetof(alloy_stats_t, f), NULL, NULL}
-#define CLASS(n, f) {"stats.classes.<j>." n, T_U64, S_CLASS, offsetof(alloy_class_stats_t, f), NULL, NULL}
-#define FUNC(n, t, g, s) {n, t, S_FUNC, 0, g, s}
-#define BOTH(n, f) TOTAL(n, f), HEAP(n, f)
+#define TOTAL(n, f, h) {"stats." n, T_U64, S_TOTAL, offsetof(alloy_stats_t, f), NULL, NULL, h}
+#define HEAP(n, f, h) {"stats.heaps.<i>." n, T_U64, S_HEAP, offsetof(alloy_stats_t, f), NULL, NULL, h}
+#define CLASS(n, t, f, h) {"stats.classes.<j>." n, t, S_CLASS, offsetof(alloy_class_stats_t, f), NULL, NULL, h}
+#define FUNC(n, t, g, s, h) {n, t, S_FUNC, 0, g, s, h}
+#define BOTH(n, f, h) TOTAL(n, f, h), HEAP(n, f, h " (this heap)")
 
 static const ctl_entry_t table[] = {
-    FUNC("version", T_STR, get_version, NULL),
-    FUNC("epoch", T_U64, get_epoch, set_epoch),
-    FUNC("purge", T_VOID, NULL, do_purge),
-    FUNC("decay_ms", T_I64, get_decay, set_decay),
-    FUNC("batch_policy", T_STR, get_policy, set_policy),
-    FUNC("background_thread", T_BOOL, get_bg, set_bg),
-    BOTH("allocated", allocated),
-    BOTH("active", active),
-    BOTH("resident", resident),
-    BOTH("mapped", mapped),
-    BOTH("retained", pageheap_purged_bytes),
-    BOTH("metadata", metadata),
-    BOTH("peak_active", peak_active),
-    BOTH("large_allocated", large_allocated),
-    BOTH("tcache_bytes", tcache_bytes),
-    BOTH("central_bytes", central_bytes),
-    BOTH("pageheap_free_bytes", pageheap_free_bytes),
-    BOTH("slow_path_calls", slow_path_calls),
-    BOTH("short_fetches", short_fetches),
-    BOTH("objects_fetched", objects_fetched),
-    BOTH("objects_released", objects_released),
-    BOTH("spans_allocated", spans_allocated),
-    BOTH("spans_freed", spans_freed),
-    BOTH("central_lock_contended", central_lock_contended),
-    BOTH("purges", purges),
-    BOTH("threads", threads_live),
-    CLASS("size", class_size),
-    {"stats.classes.<j>.batch_limit", T_UNS, S_CLASS, offsetof(alloy_class_stats_t, batch_limit), NULL, NULL},
-    {"stats.classes.<j>.terminal_batch", T_UNS, S_CLASS, offsetof(alloy_class_stats_t, terminal_batch), NULL, NULL},
-    CLASS("slow_path_calls", slow_path_calls),
-    CLASS("short_fetches", short_fetches),
-    CLASS("objects_fetched", objects_fetched),
-    CLASS("objects_released", objects_released),
-    CLASS("spans_allocated", spans_allocated),
-    CLASS("spans_freed", spans_freed),
-    CLASS("lock_contended", lock_contended),
-    CLASS("tcache_bytes", tcache_bytes),
-    CLASS("central_bytes", central_bytes),
-    CLASS("allocated", allocated),
-    FUNC("opt.batch_policy", T_STR, opt_policy, NULL),
-    FUNC("opt.batch_budget", T_U64, opt_budget, NULL),
-    FUNC("opt.batch_cap", T_U64, opt_cap, NULL),
-    FUNC("opt.return_threshold_halves", T_UNS, opt_threshold, NULL),
-    FUNC("opt.tcache", T_BOOL, opt_tcache, NULL),
-    FUNC("opt.tcache_max_bytes", T_U64, opt_tcache_max, NULL),
-    FUNC("opt.decay_ms", T_I64, opt_decay, NULL),
-    FUNC("opt.heaps", T_UNS, opt_heaps, NULL),
-    FUNC("opt.background_thread", T_BOOL, opt_bg, NULL),
-    FUNC("opt.junk", T_BOOL, opt_junk, NULL),
-    FUNC("opt.zero", T_BOOL, opt_zero, NULL),
-    FUNC("opt.abort_on_error", T_BOOL, opt_abort, NULL),
-    FUNC("opt.stats_print", T_BOOL, opt_stats_print, NULL),
-    FUNC("thread.tcache.flush", T_VOID, NULL, do_flush),
-    FUNC("thread.tcache.bytes", T_U64, get_thread_bytes, NULL),
-    FUNC("thread.heap", T_UNS, get_thread_heap, set_thread_heap),
-    FUNC("heaps.count", T_UNS, get_heaps_count, NULL),
-    FUNC("heaps.create", T_UNS, heaps_create, NULL),
-    FUNC("heap.<i>.destroy", T_VOID, NULL, heap_destroy),
-    FUNC("heap.<i>.purge", T_VOID, NULL, heap_purge),
+    FUNC("version", T_STR, get_version, NULL, "alloy's version, as alloy_version() returns it."),
+    FUNC("epoch", T_U64, get_epoch, set_epoch,
+         "Counts refreshes; writing any value refreshes (counters are always read live)."),
+    FUNC("purge", T_VOID, NULL, do_purge, "Purge every heap's free pages now (madvise)."),
+    FUNC("decay_ms", T_I64, get_decay, set_decay,
+         "Purge free pages after this many ms; 0 at once, -1 never. Writable at run time."),
+    FUNC("batch_policy", T_STR, get_policy, set_policy,
+         "Batch growth policy (clip, guard or pow2); a write takes effect at the next growth."),
+    FUNC("background_thread", T_BOOL, get_bg, set_bg,
+         "Whether the background purging thread runs; write true or false to start or stop it."),
+    BOTH("allocated", allocated, "Bytes in live blocks, at their class sizes."),
+    BOTH("active", active, "Bytes of pages in spans in use, plus direct maps."),
+    BOTH("resident", resident, "Bytes that may be resident: active plus unpurged free pages (an upper bound)."),
+    BOTH("mapped", mapped, "Bytes taken from the OS, metadata included."),
+    BOTH("retained", pageheap_purged_bytes, "Bytes of free pages given back with madvise but still mapped."),
+    BOTH("metadata", metadata, "Bytes of span records, thread caches and the address map."),
+    BOTH("peak_active", peak_active, "Highest `active` seen."),
+    BOTH("large_allocated", large_allocated, "Bytes in live blocks above 256 KiB."),
+    BOTH("tcache_bytes", tcache_bytes, "Bytes cached in thread caches."),
+    BOTH("central_bytes", central_bytes, "Bytes of free objects held by central caches."),
+    BOTH("pageheap_free_bytes", pageheap_free_bytes, "Bytes of free page-heap pages not purged."),
+    BOTH("slow_path_calls", slow_path_calls, "Thread-cache misses (fetches from a central cache)."),
+    BOTH("short_fetches", short_fetches, "Fetches that returned fewer objects than asked for."),
+    BOTH("objects_fetched", objects_fetched, "Objects moved from central caches to thread caches."),
+    BOTH("objects_released", objects_released, "Objects moved back from thread caches to central caches."),
+    BOTH("spans_allocated", spans_allocated, "Spans the central caches took from the page heap."),
+    BOTH("spans_freed", spans_freed, "Spans the central caches gave back."),
+    BOTH("central_lock_contended", central_lock_contended, "Central-cache lock acquisitions that had to wait."),
+    BOTH("purges", purges, "madvise calls."),
+    BOTH("threads", threads_live, "Threads bound to a heap."),
+    BOTH("tcache_overflows", tcache_overflows, "Thread-cache lists that reached their limit and gave objects back."),
+    BOTH("tcache_scavenges", tcache_scavenges, "Thread caches found above tcache_max_bytes and scavenged."),
+    CLASS("size", T_U64, class_size, "Object size of class <j>."),
+    CLASS("batch_limit", T_UNS, batch_limit, "L(S) under the current parameters."),
+    CLASS("terminal_batch", T_UNS, terminal_batch, "Where the current policy's batch growth stops."),
+    CLASS("slow_path_calls", T_U64, slow_path_calls, "Thread-cache misses in this class."),
+    CLASS("short_fetches", T_U64, short_fetches, "Short fetches in this class."),
+    CLASS("objects_fetched", T_U64, objects_fetched, "Objects moved to thread caches."),
+    CLASS("objects_released", T_U64, objects_released, "Objects moved back to the central caches."),
+    CLASS("spans_allocated", T_U64, spans_allocated, "Spans taken for this class."),
+    CLASS("spans_freed", T_U64, spans_freed, "Spans of this class given back."),
+    CLASS("lock_contended", T_U64, lock_contended, "Lock acquisitions that had to wait."),
+    CLASS("tcache_bytes", T_U64, tcache_bytes, "Bytes of this class in thread caches."),
+    CLASS("central_bytes", T_U64, central_bytes, "Bytes of free objects of this class in central caches."),
+    CLASS("allocated", T_U64, allocated, "Bytes in live blocks of this class."),
+    FUNC("opt.batch_policy", T_STR, opt_policy, NULL, "The batch_policy setting."),
+    FUNC("opt.batch_budget", T_U64, opt_budget, NULL, "The batch_budget setting, in bytes."),
+    FUNC("opt.batch_cap", T_U64, opt_cap, NULL, "The batch_cap setting."),
+    FUNC("opt.return_threshold_halves", T_UNS, opt_threshold, NULL,
+         "The return_threshold setting k, in halves (4 means 2)."),
+    FUNC("opt.tcache", T_BOOL, opt_tcache, NULL, "The tcache setting."),
+    FUNC("opt.tcache_max_bytes", T_U64, opt_tcache_max, NULL, "The tcache_max_bytes setting."),
+    FUNC("opt.decay_ms", T_I64, opt_decay, NULL, "The decay_ms setting at start-up."),
+    FUNC("opt.heaps", T_UNS, opt_heaps, NULL, "Automatic heaps in use (the heaps setting, or one per CPU)."),
+    FUNC("opt.background_thread", T_BOOL, opt_bg, NULL, "The background_thread setting at start-up."),
+    FUNC("opt.junk", T_BOOL, opt_junk, NULL, "The junk setting."),
+    FUNC("opt.zero", T_BOOL, opt_zero, NULL, "The zero setting."),
+    FUNC("opt.abort_on_error", T_BOOL, opt_abort, NULL, "The abort_on_error setting."),
+    FUNC("opt.stats_print", T_BOOL, opt_stats_print, NULL, "The stats_print setting."),
+    FUNC("thread.tcache.flush", T_VOID, NULL, do_flush,
+         "Return the calling thread's cached objects to the central caches."),
+    FUNC("thread.tcache.bytes", T_U64, get_thread_bytes, NULL, "Bytes in the calling thread's cache."),
+    FUNC("thread.heap", T_UNS, get_thread_heap, set_thread_heap,
+         "The calling thread's default heap; write an id to change it."),
+    FUNC("heaps.count", T_UNS, get_heaps_count, NULL, "Automatic heaps."),
+    FUNC("heaps.create", T_UNS, heaps_create, NULL,
+         "Reading it creates an explicit heap and returns its id (EAGAIN when none can be made)."),
+    FUNC("heap.<i>.destroy", T_VOID, NULL, heap_destroy,
+         "Destroy explicit heap <i> and every block in it (EINVAL for an automatic heap)."),
+    FUNC("heap.<i>.purge", T_VOID, NULL, heap_purge, "Purge heap <i>'s free pages now."),
 };
 #define NENTRIES (sizeof table / sizeof table[0])
 
 ALLOY_API const char *alloy_ctl_name(unsigned k) {
     return k < NENTRIES ? table[k].name : NULL;
+}
+
+static const char *const type_name[] = {"uint64_t", "int64_t", "unsigned", "bool",
+                                        "const char *", "action"};
+
+ALLOY_API int alloy_ctl_describe(unsigned k, alloy_ctl_info_t *out) {
+    if (k >= NENTRIES || !out)
+        return ENOENT;
+    const ctl_entry_t *e = &table[k];
+    out->name = e->name;
+    out->type = type_name[e->type];
+    out->writable = e->set != NULL;
+    out->help = e->help;
+    return 0;
+}
+
+/* ---- the settings table, described (conf.h) ---- */
+
+typedef struct text_buf {
+    char *p;
+    size_t len, cap;
+} text_buf_t;
+
+static void text_put(void *opaque, const char *text, size_t len) {
+    text_buf_t *b = opaque;
+    size_t n = len < b->cap - 1 - b->len ? len : b->cap - 1 - b->len;
+    memcpy(b->p + b->len, text, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+static const char *const setting_type[] = {"boolean", "integer", "bytes",
+                                           "milliseconds", "policy", "ratio"};
+
+ALLOY_API int alloy_setting_describe(unsigned k, alloy_setting_info_t *out) {
+    const ay_conf_key_t *key = ay_conf_key(k);
+    if (!key || !out)
+        return ENOENT;
+    out->name = key->name;
+    out->type = setting_type[key->type];
+    out->default_value = key->defval ? key->defval : key->defdoc;
+    out->help = key->help;
+    text_buf_t b = {out->range, 0, sizeof out->range};
+    ay_fmt_t f;
+    out->range[0] = 0;
+    ay_fmt_init(&f, text_put, &b);
+    ay_conf_describe_range(key, &f);
+    ay_fmt_flush(&f);
+    return 0;
 }
 
 /* Does name match pattern?  Numbers standing for <i>/<j> go to idx[]. */

@@ -1,31 +1,28 @@
-/* heap.c - creating, binding, destroying heaps, and the background purging
- * thread (see heap.h). */
+/* heap.c - creating, binding and destroying heaps (see heap.h). */
 #include "heap.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
-#include <time.h>
 
-#include "conf.h"
 #include "meta.h"
-#include "os.h"
-#include "pagemap.h"
 
 ay_heap_t *ay_heaps[AY_MAX_HEAPS];
 unsigned ay_heaps_auto;
 unsigned ay_heaps_limit;
 static ay_heap_t heap0;
-static ay_heap_t *spare_heaps;          /* destroyed explicit heaps, linked via pages.heap */
+static ay_heap_t *spare_heaps;          /* destroyed explicit heaps, by next_spare */
 static pthread_mutex_t heaps_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void heap_init(ay_heap_t *h, unsigned id, bool cached) {
+    memset(h, 0, sizeof *h);
     h->id = id;
     h->cached = cached;
-    h->nthreads = 0;
+    ay_pageheap_init(&h->pages, &h->usage);
+    ay_direct_init(&h->direct, &h->usage);
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
-        ay_central_init(&h->central[c], h, c);
-    ay_pageheap_init(&h->pages, h);
+        ay_central_init(&h->central[c], &h->pages, c, cached);
 }
 
 void ay_heaps_init(unsigned count) {
@@ -49,6 +46,19 @@ void ay_heaps_init(unsigned count) {
 
 ay_heap_t *ay_heap_get(unsigned id) {
     return id < AY_MAX_HEAPS ? __atomic_load_n(&ay_heaps[id], __ATOMIC_ACQUIRE) : NULL;
+}
+
+ay_heap_t *ay_span_heap(const ay_span_t *s) {
+    switch (s->state) {
+    case AY_SPAN_SMALL: {
+        const ay_central_t *c = s->owner.central;
+        return (ay_heap_t *)((char *)(c - c->cls) - offsetof(ay_heap_t, central));
+    }
+    case AY_SPAN_DIRECT:
+        return (ay_heap_t *)((char *)s->owner.direct - offsetof(ay_heap_t, direct));
+    default:
+        return (ay_heap_t *)((char *)s->owner.pages - offsetof(ay_heap_t, pages));
+    }
 }
 
 ay_heap_t *ay_heap_bind(void) {
@@ -83,36 +93,31 @@ ay_heap_t *ay_heap_create(void) {
     if (id < AY_MAX_HEAPS) {
         h = spare_heaps;
         if (h)
-            spare_heaps = (ay_heap_t *)h->pages.heap;
-        else
-            h = ay_meta_alloc(sizeof *h);
-    }
-    if (h) {
-        memset(h, 0, sizeof *h);
-        heap_init(h, id, false);
-        __atomic_store_n(&ay_heaps[id], h, __ATOMIC_RELEASE);
-        if (id + 1 > ay_heaps_limit)
-            ay_heaps_limit = id + 1;
+            spare_heaps = h->next_spare;
     }
     pthread_mutex_unlock(&heaps_lock);
-    return h;
-}
-
-/* Every span record of a heap's pages: walk each block page by page. */
-static void release_block_spans(ay_pageheap_t *ph, ay_span_t *block) {
-    uintptr_t end = block->start + (block->npages << AY_PAGE_SHIFT);
-    for (uintptr_t a = block->start; a < end;) {
-        ay_span_t *s = ay_pagemap_span((void *)a);
-        if (s && s->start == a && s->state != AY_SPAN_DEAD && s->heap == ph->heap) {
-            uintptr_t n = s->npages;
-            ay_pagemap_set(a, n, NULL, 0);
-            ay_span_delete(s);
-            a += n << AY_PAGE_SHIFT;
-        } else {
-            ay_pagemap_set1(a, NULL, 0);
-            a += AY_PAGE_SIZE;
+    if (id < AY_MAX_HEAPS && !h)
+        h = ay_meta_alloc(sizeof *h); /* may map: not under heaps_lock */
+    if (!h)
+        return NULL;
+    heap_init(h, id, false);
+    pthread_mutex_lock(&heaps_lock);
+    if (ay_heaps[id]) { /* taken meanwhile: find another id */
+        while (id < AY_MAX_HEAPS && ay_heaps[id])
+            id++;
+        if (id == AY_MAX_HEAPS) {
+            h->next_spare = spare_heaps;
+            spare_heaps = h;
+            pthread_mutex_unlock(&heaps_lock);
+            return NULL;
         }
+        h->id = id;
     }
+    __atomic_store_n(&ay_heaps[id], h, __ATOMIC_RELEASE);
+    if (id + 1 > ay_heaps_limit)
+        ay_heaps_limit = id + 1;
+    pthread_mutex_unlock(&heaps_lock);
+    return h;
 }
 
 int ay_heap_destroy(ay_heap_t *h) {
@@ -121,32 +126,21 @@ int ay_heap_destroy(ay_heap_t *h) {
     pthread_mutex_lock(&heaps_lock);
     __atomic_store_n(&ay_heaps[h->id], NULL, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&heaps_lock);
-    ay_pageheap_t *ph = &h->pages;
-    pthread_mutex_lock(&ph->lock);
-    /* direct maps */
-    while (ph->direct.next != &ph->direct) {
-        ay_span_t *s = ph->direct.next;
-        ay_list_remove(s);
-        ay_pagemap_set1(s->start, NULL, 0);
-        ay_os_unmap((void *)s->start, (size_t)s->npages << AY_PAGE_SHIFT);
-        ay_span_delete(s);
-    }
-    /* blocks: forget every span in them, then unmap them.  Spans may span
-     * adjacent blocks (free neighbours merge), so forget all before unmapping. */
-    for (ay_span_t *b = ph->blocks.next; b != &ph->blocks; b = b->next)
-        release_block_spans(ph, b);
-    while (ph->blocks.next != &ph->blocks) {
-        ay_span_t *b = ph->blocks.next;
-        ay_list_remove(b);
-        ay_os_unmap((void *)b->start, (size_t)b->npages << AY_PAGE_SHIFT);
-        ay_span_delete(b);
-    }
-    pthread_mutex_unlock(&ph->lock);
+    ay_direct_release_all(&h->direct);
+    ay_pageheap_release_all(&h->pages);
     pthread_mutex_lock(&heaps_lock);
-    h->pages.heap = (struct ay_heap *)spare_heaps;
+    h->next_spare = spare_heaps;
     spare_heaps = h;
     pthread_mutex_unlock(&heaps_lock);
     return 0;
+}
+
+void ay_heaps_purge(bool all) {
+    for (unsigned i = 0; i < AY_LOAD(&ay_heaps_limit); i++) {
+        ay_heap_t *h = ay_heap_get(i);
+        if (h)
+            ay_pageheap_purge(&h->pages, all);
+    }
 }
 
 void ay_heaps_lock_all(void) {
@@ -156,8 +150,9 @@ void ay_heaps_lock_all(void) {
         if (!h)
             continue;
         for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
-            pthread_mutex_lock(&h->central[c].lock);
-        pthread_mutex_lock(&h->pages.lock);
+            ay_central_lock(&h->central[c]);
+        ay_pageheap_lock(&h->pages);
+        ay_direct_lock(&h->direct);
     }
 }
 
@@ -166,87 +161,23 @@ void ay_heaps_unlock_all(void) {
         ay_heap_t *h = ay_heaps[i];
         if (!h)
             continue;
-        pthread_mutex_unlock(&h->pages.lock);
+        ay_direct_unlock(&h->direct);
+        ay_pageheap_unlock(&h->pages);
         for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
-            pthread_mutex_unlock(&h->central[c].lock);
+            ay_central_unlock(&h->central[c]);
     }
     pthread_mutex_unlock(&heaps_lock);
 }
 
-void ay_heaps_reset_locks(void) {
+void ay_heaps_after_fork_child(void) {
     pthread_mutex_init(&heaps_lock, NULL);
     for (unsigned i = 0; i < ay_heaps_limit; i++) {
         ay_heap_t *h = ay_heaps[i];
         if (!h)
             continue;
         for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
-            pthread_mutex_init(&h->central[c].lock, NULL);
-        pthread_mutex_init(&h->pages.lock, NULL);
+            ay_central_reset_lock(&h->central[c]);
+        ay_direct_reset_lock(&h->direct);
+        ay_pageheap_after_fork_child(&h->pages);
     }
-}
-
-/* ---- background purging ----
- * Off by default (background_thread:true turns it on).  It wakes every
- * decay_ms / 4 (at least 10 ms, at most 1 s) and purges the spans that have
- * been free for decay_ms, so that an idle process gives its memory back
- * without any allocator call. */
-
-static pthread_t bg_thread;
-static bool bg_running;
-static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t bg_cond = PTHREAD_COND_INITIALIZER;
-
-static void *background_main(void *arg) {
-    pthread_mutex_lock(&bg_lock);
-    while (bg_running) {
-        int64_t d = ay_conf.decay_ms;
-        int64_t wait = d <= 0 ? 1000 : d / 4 < 10 ? 10 : d / 4 > 1000 ? 1000 : d / 4;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += wait / 1000;
-        ts.tv_nsec += (wait % 1000) * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&bg_cond, &bg_lock, &ts);
-        if (!bg_running)
-            break;
-        pthread_mutex_unlock(&bg_lock);
-        for (unsigned i = 0; i < ay_heaps_limit; i++) {
-            ay_heap_t *h = ay_heap_get(i);
-            if (h)
-                ay_pageheap_purge(&h->pages, 0);
-        }
-        pthread_mutex_lock(&bg_lock);
-    }
-    pthread_mutex_unlock(&bg_lock);
-    return NULL;
-}
-
-int ay_background_start(void) {
-    int err = 0;
-    pthread_mutex_lock(&bg_lock);
-    if (!bg_running) {
-        bg_running = true;
-        err = pthread_create(&bg_thread, NULL, background_main, NULL);
-        if (err)
-            bg_running = false;
-    }
-    pthread_mutex_unlock(&bg_lock);
-    return err;
-}
-
-void ay_background_stop(void) {
-    pthread_mutex_lock(&bg_lock);
-    bool was = bg_running;
-    bg_running = false;
-    pthread_cond_signal(&bg_cond);
-    pthread_mutex_unlock(&bg_lock);
-    if (was)
-        pthread_join(bg_thread, NULL);
-}
-
-bool ay_background_running(void) {
-    return __atomic_load_n(&bg_running, __ATOMIC_RELAXED);
 }

@@ -1,21 +1,22 @@
-/* init.c - process set-up, fork handlers, exit-time stats, fatal errors.
+/* init.c - putting the allocator together: one-time set-up, the library
+ * constructor, and the fork handlers.  Every module keeps its own state and
+ * its own fork support; this file only calls them in order.
  *
  * Fork: the prepare handler takes every allocator lock in the global lock
- * order (thread registry, central caches by class, page heap, metadata,
- * pagemap), so the child inherits consistent structures; the child resets the
- * locks and forgets the other threads' caches.
+ * order (docs/ARCHITECTURE.md): the thread registry, then each heap's
+ * central caches by class, its page heap and its direct maps, then the
+ * metadata and pagemap locks.  The child inherits consistent structures; it
+ * resets the locks, forgets the other threads' caches, and has no
+ * background thread (it may start one again).
  */
 #include "init.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdlib.h>
 
-#include "alloy.h"
+#include "background.h"
 #include "conf.h"
-#include "fmt.h"
+#include "error.h"
 #include "heap.h"
 #include "meta.h"
 #include "os.h"
@@ -64,63 +65,17 @@ static void fork_parent(void) {
     ay_tcache_registry_unlock();
 }
 
-/* The child has one thread: locks are reset, other threads' caches are
- * forgotten, and there is no background thread (slow paths still purge). */
 static void fork_child(void) {
     ay_pagemap_reset_lock();
     ay_meta_reset_lock();
-    ay_heaps_reset_locks();
+    ay_heaps_after_fork_child();
     ay_tcache_registry_after_fork_child();
-}
-
-/* A private copy of stderr for the exit-time report: programs such as the
- * coreutils close stderr in their own exit handlers, which run first. */
-static int stats_fd = -1;
-
-static void stats_write(void *opaque, const char *text, size_t len) {
-    ay_os_write(stats_fd, text, len);
+    ay_background_after_fork_child();
 }
 
 __attribute__((constructor)) static void alloy_constructor(void) {
     ay_ensure_init();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    if (ay_conf.stats_print)
-        stats_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
     if (ay_conf.background_thread && ay_background_start() != 0)
         ay_warn("could not start the background thread; purging on slow paths only");
-}
-
-__attribute__((destructor)) static void alloy_destructor(void) {
-    if (ay_conf.stats_print && stats_fd >= 0)
-        alloy_stats_print(stats_write, NULL, NULL);
-}
-
-/* ---- errors ---- */
-
-void ay_fatal(const char *what, const void *ptr) {
-    ay_fmt_t f;
-    ay_fmt_init(&f, NULL, NULL);
-    ay_fmt_str(&f, "alloy: ");
-    ay_fmt_str(&f, what);
-    ay_fmt_str(&f, " (pointer ");
-    ay_fmt_hex(&f, (uintptr_t)ptr);
-    ay_fmt_str(&f, ")\n");
-    ay_fmt_flush(&f);
-    abort();
-}
-
-void *ay_oom(void) {
-    if (ay_conf.abort_on_error)
-        ay_fatal("out of memory (abort_on_error:true)", NULL);
-    errno = ENOMEM;
-    return NULL;
-}
-
-void ay_warn(const char *msg) {
-    ay_fmt_t f;
-    ay_fmt_init(&f, NULL, NULL);
-    ay_fmt_str(&f, "alloy: ");
-    ay_fmt_str(&f, msg);
-    ay_fmt_str(&f, "\n");
-    ay_fmt_flush(&f);
 }

@@ -1,11 +1,12 @@
-/* init.h - process-wide initialisation, done once by the first slow path.
- * It reads ALLOY_CONF, fills the size tables and sets up the heaps; it never
+/* init.h - process-wide initialisation, done once by the first slow path
+ * (or the library constructor, whichever comes first).  It reads the
+ * settings, sets up the heaps and the thread-cache tables; it never
  * allocates, uses no stdio and no dlsym, so the first malloc can run it. */
 #ifndef ALLOY_INIT_H
 #define ALLOY_INIT_H
 #include "internal.h"
 
-extern int ay_init_state; /* 2 when initialised */
+extern AY_HIDDEN int ay_init_state; /* 2 when initialised */
 void ay_init_slow(void);
 
 AY_INLINE void ay_ensure_init(void) {

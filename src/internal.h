@@ -1,5 +1,6 @@
 /* internal.h - definitions every allocator module shares: branch hints,
- * build-flavour switches, fatal errors.  No state lives here. */
+ * attributes, build-flavour switches, relaxed atomics.  Macros and
+ * constants only: no state and no functions live here. */
 #ifndef ALLOY_INTERNAL_H
 #define ALLOY_INTERNAL_H
 
@@ -15,6 +16,9 @@
 #define AY_INLINE static inline __attribute__((always_inline))
 #define AY_COLD __attribute__((cold))
 #define AY_CACHELINE 64
+/* Reads of counters that other threads write with plain stores, on purpose
+ * (stats snapshots): ThreadSanitizer is told not to report them. */
+#define AY_NO_SANITIZE_THREAD __attribute__((no_sanitize("thread")))
 /* Globals shared between modules: hidden, so that code reaches them without
  * going through the GOT. */
 #define AY_HIDDEN __attribute__((visibility("hidden")))
@@ -32,13 +36,6 @@ static const int ay_debug = AY_DEBUG_LEVEL;
  * so every such request falls into the slow path through the one branch the
  * fast path already has. */
 #define AY_NUM_BINS (AY_NUM_CLASSES + 1)
-
-/* Print "alloy: <what> <ptr>" on stderr and abort.  Never returns. */
-AY_COLD __attribute__((noreturn)) void ay_fatal(const char *what, const void *ptr);
-/* errno = ENOMEM and NULL; aborts instead under abort_on_error:true. */
-void *ay_oom(void);
-/* Print "alloy: <msg>" on stderr (a warning); no allocation. */
-AY_COLD void ay_warn(const char *msg);
 
 /* Relaxed atomics for counters read by other threads while being written. */
 #define AY_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)

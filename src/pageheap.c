@@ -1,24 +1,68 @@
-/* pageheap.c - spans of pages: best fit, split, coalesce, decay (see pageheap.h). */
+/* pageheap.c - spans of pages: best fit, split, coalesce, decay (see
+ * pageheap.h).  Every system call here runs with the lock dropped. */
 #include "pageheap.h"
 
+#include <sched.h>
+#include <string.h>
+
 #include "conf.h"
-#include "internal.h"
+#include "error.h"
 #include "meta.h"
 #include "os.h"
 #include "pagemap.h"
+
+#define RECORDS_NEEDED 2 /* records an allocation may take under the lock: a head and a tail */
+#define SPARE_MAX 16     /* records the reserve keeps at most */
+#define PURGE_BATCH 16   /* spans purged per round with the lock dropped */
 
 static unsigned size_index(uintptr_t npages) {
     return npages >= AY_MAX_SPAN_PAGES ? AY_MAX_SPAN_PAGES : (unsigned)npages;
 }
 
-void ay_pageheap_init(ay_pageheap_t *ph, struct ay_heap *owner) {
+void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage) {
     pthread_mutex_init(&ph->lock, NULL);
     for (unsigned i = 0; i <= AY_MAX_SPAN_PAGES; i++)
         ay_list_init(&ph->free[i]);
     ph->dirty.dprev = ph->dirty.dnext = &ph->dirty;
+    ph->purging.dprev = ph->purging.dnext = &ph->purging;
     ay_list_init(&ph->blocks);
-    ay_list_init(&ph->direct);
-    ph->heap = owner;
+    ph->usage = usage;
+}
+
+/* ---- span records: a reserve, so that no record is made under the lock ---- */
+
+/* Under the lock, with nspare >= 1. */
+static ay_span_t *record_take(ay_pageheap_t *ph) {
+    ay_span_t *s = ph->spare;
+    ph->spare = s->next;
+    ph->nspare--;
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
+/* Under the lock. */
+static void record_give(ay_pageheap_t *ph, ay_span_t *s) {
+    if (ph->nspare >= SPARE_MAX) {
+        ay_span_delete(s);
+        return;
+    }
+    s->state = AY_SPAN_DEAD;
+    s->next = ph->spare;
+    ph->spare = s;
+    ph->nspare++;
+}
+
+/* Without the lock: fill the reserve.  false when metadata ran out. */
+static bool reserve(ay_pageheap_t *ph) {
+    while (AY_LOAD(&ph->nspare) < RECORDS_NEEDED) {
+        ay_span_t *s = ay_span_new();
+        if (!s)
+            return false;
+        pthread_mutex_lock(&ph->lock);
+        record_give(ph, s);
+        pthread_mutex_unlock(&ph->lock);
+    }
+    return true;
 }
 
 /* ---- free-span bookkeeping: size lists, bitmap, decay FIFO, counters ---- */
@@ -26,7 +70,7 @@ void ay_pageheap_init(ay_pageheap_t *ph, struct ay_heap *owner) {
 static void free_insert(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
     unsigned i = size_index(s->npages);
     s->state = AY_SPAN_FREE;
-    s->heap = ph->heap;
+    s->owner.pages = ph;
     /* dirty spans first: among spans of one length, reuse pages that are
      * already resident before touching purged or fresh ones */
     if (s->dirty)
@@ -61,41 +105,43 @@ static void free_remove(ay_pageheap_t *ph, ay_span_t *s) {
     } else {
         ph->free_clean_pages -= s->npages;
     }
-    /* the caller re-registers whatever the pages become */
+    /* the caller re-registers whatever the pages become; until then no
+     * neighbour can see (and merge with) this span */
     ay_pagemap_set1(s->start, NULL, 0);
     ay_pagemap_set1(s->start + AY_PAGES_BYTES(s->npages - 1), NULL, 0);
 }
 
-static void span_purge(ay_pageheap_t *ph, ay_span_t *s) {
-    /* called on a span already off the lists */
-    ay_os_purge((void *)s->start, AY_PAGES_BYTES(s->npages));
-    ph->purges++;
-    s->dirty = 0;
+/* Is the span at address a free and ours, and does it start at `start`? */
+static ay_span_t *free_neighbour(ay_pageheap_t *ph, uintptr_t a, uintptr_t start) {
+    ay_span_t *n = ay_pagemap_span((void *)a);
+    return n && n->state == AY_SPAN_FREE && n->owner.pages == ph && n->start == start ? n : NULL;
 }
 
 /* Free span s, merged with its free neighbours, goes on the lists. */
 static void free_coalesce(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
-    if (s->dirty && ay_conf.decay_ms == 0)
-        span_purge(ph, s); /* only these pages: the neighbours are purged already */
-    ay_span_t *left = s->start >= AY_PAGE_SIZE ? ay_pagemap_span((void *)(s->start - AY_PAGE_SIZE)) : NULL;
-    if (left && left->state == AY_SPAN_FREE && left->heap == ph->heap &&
+    ay_span_t *left = s->start >= AY_PAGE_SIZE
+                          ? ay_pagemap_span((void *)(s->start - AY_PAGE_SIZE))
+                          : NULL;
+    if (left && left->state == AY_SPAN_FREE && left->owner.pages == ph &&
         left->start + AY_PAGES_BYTES(left->npages) == s->start) {
         free_remove(ph, left);
         s->start = left->start;
         s->npages += left->npages;
         s->dirty |= left->dirty;
-        ay_span_delete(left);
+        record_give(ph, left);
     }
-    ay_span_t *right = ay_pagemap_span((void *)(s->start + AY_PAGES_BYTES(s->npages)));
-    if (right && right->state == AY_SPAN_FREE && right->heap == ph->heap &&
-        right->start == s->start + AY_PAGES_BYTES(s->npages)) {
+    uintptr_t end = s->start + AY_PAGES_BYTES(s->npages);
+    ay_span_t *right = free_neighbour(ph, end, end);
+    if (right) {
         free_remove(ph, right);
         s->npages += right->npages;
         s->dirty |= right->dirty;
-        ay_span_delete(right);
+        record_give(ph, right);
     }
     free_insert(ph, s, now);
 }
+
+/* ---- decay ---- */
 
 /* Dirty free pages kept at most: twice the active pages, and never less than
  * 64 MiB.  It is a safety valve, not the decay policy: a program that frees
@@ -109,33 +155,77 @@ static size_t dirty_cap(const ay_pageheap_t *ph) {
     return 2 * ph->active_pages > floor_pages ? 2 * ph->active_pages : floor_pages;
 }
 
-static void decay_locked(ay_pageheap_t *ph, uint64_t now, int all) {
+/* Under the lock: is the oldest dirty span due to be purged? */
+static bool purge_due(const ay_pageheap_t *ph, uint64_t now, bool all) {
+    const ay_span_t *oldest = ph->dirty.dnext;
+    if (ph->dying || oldest == &ph->dirty)
+        return false;
+    if (all)
+        return true;
     int64_t decay = ay_conf.decay_ms;
-    if (decay < 0 && !all)
-        return; /* -1: never purge, not even above the cap */
-    size_t cap = dirty_cap(ph);
-    while (ph->dirty.dnext != &ph->dirty) {
-        ay_span_t *s = ph->dirty.dnext; /* the oldest */
-        if (!all && now - s->freed_ms < (uint64_t)decay && ph->free_dirty_pages <= cap)
-            break;
-        free_remove(ph, s);
-        span_purge(ph, s);
-        free_insert(ph, s, now);
+    if (decay < 0)
+        return false; /* -1: never purge, not even above the cap */
+    return now - oldest->freed_ms >= (uint64_t)decay || ph->free_dirty_pages > dirty_cap(ph);
+}
+
+/* The purging list, through dprev/dnext: spans off the lists while their
+ * pages are purged without the lock. */
+static void purging_add(ay_pageheap_t *ph, ay_span_t *s) {
+    s->dnext = ph->purging.dnext;
+    s->dprev = &ph->purging;
+    ph->purging.dnext->dprev = s;
+    ph->purging.dnext = s;
+    ph->purging_pages += s->npages;
+}
+
+static void purging_remove(ay_pageheap_t *ph, ay_span_t *s) {
+    s->dprev->dnext = s->dnext;
+    s->dnext->dprev = s->dprev;
+    s->dprev = s->dnext = NULL;
+    ph->purging_pages -= s->npages;
+}
+
+/* Purge every span that is due, oldest first: a batch at a time is taken off
+ * the lists under the lock, purged without it, and put back clean. */
+static void decay(ay_pageheap_t *ph, bool all) {
+    uint64_t now = ay_os_now_ms();
+    for (;;) {
+        ay_span_t *batch[PURGE_BATCH];
+        unsigned n = 0;
+        pthread_mutex_lock(&ph->lock);
+        while (n < PURGE_BATCH && purge_due(ph, now, all)) {
+            ay_span_t *s = ph->dirty.dnext;
+            free_remove(ph, s);
+            purging_add(ph, s);
+            batch[n++] = s;
+        }
+        pthread_mutex_unlock(&ph->lock);
+        if (n == 0)
+            return;
+        for (unsigned i = 0; i < n; i++)
+            ay_os_purge((void *)batch[i]->start, AY_PAGES_BYTES(batch[i]->npages));
+        pthread_mutex_lock(&ph->lock);
+        for (unsigned i = 0; i < n; i++) {
+            purging_remove(ph, batch[i]);
+            ph->purges++;
+            batch[i]->dirty = 0;
+            free_coalesce(ph, batch[i], now);
+        }
+        pthread_mutex_unlock(&ph->lock);
     }
 }
 
-void ay_pageheap_purge(ay_pageheap_t *ph, int all) {
-    pthread_mutex_lock(&ph->lock);
-    decay_locked(ph, ay_os_now_ms(), all);
-    pthread_mutex_unlock(&ph->lock);
-}
+void ay_pageheap_purge(ay_pageheap_t *ph, bool all) { decay(ph, all); }
 
-/* Map a new block of at least npages pages; it joins the free lists. */
-static int grow(ay_pageheap_t *ph, uintptr_t npages, uint64_t now) {
+/* ---- allocation ---- */
+
+/* Without the lock: map a new block of at least npages pages, and put it on
+ * the free lists.  false when out of memory. */
+static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
     uintptr_t pages = npages > AY_BLOCK_PAGES ? npages : AY_BLOCK_PAGES;
     void *block = ay_os_map(AY_PAGES_BYTES(pages), AY_PAGE_SIZE);
     if (!block)
-        return -1;
+        return false;
     ay_span_t *s = ay_span_new(), *rec = ay_span_new();
     if (!s || !rec || ay_pagemap_ensure((uintptr_t)block, pages) != 0) {
         if (s)
@@ -143,17 +233,20 @@ static int grow(ay_pageheap_t *ph, uintptr_t npages, uint64_t now) {
         if (rec)
             ay_span_delete(rec);
         ay_os_unmap(block, AY_PAGES_BYTES(pages));
-        return -1;
+        return false;
     }
     rec->start = (uintptr_t)block; /* the block's record, for heap destroy */
     rec->npages = pages;
-    ay_list_push(&ph->blocks, rec);
     s->start = (uintptr_t)block;
     s->npages = pages;
-    s->dirty = 0; /* fresh pages are not resident until touched */
+    s->dirty = 0; /* fresh pages are zero, and not resident until touched */
+    uint64_t now = ay_os_now_ms();
+    pthread_mutex_lock(&ph->lock);
+    ay_list_push(&ph->blocks, rec);
     ph->mapped_pages += pages;
     free_coalesce(ph, s, now);
-    return 0;
+    pthread_mutex_unlock(&ph->lock);
+    return true;
 }
 
 /* Smallest free span of at least npages pages, or NULL. */
@@ -179,153 +272,141 @@ static ay_span_t *best_fit(ay_pageheap_t *ph, uintptr_t npages) {
     return NULL;
 }
 
-/* Split the first `npages` pages off free-list-less span s; the rest goes
- * back to the free lists.  -1 when no record is left for the rest. */
-static int split_tail(ay_pageheap_t *ph, ay_span_t *s, uintptr_t npages, uint64_t now) {
-    if (s->npages == npages)
-        return 0;
-    ay_span_t *rest = ay_span_new();
-    if (!rest)
-        return -1;
-    rest->start = s->start + AY_PAGES_BYTES(npages);
-    rest->npages = s->npages - npages;
+/* The first `pages` pages of span s (off the lists) become a free span of
+ * their own, and s keeps the rest.  Under the lock, with a record reserved. */
+static void split_head(ay_pageheap_t *ph, ay_span_t *s, uintptr_t pages, uint64_t now) {
+    ay_span_t *h = record_take(ph);
+    h->start = s->start;
+    h->npages = pages;
+    h->dirty = s->dirty;
+    s->start += AY_PAGES_BYTES(pages);
+    s->npages -= pages;
+    free_insert(ph, h, now);
+}
+
+/* Span s (off the lists) keeps its first `pages` pages; the rest becomes a
+ * free span.  Under the lock, with a record reserved. */
+static void split_tail(ay_pageheap_t *ph, ay_span_t *s, uintptr_t pages, uint64_t now) {
+    ay_span_t *rest = record_take(ph);
+    rest->start = s->start + AY_PAGES_BYTES(pages);
+    rest->npages = s->npages - pages;
     rest->dirty = s->dirty;
-    s->npages = npages;
+    s->npages = pages;
     free_insert(ph, rest, now);
-    return 0;
 }
 
 ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t align_pages,
                              unsigned state, unsigned bin) {
     uintptr_t want = npages + (align_pages > 1 ? align_pages - 1 : 0);
-    uint64_t now = ay_os_now_ms();
-    pthread_mutex_lock(&ph->lock);
-    ay_span_t *s = best_fit(ph, want);
-    if (!s) {
-        if (grow(ph, want, now) != 0 || !(s = best_fit(ph, want))) {
-            pthread_mutex_unlock(&ph->lock);
+    ay_span_t *s;
+    for (;;) { /* until a fit is found with the records it needs; leaves the lock held */
+        if (!reserve(ph))
             return NULL;
-        }
+        pthread_mutex_lock(&ph->lock);
+        bool records = ph->nspare >= RECORDS_NEEDED;
+        if (records && (s = best_fit(ph, want)) != NULL)
+            break;
+        pthread_mutex_unlock(&ph->lock);
+        if (records && !grow(ph, want))
+            return NULL;
     }
+    uint64_t now = ay_os_now_ms();
     free_remove(ph, s);
     if (align_pages > 1) {
         uintptr_t align = AY_PAGES_BYTES(align_pages);
         uintptr_t head = (((s->start + align - 1) & ~(align - 1)) - s->start) >> AY_PAGE_SHIFT;
-        if (head) {
-            ay_span_t *h = ay_span_new();
-            if (!h) {
-                free_insert(ph, s, now);
-                pthread_mutex_unlock(&ph->lock);
-                return NULL;
-            }
-            h->start = s->start;
-            h->npages = head;
-            h->dirty = s->dirty;
-            s->start += AY_PAGES_BYTES(head);
-            s->npages -= head;
-            free_insert(ph, h, now);
-        }
+        if (head)
+            split_head(ph, s, head, now);
     }
-    if (split_tail(ph, s, npages, now) != 0) {
-        free_coalesce(ph, s, now);
-        pthread_mutex_unlock(&ph->lock);
-        return NULL;
-    }
+    if (s->npages > npages)
+        split_tail(ph, s, npages, now);
     s->state = (uint8_t)state;
-    s->heap = ph->heap;
-    s->dirty = 0;
+    s->owner.pages = ph;
     ph->active_pages += npages;
-    size_t active = AY_PAGES_BYTES(ph->active_pages) + AY_LOAD(&ph->direct_bytes);
-    if (active > ph->peak_active_bytes)
-        ph->peak_active_bytes = active;
+    ay_usage_add(ph->usage, (ptrdiff_t)AY_PAGES_BYTES(npages));
     ay_pagemap_set(s->start, npages, s, bin);
-    decay_locked(ph, now, 0);
+    bool due = purge_due(ph, now, false);
     if (ay_debug >= 3)
         ay_pageheap_validate(ph);
     pthread_mutex_unlock(&ph->lock);
+    if (due)
+        decay(ph, false);
     return s;
 }
 
 void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
+    /* decay_ms:0 purges the freed pages at once (only these: their free
+     * neighbours were purged when they were freed); s is the caller's alone
+     * until it is on the lists, so this needs no lock */
+    bool purge_now = ay_conf.decay_ms == 0;
+    if (purge_now)
+        ay_os_purge((void *)s->start, AY_PAGES_BYTES(s->npages));
     uint64_t now = ay_os_now_ms();
     pthread_mutex_lock(&ph->lock);
     ph->active_pages -= s->npages;
+    ay_usage_add(ph->usage, -(ptrdiff_t)AY_PAGES_BYTES(s->npages));
     ay_pagemap_set(s->start, s->npages, NULL, 0);
-    s->dirty = 1;
+    if (purge_now)
+        ph->purges++;
+    s->dirty = !purge_now;
     s->free = NULL;
     s->used = s->capacity = 0;
     free_coalesce(ph, s, now);
-    decay_locked(ph, now, 0);
+    bool due = purge_due(ph, now, false);
     if (ay_debug >= 3)
         ay_pageheap_validate(ph);
     pthread_mutex_unlock(&ph->lock);
+    if (due)
+        decay(ph, false);
 }
 
-/* ---- direct maps ---- */
+/* ---- destruction ---- */
 
-static void direct_account(ay_pageheap_t *ph, ptrdiff_t delta) {
-    size_t d = __atomic_add_fetch(&ph->direct_bytes, (size_t)delta, __ATOMIC_RELAXED);
-    if (delta > 0) {
-        size_t active = AY_PAGES_BYTES(AY_LOAD(&ph->active_pages)) + d;
-        size_t peak = AY_LOAD(&ph->peak_active_bytes);
-        while (active > peak &&
-               !__atomic_compare_exchange_n(&ph->peak_active_bytes, &peak, active, 1,
-                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-            ;
-    }
-}
-
-ay_span_t *ay_direct_alloc(ay_pageheap_t *ph, size_t bytes, size_t align) {
-    void *p = ay_os_map(bytes, align);
-    if (!p)
-        return NULL;
-    ay_span_t *s = ay_span_new();
-    if (!s || ay_pagemap_ensure((uintptr_t)p, 1) != 0) {
-        if (s)
+/* Forget every span record in block b: walk it page by page.  Under the lock. */
+static void forget_block_spans(ay_pageheap_t *ph, const ay_span_t *b) {
+    uintptr_t end = b->start + AY_PAGES_BYTES(b->npages);
+    for (uintptr_t a = b->start; a < end;) {
+        ay_span_t *s = ay_pagemap_span((void *)a);
+        if (s && s->start == a && s->state != AY_SPAN_DEAD && s->state != AY_SPAN_DIRECT) {
+            uintptr_t n = s->npages;
+            ay_pagemap_set(a, n, NULL, 0);
             ay_span_delete(s);
-        ay_os_unmap(p, bytes);
-        return NULL;
+            a += AY_PAGES_BYTES(n);
+        } else {
+            ay_pagemap_set1(a, NULL, 0);
+            a += AY_PAGE_SIZE;
+        }
     }
-    s->start = (uintptr_t)p;
-    s->npages = bytes >> AY_PAGE_SHIFT;
-    s->state = AY_SPAN_DIRECT;
-    s->heap = ph->heap;
-    ay_pagemap_set1(s->start, s, 0);
-    pthread_mutex_lock(&ph->lock);
-    ay_list_push(&ph->direct, s);
-    pthread_mutex_unlock(&ph->lock);
-    direct_account(ph, (ptrdiff_t)bytes);
-    return s;
 }
 
-void ay_direct_free(ay_pageheap_t *ph, ay_span_t *s) {
-    size_t bytes = AY_PAGES_BYTES(s->npages);
+void ay_pageheap_release_all(ay_pageheap_t *ph) {
     pthread_mutex_lock(&ph->lock);
-    ay_list_remove(s);
-    pthread_mutex_unlock(&ph->lock);
-    ay_pagemap_set1(s->start, NULL, 0);
-    ay_os_unmap((void *)s->start, bytes);
-    direct_account(ph, -(ptrdiff_t)bytes);
-    ay_span_delete(s);
-}
-
-int ay_direct_resize(ay_pageheap_t *ph, ay_span_t *s, size_t bytes) {
-    size_t old = AY_PAGES_BYTES(s->npages);
-    void *q = ay_os_remap((void *)s->start, old, bytes, NULL);
-    if (!q)
-        return -1;
-    if (q != (void *)s->start && ay_pagemap_ensure((uintptr_t)q, 1) != 0) {
-        /* moved where the map has no leaf and none can be made: move it back,
-         * at its old size (the old range is free since the move) */
-        ay_os_remap(q, bytes, old, (void *)s->start);
-        return -1;
+    ph->dying = true; /* no new purges; wait for those in flight */
+    while (ph->purging_pages) {
+        pthread_mutex_unlock(&ph->lock);
+        sched_yield();
+        pthread_mutex_lock(&ph->lock);
     }
-    ay_pagemap_set1(s->start, NULL, 0);
-    s->start = (uintptr_t)q;
-    s->npages = bytes >> AY_PAGE_SHIFT;
-    ay_pagemap_set1(s->start, s, 0);
-    direct_account(ph, (ptrdiff_t)bytes - (ptrdiff_t)old);
-    return 0;
+    /* spans may straddle adjacent blocks (free neighbours merge), so forget
+     * every span before unmapping any block */
+    for (ay_span_t *b = ph->blocks.next; b != &ph->blocks; b = b->next)
+        forget_block_spans(ph, b);
+    ay_span_t blocks;
+    ay_list_init(&blocks);
+    while (!ay_list_empty(&ph->blocks)) {
+        ay_span_t *b = ph->blocks.next;
+        ay_list_remove(b);
+        ay_list_push(&blocks, b);
+    }
+    while (ph->spare)
+        ay_span_delete(record_take(ph));
+    pthread_mutex_unlock(&ph->lock);
+    while (!ay_list_empty(&blocks)) {
+        ay_span_t *b = blocks.next;
+        ay_list_remove(b);
+        ay_os_unmap((void *)b->start, AY_PAGES_BYTES(b->npages));
+        ay_span_delete(b);
+    }
 }
 
 /* ---- invariants ---- */
@@ -337,14 +418,13 @@ void ay_pageheap_validate(ay_pageheap_t *ph) {
         if (bit != (ph->free[i].next != &ph->free[i]))
             ay_fatal("pageheap: bitmap disagrees with list", &ph->free[i]);
         for (ay_span_t *s = ph->free[i].next; s != &ph->free[i]; s = s->next) {
-            if (s->state != AY_SPAN_FREE || size_index(s->npages) != i)
+            if (s->state != AY_SPAN_FREE || s->owner.pages != ph || size_index(s->npages) != i)
                 ay_fatal("pageheap: bad span on free list", (void *)s->start);
             if (ay_pagemap_span((void *)s->start) != s ||
                 ay_pagemap_span((void *)(s->start + AY_PAGES_BYTES(s->npages - 1))) != s)
                 ay_fatal("pageheap: free span not in pagemap", (void *)s->start);
-            ay_span_t *r = ay_pagemap_span((void *)(s->start + AY_PAGES_BYTES(s->npages)));
-            if (r && r->state == AY_SPAN_FREE && r->heap == ph->heap &&
-                r->start == s->start + AY_PAGES_BYTES(s->npages))
+            uintptr_t end = s->start + AY_PAGES_BYTES(s->npages);
+            if (free_neighbour(ph, end, end))
                 ay_fatal("pageheap: adjacent free spans not merged", (void *)s->start);
             *(s->dirty ? &dirty : &clean) += s->npages;
         }
@@ -356,6 +436,18 @@ void ay_pageheap_validate(ay_pageheap_t *ph) {
         fifo += s->npages;
     }
     if (dirty != ph->free_dirty_pages || clean != ph->free_clean_pages || fifo != dirty ||
-        ph->active_pages + dirty + clean != ph->mapped_pages)
+        ph->active_pages + dirty + clean + ph->purging_pages != ph->mapped_pages)
         ay_fatal("pageheap: page counters do not add up", ph);
+}
+
+void ay_pageheap_lock(ay_pageheap_t *ph) { pthread_mutex_lock(&ph->lock); }
+void ay_pageheap_unlock(ay_pageheap_t *ph) { pthread_mutex_unlock(&ph->lock); }
+void ay_pageheap_after_fork_child(ay_pageheap_t *ph) {
+    pthread_mutex_init(&ph->lock, NULL);
+    uint64_t now = ay_os_now_ms();
+    while (ph->purging.dnext != &ph->purging) {
+        ay_span_t *s = ph->purging.dnext;
+        purging_remove(ph, s);
+        free_coalesce(ph, s, now); /* still dirty: it was not purged, or not known to be */
+    }
 }

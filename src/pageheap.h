@@ -1,5 +1,6 @@
 /* pageheap.h - the page heap: spans of 1..256 pages carved from 256-page
- * (1 MiB) blocks taken from the OS, plus direct maps above 256 pages.
+ * (1 MiB) blocks taken from the OS.  (Blocks above 256 pages are direct
+ * maps, direct.h, and never come here.)
  *
  * Allocation is best fit: the smallest free span that is large enough, with
  * its tail split off and put back.  Freeing merges the span with free
@@ -8,20 +9,30 @@
  * decay_ms it is purged with madvise (0: at once, -1: never).  Dirty pages
  * above max(64 MiB, 2 x active) are purged at once, oldest first.
  *
- * Invariants: no two free spans are adjacent; every free span is on exactly
- * one size list, and on the decay FIFO iff it is dirty; the page counters add
- * up: active + free_dirty + free_clean = mapped / 4 KiB.
- * Lock order: a central-cache lock may be held when calling in; the page
- * heap lock is taken inside, and the metadata and pagemap locks inside that.
+ * No system call runs under the page-heap lock.  A new block is mapped, and
+ * its pagemap leaves and span records made, before the lock is taken; spans
+ * to purge are taken off the lists under the lock, purged without it, and
+ * put back.  Span records needed under the lock come from a small reserve
+ * filled beforehand.  Callers must not hold a central-cache lock either:
+ * the central cache drops its lock before it calls in.
+ *
+ * Invariants (under the lock): no two free spans are adjacent; every free
+ * span is on exactly one size list, and on the decay FIFO iff it is dirty;
+ * the page counters add up:
+ *   active + free_dirty + free_clean + purging = mapped  (in pages).
+ * Lock order: the page heap lock is taken alone or before the metadata and
+ * pagemap locks (leaf locks, which it may take inside).
  */
 #ifndef ALLOY_PAGEHEAP_H
 #define ALLOY_PAGEHEAP_H
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "internal.h"
 #include "span.h"
+#include "usage.h"
 
 #define AY_BLOCK_PAGES 256 /* pages taken from the OS at a time */
 
@@ -30,38 +41,44 @@ typedef struct ay_pageheap {
     ay_span_t free[AY_MAX_SPAN_PAGES + 1]; /* list heads by length; [256] holds >= 256 */
     uint64_t nonempty[(AY_MAX_SPAN_PAGES + 64) / 64]; /* bit i: free[i] is not empty */
     ay_span_t dirty;              /* decay FIFO head (dprev/dnext), oldest first */
+    ay_span_t purging;            /* list head (dprev/dnext): spans being purged, off the lists */
     ay_span_t blocks;             /* list head: one record per block taken from the OS */
-    ay_span_t direct;             /* list head: live direct maps */
-    struct ay_heap *heap;         /* owner, recorded in every span */
+    ay_span_t *spare;             /* reserve of span records, linked by next */
+    unsigned nspare;              /* records in the reserve */
+    bool dying;                   /* being destroyed: no more purging */
+    ay_usage_t *usage;            /* the owning heap's active bytes */
     size_t mapped_pages;          /* pages of blocks taken from the OS */
     size_t active_pages;          /* pages of SMALL and LARGE spans */
     size_t free_dirty_pages;      /* free pages that may be resident */
     size_t free_clean_pages;      /* free pages never touched or purged */
-    size_t peak_active_bytes;     /* high-water mark of active bytes, direct included */
-    size_t direct_bytes;          /* bytes of live direct maps */
+    size_t purging_pages;         /* free pages off the lists while being purged */
     uint64_t purges;              /* madvise calls */
 } ay_pageheap_t;
 
-void ay_pageheap_init(ay_pageheap_t *ph, struct ay_heap *owner);
+void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage);
 
 /* A span of npages pages (1..256) whose start is aligned to align_pages pages
  * (a power of two; 1 for none), in the given state, with every page mapped to
- * it under `bin`.  NULL when out of memory. */
+ * it under `bin`, owned by ph.  s->dirty tells whether its pages may be
+ * non-zero (0: fresh or purged, they read as zero).  NULL when out of
+ * memory. */
 ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t align_pages,
                              unsigned state, unsigned bin);
-/* Give a SMALL or LARGE span back; it is merged with free neighbours. */
+/* Give a SMALL or LARGE span of ph back; it is merged with free neighbours. */
 void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s);
 /* Purge dirty free spans: those older than decay_ms, or all when `all`. */
-void ay_pageheap_purge(ay_pageheap_t *ph, int all);
-
-/* A block of `bytes` (page multiple) aligned to `align` mapped straight from
- * the OS and registered as a DIRECT span.  NULL when out of memory. */
-ay_span_t *ay_direct_alloc(ay_pageheap_t *ph, size_t bytes, size_t align);
-void ay_direct_free(ay_pageheap_t *ph, ay_span_t *s);
-/* Resize a direct map in place or by moving it (mremap).  0 or -1. */
-int ay_direct_resize(ay_pageheap_t *ph, ay_span_t *s, size_t bytes);
+void ay_pageheap_purge(ay_pageheap_t *ph, bool all);
+/* Forget every span and unmap every block (an explicit heap's destruction;
+ * nothing of ph may be in use). */
+void ay_pageheap_release_all(ay_pageheap_t *ph);
 
 /* Check every invariant above; aborts on a violation (debug builds). */
 void ay_pageheap_validate(ay_pageheap_t *ph);
+
+/* Fork support.  In the child, spans that a thread of the parent was
+ * purging go back on the lists, still dirty. */
+void ay_pageheap_lock(ay_pageheap_t *ph);
+void ay_pageheap_unlock(ay_pageheap_t *ph);
+void ay_pageheap_after_fork_child(ay_pageheap_t *ph);
 
 #endif

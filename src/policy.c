@@ -12,11 +12,11 @@ typedef struct band {
 } band_t;
 
 static const band_t bands[] = {
-    {128, 8, 0},                  /* 8..128:          16 classes */
-    {1024, 16, 16},               /* 144..1024:       56 classes */
-    {8192, 128, 72},              /* 1152..8192:      56 classes */
-    {65536, 1024, 128},           /* 9216..65536:     56 classes */
-    {262144, 8192, 184},          /* 73728..262144:   24 classes */
+    {AY_BAND0_END, (size_t)1 << AY_BAND0_SHIFT, 0},
+    {AY_BAND1_END, (size_t)1 << AY_BAND1_SHIFT, AY_BAND1_FIRST},
+    {AY_BAND2_END, (size_t)1 << AY_BAND2_SHIFT, AY_BAND2_FIRST},
+    {AY_BAND3_END, (size_t)1 << AY_BAND3_SHIFT, AY_BAND3_FIRST},
+    {AY_BAND4_END, (size_t)1 << AY_BAND4_SHIFT, AY_BAND4_FIRST},
 };
 #define NBANDS (sizeof bands / sizeof bands[0])
 
@@ -106,6 +106,33 @@ uint32_t ay_policy_terminal_batch(const ay_batch_params_t *bp, size_t S) {
 uint32_t ay_policy_return_threshold(uint32_t n, uint32_t k_halves) {
     uint32_t t = (uint32_t)(((uint64_t)n * k_halves) / 2);
     return t > n ? t : n + 1;
+}
+
+ay_tc_step_t ay_policy_on_miss(const ay_batch_params_t *bp, size_t S, uint32_t n) {
+    ay_tc_step_t t = {n, ay_policy_next_batch(bp, S, n)};
+    return t;
+}
+
+ay_tc_step_t ay_policy_on_overflow(const ay_batch_params_t *bp, size_t S, uint32_t n,
+                                   uint32_t len) {
+    ay_tc_step_t t = {n < len ? n : len, ay_policy_next_batch(bp, S, n)};
+    return t;
+}
+
+ay_tc_step_t ay_policy_on_scavenge(uint32_t n, uint32_t len) {
+    ay_tc_step_t t = {(len + 1) / 2, n > 1 ? n / 2 : n};
+    return t;
+}
+
+uint32_t ay_policy_list_limit(uint32_t n, uint32_t k_halves) {
+    return ay_policy_return_threshold(n, k_halves) - 1;
+}
+
+int ay_policy_scavenge_due(uint32_t *events) {
+    if (++*events < AY_SCAVENGE_PERIOD)
+        return 0;
+    *events = 0;
+    return 1;
 }
 
 static const char *const policy_names[] = {"clip", "guard", "pow2"};

@@ -22,6 +22,10 @@
  * Invariant: under guard and pow2, the terminal batch of every class fits in
  * the span fetched for it (Q >= n).  tests/test_policy.c checks it, along with
  * the 80 classes that clip underfills.
+ *
+ * The thread-cache state machine of one size class is here too (the rules
+ * on a miss, an overflow and a scavenge), as pure functions: src/tcache.c
+ * and the simulator's model both call them, so they cannot drift apart.
  */
 #ifndef ALLOY_POLICY_H
 #define ALLOY_POLICY_H
@@ -32,8 +36,24 @@
 #define AY_PAGE_SHIFT 12
 #define AY_PAGE_SIZE ((size_t)1 << AY_PAGE_SHIFT)
 #define AY_PAGES_BYTES(n) ((size_t)(n) << AY_PAGE_SHIFT)
-#define AY_NUM_CLASSES 208
-#define AY_MAX_SMALL_SIZE ((size_t)256 * 1024) /* largest class */
+/* The five bands of size classes: band b runs from the end of band b-1
+ * (exclusive; 0 for band 0) to AY_BANDb_END (inclusive) in steps of
+ * 1 << AY_BANDb_SHIFT.  The class tables, and the thread cache's size -> bin
+ * lookup, are all derived from these constants. */
+enum {
+    AY_BAND0_END = 128, AY_BAND0_SHIFT = 3,     /* 8..128 step 8:            16 classes */
+    AY_BAND1_END = 1024, AY_BAND1_SHIFT = 4,    /* 144..1024 step 16:        56 classes */
+    AY_BAND2_END = 8192, AY_BAND2_SHIFT = 7,    /* 1152..8192 step 128:      56 classes */
+    AY_BAND3_END = 65536, AY_BAND3_SHIFT = 10,  /* 9216..65536 step 1024:    56 classes */
+    AY_BAND4_END = 262144, AY_BAND4_SHIFT = 13, /* 73728..262144 step 8192:  24 classes */
+    AY_BAND1_FIRST = AY_BAND0_END >> AY_BAND0_SHIFT,
+    AY_BAND2_FIRST = AY_BAND1_FIRST + ((AY_BAND1_END - AY_BAND0_END) >> AY_BAND1_SHIFT),
+    AY_BAND3_FIRST = AY_BAND2_FIRST + ((AY_BAND2_END - AY_BAND1_END) >> AY_BAND2_SHIFT),
+    AY_BAND4_FIRST = AY_BAND3_FIRST + ((AY_BAND3_END - AY_BAND2_END) >> AY_BAND3_SHIFT),
+    AY_NUM_CLASSES = AY_BAND4_FIRST + ((AY_BAND4_END - AY_BAND3_END) >> AY_BAND4_SHIFT),
+};
+_Static_assert(AY_NUM_CLASSES == 208, "seed 002 has 208 size classes");
+#define AY_MAX_SMALL_SIZE ((size_t)AY_BAND4_END) /* largest class: 256 KiB */
 #define AY_MAX_SPAN_PAGES 256                  /* pages in the largest span */
 #define AY_DEFAULT_BYTE_BUDGET (256u * 1024u)
 #define AY_DEFAULT_OBJECT_CAP 1024u
@@ -81,6 +101,39 @@ uint32_t ay_policy_terminal_batch(const ay_batch_params_t *bp, size_t S);
  * 3 means 1.5n, 6 means 3n).  Always at least n + 1, so a list never returns
  * its whole content on a single free. */
 uint32_t ay_policy_return_threshold(uint32_t n, uint32_t k_halves);
+
+/* ---- the thread-cache state machine of one size class ----
+ *
+ * A thread-cache list has a batch n (1 at first) and a length.  Its limit is
+ * return_threshold(n, k) - 1: a free that finds the list at its limit takes
+ * the slow path.  The three events, and what each one does:
+ *   miss      (malloc finds the list empty): fetch n objects from the
+ *             central cache; the batch grows to next_batch(n).
+ *   overflow  (free pushes the list past its limit): give back
+ *             min(n, length) objects, the most recently freed; the batch
+ *             grows to next_batch(n), as on a miss (alloy's rule: without
+ *             it a thread that only frees keeps n = 1).
+ *   scavenge  (every AY_SCAVENGE_PERIOD misses and overflows, the thread's
+ *             cache holds more than its byte limit): every list gives back
+ *             half of its objects, rounded up, and halves its batch.
+ * Each function returns how many objects move and the batch afterwards. */
+typedef struct ay_tc_step {
+    uint32_t move;  /* objects fetched (miss) or given back (overflow, scavenge) */
+    uint32_t batch; /* the batch n afterwards */
+} ay_tc_step_t;
+
+#define AY_SCAVENGE_PERIOD 16u /* slow-path events between two byte-limit checks */
+
+ay_tc_step_t ay_policy_on_miss(const ay_batch_params_t *bp, size_t S, uint32_t n);
+ay_tc_step_t ay_policy_on_overflow(const ay_batch_params_t *bp, size_t S, uint32_t n,
+                                   uint32_t len);
+ay_tc_step_t ay_policy_on_scavenge(uint32_t n, uint32_t len);
+/* The list limit for batch n: a free that finds this many objects on the
+ * list overflows. */
+uint32_t ay_policy_list_limit(uint32_t n, uint32_t k_halves);
+/* Count one slow-path event in *events; true when the byte limit is due to
+ * be checked (every AY_SCAVENGE_PERIOD events), which resets the count. */
+int ay_policy_scavenge_due(uint32_t *events);
 
 /* Parses "clip", "guard" or "pow2".  Returns 0 on success, -1 otherwise. */
 int ay_policy_parse(const char *s, size_t len, ay_batch_policy_t *out);

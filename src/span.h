@@ -1,11 +1,14 @@
 /* span.h - a span: a run of contiguous 4 KiB pages with one owner.
  *
- * States and who owns the record:
- *   FREE    in the page heap's free lists (pages may be resident or purged)
- *   SMALL   carved into objects of one class, owned by that class's central
- *           cache (on its `nonempty` list while it has free objects)
- *   LARGE   one block above 256 KiB, from the page heap
- *   DIRECT  one block above 256 pages, mapped straight from the OS
+ * States, and who owns the record (`owner`):
+ *   FREE    in a page heap's free lists (pages may be resident or purged);
+ *           owner.pages is that page heap
+ *   SMALL   carved into objects of one class; owner.central is that class's
+ *           central cache (it is on its `nonempty` list while it has free
+ *           objects)
+ *   LARGE   one block above 256 KiB; owner.pages is the page heap it came from
+ *   DIRECT  one block above 256 pages, mapped straight from the OS;
+ *           owner.direct is the set of direct maps it belongs to
  *   DEAD    the record is on the metadata free list
  *
  * Pagemap invariant: for SMALL and LARGE spans every page maps to the span;
@@ -18,16 +21,22 @@
 
 enum { AY_SPAN_DEAD = 0, AY_SPAN_FREE, AY_SPAN_SMALL, AY_SPAN_LARGE, AY_SPAN_DIRECT };
 
-struct ay_heap;
+struct ay_pageheap;
+struct ay_central;
+struct ay_direct;
 
 typedef struct ay_span {
     uintptr_t start;          /* first byte, page aligned */
     uintptr_t npages;         /* length in pages */
     struct ay_span *prev;     /* list links: page-heap free list or central nonempty list */
     struct ay_span *next;
-    struct ay_heap *heap;     /* owning heap (SMALL, LARGE, FREE) */
+    union {                   /* who owns the span, by state (see above) */
+        struct ay_pageheap *pages;
+        struct ay_central *central;
+        struct ay_direct *direct;
+    } owner;
     uint8_t state;            /* AY_SPAN_* */
-    uint8_t dirty;            /* FREE: pages may be resident (not purged) */
+    uint8_t dirty;            /* FREE, LARGE: pages may be resident or non-zero (not purged) */
     uint16_t cls;             /* SMALL: size class */
     uint32_t used;            /* SMALL: objects handed out to thread caches */
     uint32_t capacity;        /* SMALL: objects the span holds */

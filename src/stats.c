@@ -1,5 +1,6 @@
-/* stats.c - reading the counters (alloy_stats_read, per heap and per class)
- * and printing them as text or JSON through one emitter.
+/* stats.c - reading the counters (alloy_stats_read, per heap and per class),
+ * printing them as text or JSON through one emitter, and the report at exit
+ * (stats_print:true).
  *
  * Counters are read without locks (relaxed loads), so a reading taken while
  * other threads allocate mixes slightly different moments; at a quiescent
@@ -10,14 +11,17 @@
  *   each total = the sum over heaps (+ metadata, for resident and mapped)
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 
 #include "alloy.h"
+#include "background.h"
 #include "conf.h"
 #include "emit.h"
 #include "heap.h"
 #include "init.h"
 #include "meta.h"
+#include "os.h"
 #include "pagemap.h"
 #include "tcache.h"
 
@@ -86,7 +90,7 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
         small_pages += AY_LOAD(&h->central[cls].span_pages);
     }
     const ay_pageheap_t *ph = &h->pages;
-    size_t direct = AY_LOAD(&ph->direct_bytes);
+    size_t direct = ay_direct_bytes(&h->direct);
     size_t active_pages = AY_LOAD(&ph->active_pages);
     s->active = AY_PAGES_BYTES(active_pages) + direct;
     s->large_allocated = AY_PAGES_BYTES(active_pages > small_pages ? active_pages - small_pages : 0) + direct;
@@ -94,10 +98,22 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
     s->pageheap_free_bytes = AY_PAGES_BYTES(AY_LOAD(&ph->free_dirty_pages));
     s->pageheap_purged_bytes = AY_PAGES_BYTES(AY_LOAD(&ph->free_clean_pages));
     s->mapped = AY_PAGES_BYTES(AY_LOAD(&ph->mapped_pages)) + direct;
+    /* pages being purged count as resident until the purge is done */
+    s->pageheap_free_bytes += AY_PAGES_BYTES(AY_LOAD(&ph->purging_pages));
     s->resident = s->active + s->pageheap_free_bytes;
-    s->peak_active = AY_LOAD(&ph->peak_active_bytes);
+    s->peak_active = AY_LOAD(&h->usage.peak);
     s->purges = AY_LOAD(&ph->purges);
     s->threads_live = AY_LOAD(&h->nthreads);
+    s->tcache_overflows = AY_LOAD(&h->retired_overflows);
+    s->tcache_scavenges = AY_LOAD(&h->retired_scavenges);
+    ay_tcache_registry_lock();
+    for (ay_tcache_t *tc = ay_tcache_registry_first(); tc; tc = tc->next) {
+        if (tc->heap == h) {
+            s->tcache_overflows += AY_LOAD(&tc->overflows);
+            s->tcache_scavenges += AY_LOAD(&tc->scavenges);
+        }
+    }
+    ay_tcache_registry_unlock();
 }
 
 static void totals_read(alloy_stats_t *s) {
@@ -185,6 +201,8 @@ static void emit_totals(ay_emit_t *e, const alloy_stats_t *s) {
     ay_emit_u64(e, "central_lock_contended", s->central_lock_contended);
     ay_emit_u64(e, "purges", s->purges);
     ay_emit_u64(e, "threads", s->threads_live);
+    ay_emit_u64(e, "tcache_overflows", s->tcache_overflows);
+    ay_emit_u64(e, "tcache_scavenges", s->tcache_scavenges);
 }
 
 /* opts: "J" JSON instead of text; "h" leave out heaps; "c" leave out classes */
@@ -253,4 +271,25 @@ ALLOY_API void alloy_stats_print(alloy_write_cb *cb, void *opaque, const char *o
     }
     ay_emit_end(&e);
     ay_emit_finish(&e);
+}
+
+/* ---- the report at exit (stats_print:true) ----
+ * Written to a private copy of stderr, taken at start-up: programs such as
+ * the coreutils close stderr in their own exit handlers, which run first. */
+
+static int stats_fd = -1;
+
+static void stats_write(void *opaque, const char *text, size_t len) {
+    ay_os_write(stats_fd, text, len);
+}
+
+__attribute__((constructor)) static void stats_at_start(void) {
+    ay_ensure_init();
+    if (ay_conf.stats_print)
+        stats_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+}
+
+__attribute__((destructor)) static void stats_at_exit(void) {
+    if (ay_conf.stats_print && stats_fd >= 0)
+        alloy_stats_print(stats_write, NULL, NULL);
 }

@@ -1,11 +1,11 @@
 /* tcache.c - thread caches: creation, refill, overflow, scavenging, thread
- * exit (see tcache.h for the fast paths and the invariants). */
+ * exit (see tcache.h for the invariants, policy.h for the rules). */
 #include "tcache.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
+#include "central.h"
 #include "conf.h"
 #include "heap.h"
 #include "meta.h"
@@ -19,8 +19,8 @@ static __thread uint8_t tc_state __attribute__((tls_model("initial-exec")));
  * (caches off, fills on, or an explicit heap set as the thread's default) */
 static __thread ay_tcache_t *tc_self __attribute__((tls_model("initial-exec")));
 
-uint8_t ay_bin_small[(1024 >> 3) + 1];
-uint8_t ay_bin_mid[(65536 >> 7) + 1];
+uint8_t ay_bin_small[(AY_LOOKUP_A_MAX >> AY_LOOKUP_A_SHIFT) + 1];
+uint8_t ay_bin_mid[(AY_LOOKUP_B_MAX >> AY_LOOKUP_B_SHIFT) + 1];
 uint32_t ay_bin_size[AY_NUM_BINS];
 
 static pthread_key_t tc_key;
@@ -28,16 +28,15 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static ay_tcache_t *registry;     /* live caches, doubly linked */
 static ay_tcache_t *spare;        /* caches of exited threads, for reuse */
 
-#define SCAVENGE_PERIOD 16        /* slow-path events between size checks */
-
 static void tcache_thread_exit(void *arg);
 
 void ay_tcache_global_init(void) {
     for (size_t i = 0; i < sizeof ay_bin_small; i++)
-        ay_bin_small[i] = (uint8_t)(ay_policy_size_class(i << 3) + 1);
-    ay_bin_small[0] = ay_bin_small[2]; /* malloc(0) gets 16 bytes, 16-aligned */
+        ay_bin_small[i] = (uint8_t)(ay_policy_size_class(i << AY_LOOKUP_A_SHIFT) + 1);
+    /* malloc(0) gets the 16-byte class, so that it is 16-aligned */
+    ay_bin_small[0] = (uint8_t)(ay_policy_size_class(16) + 1);
     for (size_t i = 0; i < sizeof ay_bin_mid; i++)
-        ay_bin_mid[i] = (uint8_t)(ay_policy_size_class(i << 7) + 1);
+        ay_bin_mid[i] = (uint8_t)(ay_policy_size_class(i << AY_LOOKUP_B_SHIFT) + 1);
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         ay_bin_size[b] = (uint32_t)ay_policy_class_size(b - 1);
     pthread_key_create(&tc_key, tcache_thread_exit);
@@ -45,9 +44,7 @@ void ay_tcache_global_init(void) {
 
 static void set_batch(ay_tcache_t *tc, unsigned b, uint32_t n) {
     tc->batch[b] = n;
-    /* the list may hold threshold - 1 objects; the free that reaches the
-     * threshold takes the slow path and gives n back */
-    tc->bins[b].limit = ay_policy_return_threshold(n, ay_conf.return_k_halves) - 1;
+    tc->bins[b].limit = ay_policy_list_limit(n, ay_conf.return_k_halves);
 }
 
 static ay_tcache_t *tcache_create(void) {
@@ -71,6 +68,11 @@ static ay_tcache_t *tcache_create(void) {
     return tc;
 }
 
+/* Point the fast paths at the thread's lists, or at the empty cache. */
+static void route(ay_tcache_t *tc) {
+    ay_tc = tc->cache_on && !tc->explicit_heap ? tc : &ay_tcache_empty;
+}
+
 ay_tcache_t *ay_tcache_get(void) {
     if (AY_LIKELY(tc_state == TC_LIVE))
         return tc_self;
@@ -86,28 +88,49 @@ ay_tcache_t *ay_tcache_get(void) {
     tc->cache_on = ay_conf.tcache && !ay_conf.junk && !ay_conf.zero;
     pthread_setspecific(tc_key, tc); /* may malloc: that call sees SETTING_UP */
     tc_self = tc;
-    ay_tc = tc->cache_on ? tc : &ay_tcache_empty;
+    route(tc);
     tc_state = TC_LIVE;
     return tc;
 }
 
-void ay_tcache_route(ay_tcache_t *tc, int fast) {
-    ay_tc = fast && tc->cache_on ? tc : &ay_tcache_empty;
+struct ay_heap *ay_tcache_heap(void) {
+    ay_tcache_t *tc = ay_tcache_get();
+    if (!tc)
+        return ay_heaps[0];
+    return tc->explicit_heap ? tc->explicit_heap : tc->heap;
+}
+
+void ay_tcache_set_explicit(ay_tcache_t *tc, struct ay_heap *h) {
+    tc->explicit_heap = h;
+    route(tc);
+}
+
+/* The events tc counted go to the heap it is leaving: stats then find them
+ * there after the thread moves on or exits. */
+static void retire_events(ay_tcache_t *tc) {
+    __atomic_add_fetch(&tc->heap->retired_overflows, tc->overflows, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&tc->heap->retired_scavenges, tc->scavenges, __ATOMIC_RELAXED);
+    AY_STORE(&tc->overflows, 0);
+    AY_STORE(&tc->scavenges, 0);
 }
 
 void ay_tcache_rebind(ay_tcache_t *tc, struct ay_heap *h) {
     if (tc->heap == h)
         return;
     ay_tcache_flush(tc);
+    retire_events(tc);
     ay_heap_unbind(tc->heap);
     ay_heap_adopt(h);
     tc->heap = h;
 }
 
-size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b) {
+/* Other threads' lists are read without synchronisation, on purpose: the
+ * fast paths write len with plain stores, and stats are a snapshot. */
+AY_NO_SANITIZE_THREAD size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b) {
     return (size_t)AY_LOAD(&tc->bins[b].len) * ay_bin_size[b];
 }
 
+/* Give the first n objects of bin b back to the central caches. */
 static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
     ay_bin_t *bin = &tc->bins[b];
     if (n == 0)
@@ -120,34 +143,33 @@ static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
     ay_central_release(b - 1, head, n);
 }
 
-/* Above the per-thread byte limit, give half of every list back and halve
- * every batch, which halves the list limits too: the fast paths cannot fill
- * the lists up again without coming back here. */
+/* One slow-path event: every AY_SCAVENGE_PERIOD of them, check the byte
+ * limit, and scavenge every list when the cache is above it. */
 static void scavenge_maybe(ay_tcache_t *tc) {
-    if (++tc->slow_events < SCAVENGE_PERIOD)
+    if (!ay_policy_scavenge_due(&tc->slow_events))
         return;
-    tc->slow_events = 0;
     size_t bytes = 0;
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         bytes += ay_tcache_bytes(tc, b);
     if (bytes <= ay_conf.tcache_max_bytes)
         return;
+    AY_STORE(&tc->scavenges, tc->scavenges + 1);
     for (unsigned b = 1; b < AY_NUM_BINS; b++) {
-        bin_release(tc, b, (tc->bins[b].len + 1) / 2);
-        if (tc->batch[b] > 1)
-            set_batch(tc, b, tc->batch[b] / 2);
+        ay_tc_step_t step = ay_policy_on_scavenge(tc->batch[b], tc->bins[b].len);
+        bin_release(tc, b, step.move);
+        set_batch(tc, b, step.batch);
     }
 }
 
 void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     ay_bin_t *bin = &tc->bins[b];
-    void *head, *tail;
     if (!bin->head) {
-        uint32_t want = tc->batch[b];
-        uint32_t got = ay_central_fetch(&tc->heap->central[b - 1], want, &head, &tail);
+        ay_tc_step_t step = ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], tc->batch[b]);
+        void *head, *tail;
+        uint32_t got = ay_central_fetch(&tc->heap->central[b - 1], step.move, &head, &tail);
         if (!got)
-            return ay_oom();
-        set_batch(tc, b, ay_policy_next_batch(&ay_conf.batch, ay_bin_size[b], want));
+            return NULL;
+        set_batch(tc, b, step.batch);
         bin->head = head;
         bin->len = got;
     }
@@ -164,12 +186,11 @@ void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p) {
     bin->head = p;
     bin->len++;
     if (bin->len > bin->limit) {
-        /* the list reached its threshold k*n: n objects go back, and the
-         * batch grows as on a miss, so that a thread that mostly frees this
-         * class (a consumer) does not go to the central cache every 2 frees */
-        uint32_t n = tc->batch[b];
-        bin_release(tc, b, n < bin->len ? n : bin->len);
-        set_batch(tc, b, ay_policy_next_batch(&ay_conf.batch, ay_bin_size[b], n));
+        ay_tc_step_t step =
+            ay_policy_on_overflow(&ay_conf.batch, ay_bin_size[b], tc->batch[b], bin->len);
+        AY_STORE(&tc->overflows, tc->overflows + 1);
+        bin_release(tc, b, step.move);
+        set_batch(tc, b, step.batch);
     }
     scavenge_maybe(tc);
 }
@@ -179,13 +200,13 @@ void ay_tcache_flush(ay_tcache_t *tc) {
         bin_release(tc, b, tc->bins[b].len);
 }
 
-int ay_tcache_contains(unsigned b, const void *p) {
+bool ay_tcache_contains(unsigned b, const void *p) {
     if (tc_state != TC_LIVE)
-        return 0;
+        return false;
     for (void *q = tc_self->bins[b].head; q; q = *(void **)q)
         if (q == p)
-            return 1;
-    return 0;
+            return true;
+    return false;
 }
 
 static void tcache_thread_exit(void *arg) {
@@ -194,6 +215,7 @@ static void tcache_thread_exit(void *arg) {
     ay_tc = &ay_tcache_empty;
     tc_self = NULL;
     ay_tcache_flush(tc);
+    retire_events(tc);
     ay_heap_unbind(tc->heap);
     pthread_mutex_lock(&registry_lock);
     if (tc->prev)

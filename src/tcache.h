@@ -1,17 +1,23 @@
-/* tcache.h - the thread cache: one intrusive free list per size class, and
- * the inline fast paths of malloc and free.
+/* tcache.h - the thread cache: one intrusive free list per size class.
  *
- * Each fast path has exactly one unlikely branch.  Every reason to take the
- * slow path is folded into it:
+ * The inline fast paths of malloc and free that pop and push these lists
+ * live in the front end (alloc.h); this module owns the lists themselves,
+ * the size -> bin lookup, and the slow-path services: refill on a miss,
+ * give back on an overflow, scavenging, thread start and thread exit.
+ * What happens on each event is decided by the state machine in policy.h;
+ * this file only moves the objects.
+ *
+ * Every reason for the fast paths to miss is folded into their one branch:
  *   - a thread that has no cache yet points at ay_tcache_empty, whose lists
  *     are empty and whose limits are 0, so its first malloc and free miss;
  *   - requests above 256 KiB, and pages alloy does not own, map to bin 0,
  *     which is always empty with limit 0;
- *   - a list that has reached its return threshold misses on free.
+ *   - a list that has reached its limit misses on free.
  * No lock, no atomic read-modify-write: the cache belongs to its thread.
  *
  * Invariants: bins[b].len is the length of the NULL-terminated list at
- * bins[b].head; len <= limit except transiently inside the slow path.
+ * bins[b].head; len <= limit except transiently inside the slow path;
+ * limit = ay_policy_list_limit(batch[b], k) for a live cache.
  */
 #ifndef ALLOY_TCACHE_H
 #define ALLOY_TCACHE_H
@@ -20,7 +26,6 @@
 #include <stdint.h>
 
 #include "internal.h"
-#include "pagemap.h"
 
 struct ay_heap;
 
@@ -34,73 +39,73 @@ typedef struct ay_tcache {
     ay_bin_t bins[AY_NUM_BINS];    /* hot: all the fast paths touch */
     /* cold: slow paths only */
     uint32_t batch[AY_NUM_BINS];   /* current batch n, per bin */
-    uint32_t slow_events;          /* slow-path calls since the last size check */
+    uint32_t slow_events;          /* slow-path events since the last byte-limit check */
     bool cache_on;                 /* lists in use (caches on, no fills) */
-    struct ay_heap *heap;          /* where misses go */
+    struct ay_heap *heap;          /* the automatic heap misses go to */
+    struct ay_heap *explicit_heap; /* an explicit heap set as the thread's default, or NULL */
+    uint64_t overflows;            /* lists that reached their limit (events) */
+    uint64_t scavenges;            /* byte-limit checks that found the cache too big */
     struct ay_tcache *prev, *next; /* registry of live caches */
 } ay_tcache_t;
 
 extern __thread ay_tcache_t *ay_tc __attribute__((tls_model("initial-exec")));
 extern AY_HIDDEN ay_tcache_t ay_tcache_empty;
 
-/* size -> bin lookup tables, filled at initialisation (all zero before, which
- * sends every request to the slow path, which initialises). */
-extern AY_HIDDEN uint8_t ay_bin_small[(1024 >> 3) + 1];  /* index (size + 7) >> 3 */
-extern AY_HIDDEN uint8_t ay_bin_mid[(65536 >> 7) + 1];   /* index (size + 127) >> 7 */
-extern AY_HIDDEN uint32_t ay_bin_size[AY_NUM_BINS];      /* object size of a bin; 0 for bin 0 */
+/* ---- size -> bin ----
+ * Three tiers, derived from policy.h's bands: bands 0-1 through a table in
+ * steps of band 0's step, bands 2-3 through a table in steps of band 2's
+ * step, and band 4 by arithmetic.  Each band's step is a multiple of its
+ * tier's step, and each tier starts on a multiple of it, so a table entry
+ * never straddles two classes.  The tables are filled at initialisation
+ * (all zero before, which sends every request to the slow path). */
+#define AY_LOOKUP_A_MAX ((size_t)AY_BAND1_END)
+#define AY_LOOKUP_A_SHIFT AY_BAND0_SHIFT
+#define AY_LOOKUP_B_MAX ((size_t)AY_BAND3_END)
+#define AY_LOOKUP_B_SHIFT AY_BAND2_SHIFT
+_Static_assert(AY_BAND1_SHIFT >= AY_BAND0_SHIFT && AY_BAND3_SHIFT >= AY_BAND2_SHIFT &&
+                   AY_BAND1_END % (1 << AY_BAND2_SHIFT) == 0,
+               "a lookup tier's step divides its bands' steps");
+
+extern AY_HIDDEN uint8_t ay_bin_small[(AY_LOOKUP_A_MAX >> AY_LOOKUP_A_SHIFT) + 1];
+extern AY_HIDDEN uint8_t ay_bin_mid[(AY_LOOKUP_B_MAX >> AY_LOOKUP_B_SHIFT) + 1];
+extern AY_HIDDEN uint32_t ay_bin_size[AY_NUM_BINS]; /* object size of a bin; 0 for bin 0 */
 
 AY_INLINE unsigned ay_size_bin(size_t size) {
-    if (AY_LIKELY(size <= 1024))
-        return ay_bin_small[(size + 7) >> 3];
-    if (size <= 65536)
-        return ay_bin_mid[(size + 127) >> 7];
+    if (AY_LIKELY(size <= AY_LOOKUP_A_MAX))
+        return ay_bin_small[(size + (1u << AY_LOOKUP_A_SHIFT) - 1) >> AY_LOOKUP_A_SHIFT];
+    if (size <= AY_LOOKUP_B_MAX)
+        return ay_bin_mid[(size + (1u << AY_LOOKUP_B_SHIFT) - 1) >> AY_LOOKUP_B_SHIFT];
     if (size <= AY_MAX_SMALL_SIZE)
-        return AY_NUM_CLASSES - 24 + (unsigned)((size - 65536 + 8191) >> 13);
+        return AY_BAND4_FIRST +
+               (unsigned)((size - AY_BAND3_END + (1u << AY_BAND4_SHIFT) - 1) >> AY_BAND4_SHIFT);
     return 0;
 }
 
-void *ay_malloc_slow(size_t size);
-void ay_free_slow(void *p);
-
-AY_INLINE void *ay_malloc_fast(size_t size) {
-    ay_bin_t *bin = &ay_tc->bins[ay_size_bin(size)];
-    void *p = bin->head;
-    if (AY_UNLIKELY(!p))
-        return ay_malloc_slow(size);
-    bin->head = *(void **)p;
-    bin->len--;
-    return p;
-}
-
-AY_INLINE void ay_free_fast(void *p) {
-    uintptr_t a = (uintptr_t)p;
-    unsigned b = AY_LOAD(&ay_pagemap_leaf(a)->bin[ay_pagemap_index(a)]);
-    ay_bin_t *bin = &ay_tc->bins[b];
-    if (AY_UNLIKELY(bin->len >= bin->limit))
-        return ay_free_slow(p);
-    *(void **)p = bin->head;
-    bin->head = p;
-    bin->len++;
-}
-
-/* ---- slow-path services (tcache.c) ---- */
+/* ---- slow-path services ---- */
 
 /* The calling thread's record, created on first use (which binds the thread
  * to a heap); NULL while it is being set up or after the thread's exit
  * handler ran.  Its lists are in use only when tc->cache_on. */
 ay_tcache_t *ay_tcache_get(void);
-/* Point the fast paths at tc's lists (fast) or at the empty cache. */
-void ay_tcache_route(ay_tcache_t *tc, int fast);
+/* The heap the calling thread allocates from: its explicit default heap,
+ * else the automatic heap it is bound to (heap 0 before it has a record). */
+struct ay_heap *ay_tcache_heap(void);
+/* Make h (NULL: none) the thread's explicit default heap: while one is set,
+ * the fast paths miss and every call goes to that heap, uncached. */
+void ay_tcache_set_explicit(ay_tcache_t *tc, struct ay_heap *h);
 /* Bind tc to automatic heap h: flush, and move the thread count. */
 void ay_tcache_rebind(ay_tcache_t *tc, struct ay_heap *h);
-/* Refill bin b from the central cache and return one object, or NULL. */
+/* The miss of bin b: refill the list from the central cache and pop one
+ * object; NULL when the central cache could not get memory. */
 void *ay_tcache_refill(ay_tcache_t *tc, unsigned b);
-/* Push p on bin b, then give a batch back if the list reached its threshold. */
+/* The free that found bin b at its limit: push p, give objects back. */
 void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p);
 /* Return every cached object to the central caches. */
 void ay_tcache_flush(ay_tcache_t *tc);
-/* Bytes cached in tc (racy read when tc is another thread's). */
+/* Bytes cached in tc's bin b (racy read when tc is another thread's). */
 size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b);
+/* Is p on the calling thread's list for bin b?  (debug double-free check) */
+bool ay_tcache_contains(unsigned b, const void *p);
 
 /* The registry of live caches: for stats and fork. */
 void ay_tcache_registry_lock(void);
@@ -108,9 +113,7 @@ void ay_tcache_registry_unlock(void);
 ay_tcache_t *ay_tcache_registry_first(void);
 /* In a fork child: forget every cache but the caller's. */
 void ay_tcache_registry_after_fork_child(void);
-/* Set up the size tables and the thread-exit key (once, from ay_init). */
+/* Set up the size tables and the thread-exit key (once, at initialisation). */
 void ay_tcache_global_init(void);
-/* Is p on the calling thread's list for bin b?  (debug double-free check) */
-int ay_tcache_contains(unsigned b, const void *p);
 
 #endif

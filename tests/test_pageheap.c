@@ -1,5 +1,6 @@
-/* test_pageheap.c - the page heap and the pagemap, driven directly on a
- * private heap: best fit, split, coalesce, alignment, decay, direct maps. */
+/* test_pageheap.c - the page heap, the direct maps and the pagemap, driven
+ * directly on a private heap: best fit, split, coalesce, alignment, decay,
+ * whether a span's pages are known to be zero, direct maps. */
 #include <string.h>
 
 #include "check.h"
@@ -15,7 +16,8 @@ static ay_heap_t h;
 int main(void) {
     ay_conf.decay_ms = -1; /* no purging unless asked */
     h.cached = true; /* a private heap, used through its page heap only */
-    ay_pageheap_init(&h.pages, &h);
+    ay_pageheap_init(&h.pages, &h.usage);
+    ay_direct_init(&h.direct, &h.usage);
     ay_pageheap_t *ph = &h.pages;
 
     /* pagemap: unknown addresses have no span; a set range maps back */
@@ -27,6 +29,9 @@ int main(void) {
     if (!a)
         return CHECK_DONE();
     CHECK_EQ_U(a->npages, 3);
+    CHECK_EQ_U(a->dirty, 0); /* fresh pages read as zero: calloc need not clear them */
+    CHECK(a->owner.pages == ph && a->state == AY_SPAN_LARGE);
+    CHECK_EQ_U(h.usage.active, PG(3));
     CHECK_EQ_U(ph->mapped_pages, AY_BLOCK_PAGES);
     CHECK_EQ_U(ph->active_pages, 3);
     CHECK_EQ_U(ph->free_clean_pages, AY_BLOCK_PAGES - 3);
@@ -66,6 +71,9 @@ int main(void) {
     ay_span_t *big = ay_pageheap_alloc(ph, AY_MAX_SPAN_PAGES, 1, AY_SPAN_LARGE, 0);
     ay_span_t *more = ay_pageheap_alloc(ph, 1, 1, AY_SPAN_LARGE, 0);
     CHECK(big && more);
+    CHECK(big && big->dirty); /* reused pages may hold old data */
+    CHECK(more && !more->dirty);
+    CHECK_EQ_U(h.usage.peak, PG(AY_MAX_SPAN_PAGES + 1));
     CHECK_EQ_U(ph->mapped_pages, 2 * AY_BLOCK_PAGES);
     ay_pageheap_free(ph, big);
     ay_pageheap_free(ph, more);
@@ -85,10 +93,15 @@ int main(void) {
     /* purge: every dirty free page becomes clean, with madvise */
     CHECK(ph->free_dirty_pages > 0);
     uint64_t purges = ph->purges;
-    ay_pageheap_purge(ph, 1);
+    ay_pageheap_purge(ph, true);
     CHECK_EQ_U(ph->free_dirty_pages, 0);
+    CHECK_EQ_U(ph->purging_pages, 0);
     CHECK(ph->purges > purges);
     ay_pageheap_validate(ph);
+    ay_span_t *purged = ay_pageheap_alloc(ph, 5, 1, AY_SPAN_LARGE, 0);
+    CHECK(purged && !purged->dirty); /* purged pages read as zero again */
+    if (purged)
+        ay_pageheap_free(ph, purged);
 
     /* decay_ms 0 purges at once on free */
     ay_conf.decay_ms = 0;
@@ -120,18 +133,21 @@ int main(void) {
     ay_pageheap_validate(ph);
 
     /* direct maps: registered at their first page, resizable, unmapped on free */
-    ay_span_t *dm = ay_direct_alloc(ph, PG(300), PG(1));
+    size_t active = h.usage.active;
+    ay_span_t *dm = ay_direct_alloc(&h.direct, PG(300), PG(1));
     CHECK(dm && dm->state == AY_SPAN_DIRECT && ay_pagemap_span((void *)dm->start) == dm);
-    CHECK_EQ_U(ph->direct_bytes, PG(300));
+    CHECK_EQ_U(ay_direct_bytes(&h.direct), PG(300));
+    CHECK_EQ_U(h.usage.active, active + PG(300)); /* both modules count in one total */
     if (dm) {
         memset((void *)dm->start, 7, PG(300));
-        CHECK(ay_direct_resize(ph, dm, PG(600)) == 0);
+        CHECK(ay_direct_resize(dm, PG(600)) == 0);
         CHECK(((char *)dm->start)[PG(300) - 1] == 7);
-        CHECK_EQ_U(ph->direct_bytes, PG(600));
+        CHECK_EQ_U(ay_direct_bytes(&h.direct), PG(600));
         uintptr_t s = dm->start;
-        ay_direct_free(ph, dm);
+        ay_direct_free(dm);
         CHECK(ay_pagemap_span((void *)s) == NULL);
-        CHECK_EQ_U(ph->direct_bytes, 0);
+        CHECK_EQ_U(ay_direct_bytes(&h.direct), 0);
+        CHECK_EQ_U(h.usage.active, active);
     }
     return CHECK_DONE();
 }

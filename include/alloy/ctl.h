@@ -18,7 +18,8 @@
  *   stats.{allocated,active,resident,mapped,retained,metadata,peak_active,
  *          large_allocated,tcache_bytes,central_bytes,pageheap_free_bytes,
  *          slow_path_calls,short_fetches,objects_fetched,objects_released,
- *          spans_allocated,spans_freed,central_lock_contended,purges,threads}
+ *          spans_allocated,spans_freed,central_lock_contended,purges,threads,
+ *          tcache_overflows,tcache_scavenges}
  *   stats.heaps.<i>.{the same names}
  *   stats.classes.<j>.{size,batch_limit,terminal_batch,slow_path_calls,
  *          short_fetches,objects_fetched,objects_released,spans_allocated,
@@ -28,11 +29,17 @@
  *        abort_on_error,stats_print}
  *   thread.tcache.flush  thread.tcache.bytes  thread.heap
  *   heaps.count  heaps.create  heap.<i>.destroy  heap.<i>.purge
- * alloy_ctl_name(k) lists them, k = 0, 1, ... until NULL.
+ * alloy_ctl_name(k) lists them, k = 0, 1, ... until NULL, and
+ * alloy_ctl_describe(k) gives each one's type and meaning.
+ *
+ * The ALLOY_CONF settings are described the same way: alloy_setting_describe(k)
+ * gives each key's name, type, default, accepted values and meaning, from
+ * the table the parser itself uses (`alloy settings` prints it).
  */
 #ifndef ALLOY_CTL_H
 #define ALLOY_CTL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../alloy.h"
@@ -44,6 +51,25 @@ extern "C" {
 ALLOY_API int alloy_ctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
 /* The k-th name pattern (with "<i>" / "<j>" for indices), or NULL past the end. */
 ALLOY_API const char *alloy_ctl_name(unsigned k);
+
+typedef struct alloy_ctl_info {
+    const char *name;  /* the pattern, with <i> (a heap id) and <j> (a size class) */
+    const char *type;  /* "uint64_t", "int64_t", "unsigned", "bool", "const char *" or "action" */
+    bool writable;     /* can be written (an action: can be run) */
+    const char *help;  /* one sentence */
+} alloy_ctl_info_t;
+/* Describe the k-th name.  0, or ENOENT past the end. */
+ALLOY_API int alloy_ctl_describe(unsigned k, alloy_ctl_info_t *out);
+
+typedef struct alloy_setting_info {
+    const char *name;           /* the key in ALLOY_CONF */
+    const char *type;           /* "boolean", "integer", "bytes", "milliseconds", "policy", "ratio" */
+    const char *default_value;  /* as written in ALLOY_CONF, or in words */
+    const char *help;           /* one or two sentences */
+    char range[96];             /* the values it accepts, in words */
+} alloy_setting_info_t;
+/* Describe the k-th ALLOY_CONF key.  0, or ENOENT past the end. */
+ALLOY_API int alloy_setting_describe(unsigned k, alloy_setting_info_t *out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,39 @@
+/* error.c - fatal errors and warnings (see error.h). */
+#include "error.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+void ay_msg_begin(ay_fmt_t *f) {
+    ay_fmt_init(f, NULL, NULL);
+    ay_fmt_str(f, "alloy: ");
+}
+
+void ay_msg_end(ay_fmt_t *f) {
+    ay_fmt_str(f, "\n");
+    ay_fmt_flush(f);
+}
+
+void ay_fatal(const char *what, const void *ptr) { ay_fatal_in(NULL, what, ptr); }
+
+void ay_fatal_in(const char *fn, const char *what, const void *ptr) {
+    ay_fmt_t f;
+    ay_msg_begin(&f);
+    if (fn) {
+        ay_fmt_str(&f, fn);
+        ay_fmt_str(&f, ": ");
+    }
+    ay_fmt_str(&f, what);
+    ay_fmt_str(&f, " (pointer ");
+    ay_fmt_hex(&f, (uintptr_t)ptr);
+    ay_fmt_str(&f, ")");
+    ay_msg_end(&f);
+    abort();
+}
+
+void ay_warn(const char *msg) {
+    ay_fmt_t f;
+    ay_msg_begin(&f);
+    ay_fmt_str(&f, msg);
+    ay_msg_end(&f);
+}

@@ -1,0 +1,72 @@
+/* free.c - free: the entry points, the slow path, and the checks made on a
+ * pointer before it is freed or resized (see alloc.h). */
+#include "alloc.h"
+
+#include "alloy.h"
+#include "error.h"
+
+/* The debug flavour also checks that a small block's pointer is the start
+ * of an object, and that the object is not free already. */
+static void debug_check_small(const char *fn, ay_span_t *s, const void *p) {
+    if ((((uintptr_t)p - s->start) % s->size) != 0 || (uintptr_t)p >= s->limit)
+        ay_fatal_in(fn, "pointer is not the start of a block", p);
+    if (ay_tcache_contains(s->cls + 1u, p))
+        ay_fatal_in(fn, "double free (block is in the thread cache)", p);
+    if (ay_central_holds(s, p))
+        ay_fatal_in(fn, "double free (block is in the central cache)", p);
+}
+
+ay_span_t *ay_block_span(const void *p, const char *fn) {
+    ay_span_t *s = ay_pagemap_span(p);
+    if (AY_UNLIKELY(!s))
+        ay_fatal_in(fn, "invalid pointer, not allocated by alloy", p);
+    switch (s->state) {
+    case AY_SPAN_SMALL:
+        if (ay_debug >= 3)
+            debug_check_small(fn, s, p);
+        return s;
+    case AY_SPAN_LARGE:
+    case AY_SPAN_DIRECT:
+        if ((uintptr_t)p != s->start)
+            ay_fatal_in(fn, "pointer is not the start of a block", p);
+        return s;
+    default:
+        ay_fatal_in(fn, "double free or invalid pointer", p);
+    }
+}
+
+void ay_free_slow(void *p) {
+    if (!p)
+        return;
+    ay_span_t *s = ay_block_span(p, "free()");
+    if (s->state != AY_SPAN_SMALL) {
+        ay_large_free(s, p);
+        return;
+    }
+    /* an uncached heap's objects (bin 0) go straight back to it */
+    ay_tcache_t *tc = s->owner.central->bin ? ay_tcache_get() : NULL;
+    if (tc && tc->cache_on) {
+        ay_tcache_push_overflow(tc, s->cls + 1u, p);
+    } else {
+        ay_fill_freed(p, s->size);
+        ay_central_release(s->cls, p, 1);
+    }
+}
+
+ALLOY_API void alloy_free(void *p) {
+    if (ay_debug >= 3)
+        return ay_free_slow(p);
+    ay_free_fast(p);
+}
+
+ALLOY_API void alloy_free_sized(void *p, size_t size) {
+    if (ay_debug >= 3 && p && size > alloy_malloc_usable_size(p))
+        ay_fatal_in("free_sized()", "size larger than the block", p);
+    alloy_free(p);
+}
+
+ALLOY_API void alloy_free_aligned_sized(void *p, size_t align, size_t size) {
+    if (ay_debug >= 3 && p && ((uintptr_t)p & (align - 1)))
+        ay_fatal_in("free_aligned_sized()", "pointer not aligned as stated", p);
+    alloy_free_sized(p, size);
+}

@@ -1,0 +1,49 @@
+/* large.c - blocks above 256 KiB, and blocks aligned to more than a page:
+ * whole pages from the heap's page heap up to 256 pages (a LARGE span),
+ * a direct map above (see direct.h).
+ *
+ * calloc asks for zeroed memory: pages that are fresh from the OS or were
+ * purged read as zero already, so only pages that may hold old data are
+ * cleared.  That saves a write to every page of a fresh block, which is a
+ * page fault each. */
+#include "alloc.h"
+
+void *ay_large_alloc(ay_heap_t *h, size_t size, size_t align, bool zero) {
+    if (size > AY_MAX_REQUEST - AY_PAGE_SIZE)
+        return NULL;
+    uintptr_t npages = (size + AY_PAGE_SIZE - 1) >> AY_PAGE_SHIFT;
+    uintptr_t align_pages = align > AY_PAGE_SIZE ? align >> AY_PAGE_SHIFT : 1;
+    if (npages == 0)
+        npages = 1;
+    ay_span_t *s;
+    bool known_zero;
+    if (npages + align_pages - 1 <= AY_MAX_SPAN_PAGES) {
+        s = ay_pageheap_alloc(&h->pages, npages, align_pages, AY_SPAN_LARGE, 0);
+        known_zero = s && !s->dirty;
+    } else {
+        s = ay_direct_alloc(&h->direct, AY_PAGES_BYTES(npages), AY_PAGES_BYTES(align_pages));
+        known_zero = true;
+    }
+    if (!s)
+        return NULL;
+    void *p = (void *)s->start;
+    if (!zero)
+        return ay_fill_new(p, AY_PAGES_BYTES(npages));
+    if (!known_zero)
+        memset(p, 0, AY_PAGES_BYTES(npages));
+    return p;
+}
+
+void ay_large_free(ay_span_t *s, void *p) {
+    if (s->state == AY_SPAN_DIRECT) {
+        ay_direct_free(s);
+        return;
+    }
+    ay_fill_freed(p, AY_PAGES_BYTES(s->npages));
+    ay_pageheap_free(s->owner.pages, s);
+}
+
+void *ay_large_resize(ay_span_t *s, size_t size) {
+    size_t bytes = (size + AY_PAGE_SIZE - 1) & ~(AY_PAGE_SIZE - 1);
+    return ay_direct_resize(s, bytes) == 0 ? (void *)s->start : NULL;
+}

@@ -1,0 +1,43 @@
+/* override.c - the libc names: malloc, free, ... so that a program gets
+ * alloy through LD_PRELOAD or by linking, without source changes.
+ *
+ * This file is the only one that defines them; a build without it (the
+ * sanitizer flavours, whose runtimes own the libc names) has only the
+ * alloy_* names.  A GNU alias must sit in the file that defines its target,
+ * so these are definitions: malloc and free expand the same inline fast
+ * paths as alloy_malloc and alloy_free (no extra call on the hot path); the
+ * others forward to their alloy_* twins with one tail jump.
+ */
+#include <stddef.h>
+
+#include "alloc.h"
+#include "alloy.h"
+
+#define LIBC_NAME __attribute__((visibility("default"), used))
+
+LIBC_NAME void *malloc(size_t size) { return ay_malloc_fast(size); }
+
+LIBC_NAME void free(void *p) {
+    if (ay_debug >= 3)
+        return ay_free_slow(p);
+    ay_free_fast(p);
+}
+
+LIBC_NAME void cfree(void *p) { free(p); }
+LIBC_NAME void *calloc(size_t n, size_t size) { return alloy_calloc(n, size); }
+LIBC_NAME void *realloc(void *p, size_t size) { return alloy_realloc(p, size); }
+LIBC_NAME void *reallocarray(void *p, size_t n, size_t size) {
+    return alloy_reallocarray(p, n, size);
+}
+LIBC_NAME int posix_memalign(void **out, size_t align, size_t size) {
+    return alloy_posix_memalign(out, align, size);
+}
+LIBC_NAME void *aligned_alloc(size_t align, size_t size) { return alloy_aligned_alloc(align, size); }
+LIBC_NAME void *memalign(size_t align, size_t size) { return alloy_memalign(align, size); }
+LIBC_NAME void *valloc(size_t size) { return alloy_valloc(size); }
+LIBC_NAME void *pvalloc(size_t size) { return alloy_pvalloc(size); }
+LIBC_NAME size_t malloc_usable_size(void *p) { return alloy_malloc_usable_size(p); }
+LIBC_NAME void free_sized(void *p, size_t size) { alloy_free_sized(p, size); }
+LIBC_NAME void free_aligned_sized(void *p, size_t align, size_t size) {
+    alloy_free_aligned_sized(p, align, size);
+}

@@ -1,0 +1,61 @@
+/* realloc.c - realloc and reallocarray (see alloc.h).
+ *
+ * The policy, as in glibc: realloc(NULL, n) is malloc(n); realloc(p, 0)
+ * frees p and returns NULL.  A block stays where it is while the new size
+ * fits and fills more than half of it; a direct map is resized with mremap;
+ * otherwise the block moves, and a block that moves to grow gets an eighth
+ * more room than it asked for.  When realloc fails, p is untouched.  p gets
+ * the same checks as a pointer given to free. */
+#include "alloc.h"
+
+#include "alloy.h"
+
+/* Can the block at p (of span s, `usable` bytes) hold `size` bytes where it
+ * is, without wasting more than half of it? */
+static bool fits_in_place(const ay_span_t *s, size_t usable, size_t size) {
+    if (s->state == AY_SPAN_SMALL)
+        return size <= usable && (size > usable / 2 || ay_size_bin(size) == s->cls + 1u);
+    if (s->state == AY_SPAN_LARGE)
+        return size > AY_MAX_SMALL_SIZE && size <= usable && size > usable / 2;
+    return false;
+}
+
+void *ay_realloc_in(ay_heap_t *h, void *p, size_t size) {
+    if (!p)
+        return ay_alloc_in(h, size);
+    if (size == 0) {
+        alloy_free(p);
+        return NULL;
+    }
+    if (size > AY_MAX_REQUEST)
+        return ay_oom();
+    ay_span_t *s = ay_block_span(p, "realloc()");
+    size_t usable = ay_block_usable(s, p);
+    bool same_heap = !h || ay_span_heap(s) == h;
+    if (same_heap && fits_in_place(s, usable, size))
+        return p;
+    if (same_heap && s->state == AY_SPAN_DIRECT && size > AY_PAGES_BYTES(AY_MAX_SPAN_PAGES)) {
+        void *q = ay_large_resize(s, size);
+        if (q)
+            return q;
+    }
+    /* a block that grows gets an eighth more room, so that a string or
+     * buffer growing a little at a time moves O(log n) times, not at every
+     * class boundary (classes are only 16 bytes apart below 1 KiB) */
+    size_t want = size > usable && size <= AY_MAX_REQUEST - size / 8 ? size + size / 8 : size;
+    void *q = ay_alloc_in(h, want);
+    if (!q)
+        return NULL; /* p is untouched */
+    memcpy(q, p, usable < size ? usable : size);
+    alloy_free(p);
+    return q;
+}
+
+ALLOY_API void *alloy_realloc(void *p, size_t size) { return ay_realloc_in(NULL, p, size); }
+
+ALLOY_API void *alloy_reallocarray(void *p, size_t n, size_t size) {
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total))
+        return ay_oom();
+    return ay_realloc_in(NULL, p, total);
+}
