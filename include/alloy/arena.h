@@ -112,22 +112,29 @@ ALLOY_API void alloy_arena_rewind(alloy_arena_t *a, alloy_arena_mark_t m);
  *     alloy_scratch_rewind(m);
  *
  * Scopes nest.  Memory must not be passed to another thread that outlives
- * the scope.  Returns NULL only when malloc fails. */
+ * the scope.  alloy_scratch_arena() returns NULL only when malloc cannot
+ * give the thread its arena; the helpers below then allocate nothing
+ * (NULL), and marks and rewinds do nothing. */
 ALLOY_API alloy_arena_t *alloy_scratch_arena(void);
 /* Give the calling thread's scratch chunks back to malloc now. */
 ALLOY_API void alloy_scratch_release(void);
 
 static inline void *alloy_scratch_alloc(size_t size, size_t align)
 {
-    return alloy_arena_alloc(alloy_scratch_arena(), size, align);
+    alloy_arena_t *a = alloy_scratch_arena();
+    return a ? alloy_arena_alloc(a, size, align) : NULL;
 }
 static inline alloy_arena_mark_t alloy_scratch_mark(void)
 {
-    return alloy_arena_mark(alloy_scratch_arena());
+    alloy_arena_t *a = alloy_scratch_arena();
+    alloy_arena_mark_t none = {NULL, NULL, 0};
+    return a ? alloy_arena_mark(a) : none;
 }
 static inline void alloy_scratch_rewind(alloy_arena_mark_t m)
 {
-    alloy_arena_rewind(alloy_scratch_arena(), m);
+    alloy_arena_t *a = alloy_scratch_arena();
+    if (a)
+        alloy_arena_rewind(a, m);
 }
 
 #ifdef __cplusplus

@@ -2,7 +2,13 @@
  * front of a central alloy_pool_t, so the fast path takes no lock and no
  * atomic instruction.
  *
- * Each thread has SYNC_WAYS cache entries in thread-local storage.  Pool
+ * Each thread has SYNC_WAYS cache entries, in an array that malloc gives it
+ * on its first use of any synchronized pool; thread-local storage holds only
+ * a pointer to it, so that liballoy's static TLS block stays small (that is
+ * what decides whether a late dlopen of liballoy works).  Before the first
+ * use the pointer names sync_tc_none, whose entries are all empty and never
+ * written, so the fast paths need no extra test.  A thread whose array
+ * cannot be allocated works on the central pool under its lock.  Pool
  * number `id` (unique for the life of the process, never reused) uses entry
  * id % SYNC_WAYS.  An entry holds a free list of at most SYNC_TC_MAX slots
  * of one pool:
@@ -39,6 +45,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hot.h"
@@ -61,8 +68,8 @@ typedef struct sync_tcache {
     size_t count;               /* its length */
 } sync_tcache_t;
 
-static __thread sync_tcache_t sync_tc[SYNC_WAYS];
-static __thread bool sync_tc_hooked; /* thread-exit flush registered */
+static sync_tcache_t sync_tc_none[SYNC_WAYS];            /* all empty (id 0): never written */
+static __thread sync_tcache_t *sync_tc = sync_tc_none;   /* this thread's entries */
 
 static pthread_mutex_t sync_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static ay_sync_pool_state_t *sync_registry; /* live pools */
@@ -106,9 +113,11 @@ static void sync_flush_entry(sync_tcache_t *tc)
 
 static void sync_at_thread_exit(void *arg)
 {
+    sync_tcache_t *entries = arg;
     for (unsigned i = 0; i < SYNC_WAYS; i++)
-        sync_flush_entry(&sync_tc[i]);
-    sync_tc_hooked = false; /* a later use re-registers the destructor */
+        sync_flush_entry(&entries[i]);
+    sync_tc = sync_tc_none; /* a later use starts again */
+    free(entries);
 }
 
 static void sync_make_key(void)
@@ -116,18 +125,27 @@ static void sync_make_key(void)
     sync_key_ok = pthread_key_create(&sync_key, sync_at_thread_exit) == 0;
 }
 
-/* Make tc serve st, flushing whatever pool it served before. */
-static void sync_claim(ay_sync_pool_state_t *st, sync_tcache_t *tc)
+/* Make the calling thread's entry for st serve st, flushing whatever pool
+ * it served before, and return it; NULL when the thread has no entries and
+ * none can be allocated. */
+static sync_tcache_t *sync_claim(ay_sync_pool_state_t *st)
 {
-    sync_flush_entry(tc);
-    if (!sync_tc_hooked) {
+    if (sync_tc == sync_tc_none) {
         pthread_once(&sync_once, sync_make_key);
-        if (sync_key_ok)
-            pthread_setspecific(sync_key, sync_tc);
-        sync_tc_hooked = true;
+        sync_tcache_t *entries = calloc(SYNC_WAYS, sizeof *entries);
+        if (entries == NULL)
+            return NULL;
+        if (!sync_key_ok || pthread_setspecific(sync_key, entries) != 0) {
+            free(entries); /* no way to flush it at thread exit */
+            return NULL;
+        }
+        sync_tc = entries;
     }
+    sync_tcache_t *tc = sync_entry(st);
+    sync_flush_entry(tc);
     tc->pool = st;
     tc->id = st->id;
+    return tc;
 }
 
 ALLOY_API int alloy_sync_pool_init(alloy_sync_pool_t *sp, const alloy_pool_config_t *cfg)
@@ -180,14 +198,14 @@ ALLOY_API void alloy_sync_pool_destroy(alloy_sync_pool_t *sp)
 static __attribute__((noinline)) void *sync_alloc_slow(ay_sync_pool_state_t *st, sync_tcache_t *tc)
 {
     void *first = NULL;
-    if (st->central.flags & ALLOY_POOL_CHECKED) {
+    if (!(st->central.flags & ALLOY_POOL_CHECKED) && tc->id != st->id)
+        tc = sync_claim(st);
+    if ((st->central.flags & ALLOY_POOL_CHECKED) || tc == NULL) {
         pthread_mutex_lock(&st->lock);
         first = alloy_pool_alloc(&st->central);
         pthread_mutex_unlock(&st->lock);
         return first;
     }
-    if (tc->id != st->id)
-        sync_claim(st, tc);
     pthread_mutex_lock(&st->lock);
     for (int i = 0; i < ALLOY_SYNC_POOL_BATCH; i++) {
         void *q = alloy_pool_alloc(&st->central);
@@ -220,14 +238,14 @@ ALLOY_API void *alloy_sync_pool_alloc(alloy_sync_pool_t *sp)
 static __attribute__((noinline)) void sync_free_slow(ay_sync_pool_state_t *st, sync_tcache_t *tc,
                                                       void *p)
 {
-    if (st->central.flags & ALLOY_POOL_CHECKED) {
+    if (!(st->central.flags & ALLOY_POOL_CHECKED) && tc->id != st->id)
+        tc = sync_claim(st);
+    if ((st->central.flags & ALLOY_POOL_CHECKED) || tc == NULL) {
         pthread_mutex_lock(&st->lock);
         alloy_pool_free(&st->central, p);
         pthread_mutex_unlock(&st->lock);
         return;
     }
-    if (tc->id != st->id)
-        sync_claim(st, tc);
     if (tc->count >= SYNC_TC_MAX) {
         /* Detach a batch and give it back to the centre. */
         void *batch = tc->free, *last = batch;
