@@ -39,6 +39,25 @@ static void realloc_wild(void) {
     int x;
     (void)!realloc(&x, 10);
 }
+/* realloc checks what free checks: a pointer into the middle of a large
+ * block, or a freed one, is not a block */
+static void realloc_large_interior(void) {
+    char *p = malloc(300000);
+    (void)!realloc(p + 4096, 400000); /* would move */
+}
+static void realloc_large_interior_in_place(void) {
+    char *p = malloc(300000);
+    (void)!realloc(p + 4096, 290000); /* would fit where it is */
+}
+static void realloc_large_freed(void) {
+    char *p = malloc(300000);
+    free(p);
+    (void)!realloc(p, 10);
+}
+static void realloc_direct_interior(void) {
+    char *p = malloc(8u << 20);
+    (void)!realloc(p + 8192, 9u << 20);
+}
 static void free_small_twice(void) {
     char *p = malloc(48);
     free(p);
@@ -89,6 +108,13 @@ int main(void) {
     expect("double free of a large block", free_large_twice, "double free");
     expect("double free of a direct map", free_direct_twice, "invalid pointer");
     expect("realloc of a stack address", realloc_wild, "invalid pointer");
+    expect("realloc inside a large block", realloc_large_interior,
+           "realloc(): pointer is not the start of a block");
+    expect("realloc inside a large block, in place", realloc_large_interior_in_place,
+           "realloc(): pointer is not the start of a block");
+    expect("realloc of a freed large block", realloc_large_freed, "realloc(): double free");
+    expect("realloc inside a direct map", realloc_direct_interior,
+           "realloc(): invalid pointer");
 #ifdef DEBUG_FLAVOUR
     expect("double free of a small block", free_small_twice, "double free");
     expect("free inside a small block", free_small_interior, "not the start of a block");

@@ -36,6 +36,17 @@ int main(int argc, char **argv) {
             CHECK(all(q, 8, n, 0x5a));
         }
     }
+    /* calloc is zero whatever the fills: junk and zero must not leave junk
+     * in a calloc'ed block, of any size (direct maps above 1 MiB included) */
+    size_t csizes[] = {24, 5000, 300000, 3u << 20};
+    for (unsigned k = 0; k < 4; k++) {
+        unsigned char *p = malloc(csizes[k]);
+        memset(p, 0x77, csizes[k]);
+        free(p);
+        unsigned char *c = calloc(1, csizes[k]);
+        CHECK(c && all(c, 0, csizes[k], 0));
+        free(c);
+    }
     if (!strcmp(mode, "abort")) {
         pid_t pid = fork();
         if (pid == 0) {
