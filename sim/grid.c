@@ -31,6 +31,7 @@ unsigned sim_grid_size(const sim_grid_t *g) {
 
 sim_config_t sim_grid_config(const sim_grid_t *g, unsigned idx) {
     sim_config_t c;
+    memset(&c, 0, sizeof c); /* no byte limit, no divergence: the sweep's model */
     unsigned ic = idx % g->ncaps;
     idx /= g->ncaps;
     unsigned ib = idx % g->nbudgets;

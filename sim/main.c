@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "grid.h"
+#include "model.h"
 #include "real_driver.h"
 #include "report.h"
 #include "sweep.h"
@@ -45,6 +46,9 @@ typedef struct main_opts {
     unsigned reps;           /* bench repetitions */
     uint32_t threads_max;    /* bench */
     uint32_t heaps;          /* bench: ALLOY_CONF heaps:N, 0 = default */
+    uint64_t tcache_max;     /* validate, bench: thread-cache byte limit; 0 = none */
+    int tcache_max_set;      /* --tcache-max-bytes given */
+    unsigned diverge;        /* validate: SIM_DIVERGE_* (test-only) */
 } main_opts_t;
 
 static void main_usage(FILE *f) {
@@ -64,7 +68,11 @@ static void main_usage(FILE *f) {
             "other: --jobs N (all cores)  --progress|--no-progress  --figures|--no-figures\n"
             "       --real PATH (alloy-sim-real, default: next to alloy-sim)  --reps N (bench, 5)\n"
             "       --threads N (bench: 1..N, 2)  --heaps N (bench: ALLOY_CONF heaps:N)\n"
-            "       --fault-at OP (test hook: leak one cached object after op OP)\n");
+            "       --tcache-max-bytes N (validate: 256K, bench: none) the thread caches' byte limit,\n"
+            "         for the model and liballoy alike (0: none)\n"
+            "       --fault-at OP (test hook: leak one cached object after op OP)\n"
+            "       --diverge overflow-growth|scavenge (test hook, validate: the model breaks\n"
+            "         that rule of alloy's, so that validation must fail)\n");
 }
 
 static int main_bad(const char *fmt, const char *arg) {
@@ -205,6 +213,21 @@ static int main_parse(main_opts_t *o, int argc, char **argv) {
             rc = main_u32(a, v, 1, 128, &o->heaps);
         } else if (!strcmp(a, "--threads")) {
             rc = main_u32(a, v, 1, 64, &o->threads_max);
+        } else if (!strcmp(a, "--tcache-max-bytes")) {
+            if (sim_grid_parse_u32(v, 0, UINT32_MAX, 1, &u)) {
+                fprintf(stderr, "alloy-sim: --tcache-max-bytes wants a size (0, 64K, 2M, ...), "
+                                "got '%s' (see alloy-sim --help)\n", v);
+                return 2;
+            }
+            o->tcache_max = u;
+            o->tcache_max_set = 1;
+        } else if (!strcmp(a, "--diverge")) {
+            if (!strcmp(v, "overflow-growth"))
+                o->diverge |= SIM_DIVERGE_OVERFLOW_GROWTH;
+            else if (!strcmp(v, "scavenge"))
+                o->diverge |= SIM_DIVERGE_SCAVENGE;
+            else
+                return main_bad("--diverge wants overflow-growth or scavenge, got '%s'", v);
         } else {
             return main_bad("unknown option '%s'", a);
         }
@@ -349,6 +372,8 @@ static int main_real(const main_opts_t *o, int bench) {
     ro.reps = o->reps;
     ro.threads_max = o->threads_max;
     ro.heaps = o->heaps;
+    ro.tcache_max_bytes = o->tcache_max_set ? o->tcache_max : bench ? 0 : 256u << 10;
+    ro.diverge = o->diverge;
     ro.progress = o->progress >= 0 ? o->progress : isatty(STDERR_FILENO);
     for (unsigned w = 0; w < SIM_WL_COUNT; w++)
         ro.tp[w] = main_trace_params(o, (sim_workload_t)w);

@@ -14,11 +14,18 @@
  *  - a USED span is on its class's central list iff it has a free slot; a span
  *    whose slots are all free is given back to the page heap at once;
  *  - FREE spans never touch each other inside a block (they are merged).
- * Behaviour follows Appendix A of seed 002 as alloy implements it:
- *  - miss: fetch n (current batch) from central, then n = next_batch(n);
+ * Behaviour follows Appendix A of seed 002 as alloy implements it, through
+ * the state machine of src/policy.h (ay_policy_on_miss, _on_overflow,
+ * _on_scavenge, _list_limit, _scavenge_due), the same calls src/tcache.c
+ * makes:
+ *  - miss: fetch n (current batch) from central, then the batch grows;
  *    the fetched objects are handed out in the order central took them;
- *  - free: push; when the list reaches return_threshold(n, k), give back the
- *    n most recently pushed objects, each to its own span;
+ *  - free: push; a free that finds the list at its limit overflows: the
+ *    most recently pushed objects go back, each to its own span, and the
+ *    batch grows;
+ *  - every AY_SCAVENGE_PERIOD misses and overflows, when the lists hold more
+ *    than tcache_max_bytes (if set), every list gives back half and halves
+ *    its batch;
  *  - central fetch: take from spans with free slots (most recently refilled
  *    first); if still short take ONE new span of span_pages(S, want) pages,
  *    take what fits, and stop (a short fetch);
@@ -65,6 +72,7 @@ typedef struct model {
     uint32_t central[AY_NUM_CLASSES]; /* spans with free slots, per class */
     model_list_t tc[AY_NUM_CLASSES];
     uint32_t k_halves;
+    uint32_t slow_events; /* misses and overflows since the last byte-limit check */
     uint64_t committed;
     int measuring;
     int oom;
@@ -295,14 +303,41 @@ static void central_release(model_t *m, uint64_t obj) {
 
 /* ---- thread cache ---------------------------------------------------------- */
 
+/* Give the n most recently pushed objects of list l back to central. */
+static void tcache_release(model_t *m, model_list_t *l, uint32_t n) {
+    for (uint32_t k = 0; k < n; k++)
+        central_release(m, l->objs[--l->len]);
+    if (m->measuring)
+        m->met->objects_released += n;
+}
+
+/* One slow-path event; the byte-limit check and scavenge when it is due. */
+static void tcache_scavenge_maybe(model_t *m) {
+    if (!ay_policy_scavenge_due(&m->slow_events) || !m->cfg->tcache_max_bytes ||
+        (m->cfg->diverge & SIM_DIVERGE_SCAVENGE))
+        return;
+    uint64_t bytes = 0;
+    for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
+        bytes += (uint64_t)m->tc[c].len * ay_policy_class_size(c);
+    if (bytes <= m->cfg->tcache_max_bytes)
+        return;
+    if (m->measuring)
+        m->met->scavenges++;
+    for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
+        ay_tc_step_t step = ay_policy_on_scavenge(m->tc[c].n, m->tc[c].len);
+        tcache_release(m, &m->tc[c], step.move);
+        m->tc[c].n = step.batch;
+    }
+}
+
 static uint64_t tcache_alloc(model_t *m, size_t size, unsigned *cls_out) {
     unsigned cls = ay_policy_size_class(size);
     model_list_t *l = &m->tc[cls];
     *cls_out = cls;
     if (l->len == 0) {
         size_t S = ay_policy_class_size(cls);
-        uint32_t want = l->n;
-        uint32_t got = central_fetch(m, cls, want, l);
+        ay_tc_step_t step = ay_policy_on_miss(&m->cfg->bp, S, l->n);
+        uint32_t got = central_fetch(m, cls, step.move, l);
         /* the real fetch links objects in the order it takes them, first
          * taken at the head: reverse our stack so that it pops in that order */
         for (uint32_t a = 0, b = l->len; b > 1 && a < b - 1; a++, b--) {
@@ -313,30 +348,35 @@ static uint64_t tcache_alloc(model_t *m, size_t size, unsigned *cls_out) {
         if (m->measuring) {
             m->met->slow_path_calls++;
             m->met->objects_fetched += got;
-            if (got < want)
+            if (got < step.move)
                 m->met->short_fetches++;
         }
-        l->n = ay_policy_next_batch(&m->cfg->bp, S, l->n);
         if (l->len == 0) {
             m->oom = 1;
             return 0;
         }
+        l->n = step.batch;
+        uint64_t obj = l->objs[--l->len];
+        tcache_scavenge_maybe(m);
+        return obj;
     }
     return l->objs[--l->len];
 }
 
 static void tcache_free(model_t *m, uint64_t obj) {
     uint32_t i = m->pagemap[obj >> AY_PAGE_SHIFT];
-    model_list_t *l = &m->tc[m->spans[i].cls];
-    if (tcache_push(m, l, obj))
+    unsigned cls = m->spans[i].cls;
+    model_list_t *l = &m->tc[cls];
+    int overflow = l->len >= ay_policy_list_limit(l->n, m->k_halves);
+    if (tcache_push(m, l, obj) || !overflow)
         return;
-    if (l->len >= ay_policy_return_threshold(l->n, m->k_halves)) {
-        uint32_t n = l->n;
-        for (uint32_t k = 0; k < n; k++)
-            central_release(m, l->objs[--l->len]);
-        if (m->measuring)
-            m->met->objects_released += n;
-    }
+    ay_tc_step_t step = ay_policy_on_overflow(&m->cfg->bp, ay_policy_class_size(cls), l->n, l->len);
+    if (m->measuring)
+        m->met->overflows++;
+    tcache_release(m, l, step.move);
+    if (!(m->cfg->diverge & SIM_DIVERGE_OVERFLOW_GROWTH))
+        l->n = step.batch;
+    tcache_scavenge_maybe(m);
 }
 
 /* ---- conservation ------------------------------------------------------------ */

@@ -3,8 +3,10 @@
  * span every object belongs to, and a page heap of 256-page system blocks.
  *
  * All policy decisions (size classes, L(S), span pages, capacity, batch
- * growth, return threshold) are calls into src/policy.c, the module the
- * allocator ships; this file only moves objects and pages around.
+ * growth, return threshold) and the thread cache's whole state machine
+ * (what a miss, an overflow and a scavenge do, and when the byte limit is
+ * checked) are calls into src/policy.c, the module the allocator ships;
+ * this file only moves objects and pages around.
  *
  * Conservation, checked at every sample point:
  *   committed = live bytes (at class sizes) + thread-cache bytes
@@ -20,9 +22,18 @@
 #include "policy.h"
 #include "workload.h"
 
+/* Test-only switches that make the model break one of alloy's rules, so
+ * that `alloy-sim validate` can be shown to fail when the two drift apart. */
+enum {
+    SIM_DIVERGE_OVERFLOW_GROWTH = 1, /* an overflow gives back n but keeps the batch */
+    SIM_DIVERGE_SCAVENGE = 2,        /* the byte limit is never checked */
+};
+
 typedef struct sim_config {
-    ay_batch_params_t bp; /* policy, byte budget, object cap */
-    uint32_t k_halves;    /* return threshold k*n, k in halves (3, 4, 6, 8) */
+    ay_batch_params_t bp;      /* policy, byte budget, object cap */
+    uint32_t k_halves;         /* return threshold k*n, k in halves (3, 4, 6, 8) */
+    uint64_t tcache_max_bytes; /* the thread cache's byte limit; 0: none (the paper's model) */
+    unsigned diverge;          /* SIM_DIVERGE_* bits; 0 outside tests */
 } sim_config_t;
 
 typedef struct sim_run_spec {
@@ -41,6 +52,8 @@ typedef struct sim_metrics {
     uint64_t objects_released; /* thread cache -> central */
     uint64_t spans_allocated;  /* spans the central caches took */
     uint64_t spans_freed;      /* spans given back to the page heap */
+    uint64_t overflows;        /* lists that reached their limit and gave back */
+    uint64_t scavenges;        /* byte-limit checks that found the cache too big */
     double mean_cached_bytes;  /* thread cache + central (free objects, span tails) */
     double mean_tcache_bytes;  /* the thread cache alone */
     double mean_central_bytes; /* free objects and span tails in central */

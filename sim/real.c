@@ -102,15 +102,17 @@ static int real_count(const real_args_t *a) {
     double n = samples ? (double)samples : 1;
     printf("slow_path_calls,short_fetches,objects_fetched,objects_released,spans_allocated,"
            "spans_freed,mean_cached_bytes,mean_tcache_bytes,mean_central_bytes,final_active_bytes,"
-           "final_pageheap_bytes,final_mapped_bytes,central_lock_contended,trace_hash\n");
+           "final_pageheap_bytes,final_mapped_bytes,central_lock_contended,tcache_overflows,"
+           "tcache_scavenges,trace_hash\n");
     printf("%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-           ",%.3f,%.3f,%.3f,%zu,%zu,%zu,%" PRIu64 ",%016" PRIx64 "\n",
+           ",%.3f,%.3f,%.3f,%zu,%zu,%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%016" PRIx64 "\n",
            s.slow_path_calls - s0.slow_path_calls, s.short_fetches - s0.short_fetches,
            s.objects_fetched - s0.objects_fetched, s.objects_released - s0.objects_released,
            s.spans_allocated - s0.spans_allocated, s.spans_freed - s0.spans_freed,
            sum_cached / n, sum_tc / n, sum_central / n, s.active,
            s.pageheap_free_bytes + s.pageheap_purged_bytes, s.mapped,
-           s.central_lock_contended - s0.central_lock_contended, t.hash);
+           s.central_lock_contended - s0.central_lock_contended,
+           s.tcache_overflows - s0.tcache_overflows, s.tcache_scavenges - s0.tcache_scavenges, t.hash);
     return 0;
 }
 

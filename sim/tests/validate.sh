@@ -1,18 +1,44 @@
 #!/usr/bin/env bash
 # validate.sh - the model against the real liballoy: every workload, clip and
-# guard, one seed, a shortened trace.  Every counter the model reports
+# guard, one seed, a shortened trace, with the thread caches' byte limit low
+# enough (256 KiB, validate's default) that lists overflow while batches
+# still grow and caches get scavenged.  Every counter the model reports
 # (slow-path calls, short fetches, objects fetched and released, spans,
-# mean cached bytes) must equal the real allocator's for the same trace.
-# Usage: validate.sh ALLOY_SIM TMPDIR
+# overflows, scavenges, mean cached bytes) must equal the real allocator's
+# for the same trace, and the traces must exercise overflows and scavenges.
+#
+# Usage: validate.sh ALLOY_SIM TMPDIR             agreement expected
+#        validate.sh ALLOY_SIM TMPDIR --diverge R  the model breaks rule R: the
+#                                                 validation must find it
 set -u
 sim=$1
 tmp=$2
+shift 2
 rm -rf "$tmp" && mkdir -p "$tmp"
-"$sim" validate --out "$tmp" --seeds 1 --warmup 10000 --ops 60000 --no-progress || exit 1
-rows=$(awk -F, 'NR > 1' "$tmp/validation.csv" | wc -l)
-exact=$(awk -F, 'NR > 1 && $NF == 1' "$tmp/validation.csv" | wc -l)
-echo "validate.sh: $exact of $rows runs agree exactly"
-if [ "$rows" != 10 ] || [ "$exact" != "$rows" ]; then
-    column -s, -t "$tmp/validation.csv" >&2
+"$sim" validate --out "$tmp" --seeds 1 --warmup 10000 --ops 60000 --no-progress "$@" \
+    2> "$tmp/stderr"
+status=$?
+csv=$tmp/validation.csv
+col() { head -1 "$csv" | tr , '\n' | grep -nx "$1" | cut -d: -f1; }
+rows=$(awk -F, 'NR > 1' "$csv" | wc -l)
+exact=$(awk -F, 'NR > 1 && $NF == 1' "$csv" | wc -l)
+ovf=$(awk -F, -v c="$(col real_tcache_overflows)" 'NR > 1 && $c > 0' "$csv" | wc -l)
+scav=$(awk -F, -v c="$(col real_tcache_scavenges)" 'NR > 1 && $c > 0' "$csv" | wc -l)
+echo "validate.sh: $exact of $rows runs agree exactly; $ovf overflow, $scav scavenge"
+if [ "${1:-}" = "--diverge" ]; then
+    # a diverging model must be caught: some run disagrees, and a counter is named
+    if [ "$status" = 0 ] && [ "$rows" = 10 ] && [ "$exact" -lt "$rows" ] &&
+       grep -q "differs: model" "$tmp/stderr"; then
+        grep -m1 "differs" "$tmp/stderr"
+        exit 0
+    fi
+    echo "validate.sh: the model broke '$2' and validation did not notice" >&2
+    cat "$tmp/stderr" >&2
+    exit 1
+fi
+if [ "$status" != 0 ] || [ "$rows" != 10 ] || [ "$exact" != "$rows" ] ||
+   [ "$ovf" -lt 4 ] || [ "$scav" -lt 4 ]; then
+    cat "$tmp/stderr" >&2
+    column -s, -t "$csv" >&2
     exit 1
 fi
