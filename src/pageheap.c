@@ -19,7 +19,7 @@ static unsigned size_index(uintptr_t npages) {
     return npages >= AY_MAX_SPAN_PAGES ? AY_MAX_SPAN_PAGES : (unsigned)npages;
 }
 
-void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage) {
+void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage, unsigned id) {
     pthread_mutex_init(&ph->lock, NULL);
     for (unsigned i = 0; i <= AY_MAX_SPAN_PAGES; i++)
         ay_list_init(&ph->free[i]);
@@ -27,6 +27,7 @@ void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage) {
     ph->purging.dprev = ph->purging.dnext = &ph->purging;
     ay_list_init(&ph->blocks);
     ph->usage = usage;
+    ph->tag = (uint8_t)(id + 1);
 }
 
 /* ---- span records: a reserve, so that no record is made under the lock ---- */
@@ -35,7 +36,7 @@ void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage) {
 static ay_span_t *record_take(ay_pageheap_t *ph) {
     ay_span_t *s = ph->spare;
     ph->spare = s->next;
-    ph->nspare--;
+    AY_STORE(&ph->nspare, ph->nspare - 1);
     memset(s, 0, sizeof *s);
     return s;
 }
@@ -49,7 +50,7 @@ static void record_give(ay_pageheap_t *ph, ay_span_t *s) {
     s->state = AY_SPAN_DEAD;
     s->next = ph->spare;
     ph->spare = s;
-    ph->nspare++;
+    AY_STORE(&ph->nspare, ph->nspare + 1);
 }
 
 /* Without the lock: fill the reserve.  false when metadata ran out. */
@@ -111,19 +112,28 @@ static void free_remove(ay_pageheap_t *ph, ay_span_t *s) {
     ay_pagemap_set1(s->start + AY_PAGES_BYTES(s->npages - 1), NULL, 0);
 }
 
-/* Is the span at address a free and ours, and does it start at `start`? */
-static ay_span_t *free_neighbour(ay_pageheap_t *ph, uintptr_t a, uintptr_t start) {
+/* The free span of ph whose first or last page is at address a, or NULL.
+ * The pagemap's heap id is checked before the record is read: a page of
+ * another heap's block may be adjacent, and its record is not ours. */
+static ay_span_t *free_span_at(ay_pageheap_t *ph, uintptr_t a) {
+    if (ay_pagemap_heap((void *)a) != ph->tag)
+        return NULL;
     ay_span_t *n = ay_pagemap_span((void *)a);
-    return n && n->state == AY_SPAN_FREE && n->owner.pages == ph && n->start == start ? n : NULL;
+    /* state first: only ph's lock changes it, while a SMALL span's owner is
+     * its central cache's to write */
+    return n && n->state == AY_SPAN_FREE && n->owner.pages == ph ? n : NULL;
+}
+
+/* The free span of ph that starts at address `start`, or NULL. */
+static ay_span_t *free_neighbour(ay_pageheap_t *ph, uintptr_t a, uintptr_t start) {
+    ay_span_t *n = free_span_at(ph, a);
+    return n && n->start == start ? n : NULL;
 }
 
 /* Free span s, merged with its free neighbours, goes on the lists. */
 static void free_coalesce(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
-    ay_span_t *left = s->start >= AY_PAGE_SIZE
-                          ? ay_pagemap_span((void *)(s->start - AY_PAGE_SIZE))
-                          : NULL;
-    if (left && left->state == AY_SPAN_FREE && left->owner.pages == ph &&
-        left->start + AY_PAGES_BYTES(left->npages) == s->start) {
+    ay_span_t *left = s->start >= AY_PAGE_SIZE ? free_span_at(ph, s->start - AY_PAGE_SIZE) : NULL;
+    if (left && left->start + AY_PAGES_BYTES(left->npages) == s->start) {
         free_remove(ph, left);
         s->start = left->start;
         s->npages += left->npages;
@@ -235,6 +245,7 @@ static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
         ay_os_unmap(block, AY_PAGES_BYTES(pages));
         return false;
     }
+    ay_pagemap_set_heap((uintptr_t)block, pages, ph->tag); /* before any span is published */
     rec->start = (uintptr_t)block; /* the block's record, for heap destroy */
     rec->npages = pages;
     s->start = (uintptr_t)block;
@@ -389,8 +400,10 @@ void ay_pageheap_release_all(ay_pageheap_t *ph) {
     }
     /* spans may straddle adjacent blocks (free neighbours merge), so forget
      * every span before unmapping any block */
-    for (ay_span_t *b = ph->blocks.next; b != &ph->blocks; b = b->next)
+    for (ay_span_t *b = ph->blocks.next; b != &ph->blocks; b = b->next) {
         forget_block_spans(ph, b);
+        ay_pagemap_set_heap(b->start, b->npages, 0); /* the range may be mapped anew */
+    }
     ay_span_t blocks;
     ay_list_init(&blocks);
     while (!ay_list_empty(&ph->blocks)) {

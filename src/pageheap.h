@@ -16,7 +16,11 @@
  * filled beforehand.  Callers must not hold a central-cache lock either:
  * the central cache drops its lock before it calls in.
  *
- * Invariants (under the lock): no two free spans are adjacent; every free
+ * A free neighbour is merged only if the pagemap says its page is ph's
+ * (by heap id) and its record then says it is free and ph's: mappings of
+ * different heaps may be adjacent, and their records are not ph's to read.
+ *
+ * Invariants (under the lock): no two free spans of ph are adjacent; every free
  * span is on exactly one size list, and on the decay FIFO iff it is dirty;
  * the page counters add up:
  *   active + free_dirty + free_clean + purging = mapped  (in pages).
@@ -46,6 +50,7 @@ typedef struct ay_pageheap {
     ay_span_t *spare;             /* reserve of span records, linked by next */
     unsigned nspare;              /* records in the reserve */
     bool dying;                   /* being destroyed: no more purging */
+    uint8_t tag;                  /* 1 + the owning heap's id, recorded in the pagemap */
     ay_usage_t *usage;            /* the owning heap's active bytes */
     size_t mapped_pages;          /* pages of blocks taken from the OS */
     size_t active_pages;          /* pages of SMALL and LARGE spans */
@@ -55,7 +60,9 @@ typedef struct ay_pageheap {
     uint64_t purges;              /* madvise calls */
 } ay_pageheap_t;
 
-void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage);
+/* id: the owning heap's id, which the pagemap records for every page of
+ * ph's blocks. */
+void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage, unsigned id);
 
 /* A span of npages pages (1..256) whose start is aligned to align_pages pages
  * (a power of two; 1 for none), in the given state, with every page mapped to

@@ -21,7 +21,7 @@ static volatile int stop;
 
 static void *churn(void *arg) {
     unsigned i = 0;
-    while (!stop) {
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
         void *p = malloc(16 + (i++ * 37) % 100000);
         free(p);
     }
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
         CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
         CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
-    stop = 1;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < 3; i++)
         pthread_join(t[i], NULL);
     void *p = malloc(1000);

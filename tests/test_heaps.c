@@ -44,7 +44,7 @@ static void *crosser(void *arg) {
 
 static void *background_allocator(void *arg) {
     unsigned n = 0;
-    while (!stop) {
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
         void *p[64];
         for (int i = 0; i < 64; i++)
             p[i] = malloc(8 + (n++ * 97) % 20000);
@@ -87,7 +87,7 @@ int main(void) {
         pthread_create(&t[i], NULL, crosser, (void *)(intptr_t)i);
     for (int i = 0; i < NT; i++)
         pthread_join(t[i], NULL);
-    CHECK_EQ_U(stop, 0);
+    CHECK_EQ_U(__atomic_load_n(&stop, __ATOMIC_RELAXED), 0);
     int spread = 0; /* least-loaded binding puts the 4 live threads on all 3 heaps */
     for (unsigned h = 0; h < 3; h++)
         for (int i = 0; i < NT; i++)
@@ -136,7 +136,7 @@ int main(void) {
         alloy_stats_t gone = {.size = sizeof gone};
         CHECK(alloy_heap_stats_read(id, &gone) == ENOENT);
     }
-    stop = 1;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < 2; i++)
         pthread_join(bg[i], NULL);
     CHECK(alloy_heap_destroy(alloy_heap_from_id(0)) == EINVAL);
