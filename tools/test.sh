@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # test.sh - the README's test command: install what the tests need, build
-# alloy with warnings as errors, and run every test with ctest.
+# alloy with warnings as errors, and run every test with ctest; then build
+# and run the sanitizer flavours (tools/sanitize.sh: ThreadSanitizer on the
+# threaded tests, AddressSanitizer and UBSan on the rest).  Arguments go to
+# the main ctest run (e.g. -R stats), and then skip the sanitizer flavours.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
 tools/build.sh -DALLOY_WERROR=ON
 ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
+if [ $# -eq 0 ]; then
+  tools/sanitize.sh
+fi
