@@ -1,6 +1,9 @@
 /* meta.c - metadata memory (see meta.h).
  * Invariant: `cur` <= `end`; chunks are never unmapped, so a span record
- * pointer, once handed out, always points at readable span-sized memory. */
+ * pointer, once handed out, always points at readable span-sized memory.
+ * The lock is a leaf, and is held for pointer updates only: a new chunk is
+ * mapped with the lock dropped, because the page heap takes this lock (to
+ * give span records back) while other threads wait on the page heap's. */
 #include "meta.h"
 
 #include <pthread.h>
@@ -17,29 +20,45 @@ static char *cur, *end;          /* bump region of the current chunk */
 static size_t mapped;            /* bytes of chunks mapped */
 static ay_span_t *span_free;     /* recycled span records, linked by next */
 
+static size_t meta_round(size_t size) {
+    return (size + AY_CACHELINE - 1) & ~(size_t)(AY_CACHELINE - 1);
+}
+
+/* Under the lock: `size` bytes (rounded) from the current chunk, or NULL. */
 static void *meta_bump(size_t size) {
-    size = (size + AY_CACHELINE - 1) & ~(size_t)(AY_CACHELINE - 1);
-    if ((size_t)(end - cur) < size) {
-        size_t chunk = size > META_CHUNK ? (size + AY_PAGE_SIZE - 1) & ~(AY_PAGE_SIZE - 1) : META_CHUNK;
-        char *c = ay_os_map(chunk, AY_PAGE_SIZE);
-        if (!c)
-            return NULL;
-        AY_STORE(&mapped, mapped + chunk);
-        if (size > META_CHUNK)
-            return c; /* a one-off: keep the current chunk's tail */
-        cur = c;
-        end = c + chunk;
-    }
+    if ((size_t)(end - cur) < size)
+        return NULL;
     void *p = cur;
     cur += size;
     return p;
 }
 
+/* Without the lock: map a chunk for `size` bytes (rounded); a request above
+ * a chunk gets a mapping of its own, any other one a new current chunk (the
+ * old chunk's tail is left unused). */
+static void *meta_grow(size_t size) {
+    size_t chunk = size > META_CHUNK ? (size + AY_PAGE_SIZE - 1) & ~(AY_PAGE_SIZE - 1) : META_CHUNK;
+    char *c = ay_os_map(chunk, AY_PAGE_SIZE);
+    if (!c)
+        return NULL;
+    pthread_mutex_lock(&meta_lock);
+    AY_STORE(&mapped, mapped + chunk);
+    void *p = c;
+    if (size <= META_CHUNK) {
+        cur = c;
+        end = c + chunk;
+        p = meta_bump(size);
+    }
+    pthread_mutex_unlock(&meta_lock);
+    return p;
+}
+
 void *ay_meta_alloc(size_t size) {
+    size = meta_round(size);
     pthread_mutex_lock(&meta_lock);
     void *p = meta_bump(size);
     pthread_mutex_unlock(&meta_lock);
-    return p; /* fresh mmap memory is zero */
+    return p ? p : meta_grow(size); /* fresh mmap memory is zero */
 }
 
 ay_span_t *ay_span_new(void) {
@@ -48,8 +67,10 @@ ay_span_t *ay_span_new(void) {
     if (s)
         span_free = s->next;
     else
-        s = meta_bump(sizeof(ay_span_t));
+        s = meta_bump(meta_round(sizeof(ay_span_t)));
     pthread_mutex_unlock(&meta_lock);
+    if (!s)
+        s = meta_grow(meta_round(sizeof(ay_span_t)));
     if (s)
         memset(s, 0, sizeof *s);
     return s;

@@ -2,8 +2,10 @@
  *
  * Preconditions: sizes are multiples of AY_PAGE_SIZE, addresses page-aligned.
  * Functions return NULL or a negative errno value on failure; none of them
- * allocates, locks or prints.  The hook table lets tests fail the next N
- * maps deterministically (Lua's Memcontrol, SQLite's mem_methods).
+ * allocates or takes a lock, and none writes anything but ay_os_write, which
+ * the diagnostics (error.c) and the stats report use.  One test hook,
+ * ay_os_fail_next_maps, makes the next N maps fail as if the OS were out of
+ * memory, deterministically (in the manner of Lua's Memcontrol).
  */
 #ifndef ALLOY_OS_H
 #define ALLOY_OS_H
