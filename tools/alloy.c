@@ -4,6 +4,8 @@
  *       exec CMD with LD_PRELOAD=liballoy.so and ALLOY_CONF set
  *   alloy bench ARGS...     the benchmark suite (bench/run.py), build tree only
  *   alloy sim ARGS...       the alloy-sim simulator
+ *   alloy settings [--markdown|--man]   the ALLOY_CONF keys   (alloy_describe.c)
+ *   alloy names [--markdown|--man]      the alloy_ctl names   (alloy_describe.c)
  *   alloy --help | --version
  *
  * Where things are.  The command finds its own files from its real path
@@ -18,7 +20,10 @@
  * (no liballoy.so, no alloy-sim, no benchmark suite).  126/127: CMD could not
  * be executed / was not found, as in the shell.
  *
- * The command itself uses only libc and does not run on alloy.
+ * The command itself uses only libc and does not run on alloy.  (`settings`
+ * and `names` load liballoy.so with dlopen to read its tables; they do not
+ * replace the command's malloc.)  Each subcommand that is more than a few
+ * lines has a file of its own, declared in alloy_cmd.h.
  */
 #include <errno.h>
 #include <limits.h>
@@ -32,6 +37,8 @@
 
 #include <alloy.h>
 
+#include "alloy_cmd.h"
+
 #ifndef ALLOY_TOOL_LIBDIR_REL
 #define ALLOY_TOOL_LIBDIR_REL "../lib" /* from bin/ to the library directory */
 #endif
@@ -39,7 +46,6 @@
 #define ALLOY_TOOL_SOURCE_DIR "" /* the source tree, for bench/run.py */
 #endif
 
-enum { EXIT_USAGE = 2, EXIT_MISSING = 1 };
 
 static const char usage_text[] =
     "usage: alloy COMMAND [ARGS...]\n"
@@ -60,12 +66,16 @@ static const char usage_text[] =
     "  alloy sim COMMAND [OPTIONS...]\n"
     "      The batch-policy simulator alloy-sim: alloy sim --help lists its commands.\n"
     "\n"
+    "  alloy settings [--markdown|--man]\n"
+    "      Every ALLOY_CONF key: type, default, accepted values and meaning.\n"
+    "  alloy names [--markdown|--man]\n"
+    "      Every alloy_ctl name: type, whether it can be written, and meaning.\n"
+    "\n"
     "  alloy --help       this text\n"
     "  alloy --version    print the version\n";
 
 /* A usage error: one line on stderr, exit status 2. */
-__attribute__((format(printf, 1, 2), noreturn))
-static void usage_error(const char *fmt, ...) {
+void usage_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fputs("alloy: ", stderr);
@@ -94,7 +104,7 @@ static void path_join(char *out, size_t cap, const char *a, const char *b) {
 }
 
 /* The directory holding this executable, resolved through symlinks. */
-static void self_dir(char *out, size_t cap, const char *argv0) {
+void self_dir(char *out, size_t cap, const char *argv0) {
     char buf[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
     if (n > 0) {
@@ -124,7 +134,7 @@ static bool in_build_tree(const char *dir) {
 
 /* Absolute path of liballoy.so: beside the command in a build tree, in the
  * library directory after install.  Both places are tried, that one first. */
-static void find_library(char *out, size_t cap, const char *dir) {
+void find_library(char *out, size_t cap, const char *dir) {
     char installed[PATH_MAX];
     path_join(installed, sizeof installed, dir, ALLOY_TOOL_LIBDIR_REL);
     const char *order[2] = {installed, dir};
@@ -319,6 +329,10 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "sim")) {
         self_dir(dir, sizeof dir, argv[0]);
         return cmd_sim(argc, argv, dir);
+    }
+    if (!strcmp(cmd, "settings") || !strcmp(cmd, "names")) {
+        self_dir(dir, sizeof dir, argv[0]);
+        return cmd_describe(argc, argv, dir);
     }
     usage_error("unknown %s '%s'", cmd[0] == '-' ? "option" : "command", cmd);
 }
