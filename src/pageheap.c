@@ -306,6 +306,17 @@ static void split_tail(ay_pageheap_t *ph, ay_span_t *s, uintptr_t pages, uint64_
     free_insert(ph, rest, now);
 }
 
+/* The end of an allocation or a free: check the invariants (debug), drop the
+ * lock, and purge what is due, without it. */
+static void finish(ay_pageheap_t *ph, uint64_t now) {
+    bool due = purge_due(ph, now, false);
+    if (ay_debug >= 3)
+        ay_pageheap_validate(ph);
+    pthread_mutex_unlock(&ph->lock);
+    if (due)
+        decay(ph, false);
+}
+
 ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t align_pages,
                              unsigned state, unsigned bin) {
     uintptr_t want = npages + (align_pages > 1 ? align_pages - 1 : 0);
@@ -336,12 +347,7 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
     ph->active_pages += npages;
     ay_usage_add(ph->usage, (ptrdiff_t)AY_PAGES_BYTES(npages));
     ay_pagemap_set(s->start, npages, s, bin);
-    bool due = purge_due(ph, now, false);
-    if (ay_debug >= 3)
-        ay_pageheap_validate(ph);
-    pthread_mutex_unlock(&ph->lock);
-    if (due)
-        decay(ph, false);
+    finish(ph, now);
     return s;
 }
 
@@ -363,12 +369,7 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
     s->free = NULL;
     s->used = s->capacity = 0;
     free_coalesce(ph, s, now);
-    bool due = purge_due(ph, now, false);
-    if (ay_debug >= 3)
-        ay_pageheap_validate(ph);
-    pthread_mutex_unlock(&ph->lock);
-    if (due)
-        decay(ph, false);
+    finish(ph, now);
 }
 
 /* ---- destruction ---- */

@@ -16,7 +16,7 @@ static ay_heap_t h;
 int main(void) {
     ay_conf.decay_ms = -1; /* no purging unless asked */
     h.cached = true; /* a private heap, used through its page heap only */
-    ay_pageheap_init(&h.pages, &h.usage);
+    ay_pageheap_init(&h.pages, &h.usage, 254); /* an id no real heap has here */
     ay_direct_init(&h.direct, &h.usage);
     ay_pageheap_t *ph = &h.pages;
 
