@@ -19,7 +19,7 @@ static void heap_init(ay_heap_t *h, unsigned id, bool cached) {
     memset(h, 0, sizeof *h);
     h->id = id;
     h->cached = cached;
-    ay_pageheap_init(&h->pages, &h->usage, id);
+    ay_pageheap_init(&h->pages, &h->usage);
     ay_direct_init(&h->direct, &h->usage);
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
         ay_central_init(&h->central[c], &h->pages, c, cached);

@@ -27,7 +27,7 @@
 #include "pageheap.h"
 #include "usage.h"
 
-#define AY_MAX_HEAPS 255 /* ids 0..254: the pagemap records 1 + id in a byte */
+#define AY_MAX_HEAPS 256
 
 typedef struct ay_heap {
     ay_central_t central[AY_NUM_CLASSES];

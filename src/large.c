@@ -1,6 +1,7 @@
 /* large.c - blocks above 256 KiB, and blocks aligned to more than a page:
- * whole pages from the heap's page heap up to 256 pages (a LARGE span),
- * a direct map above (see direct.h).
+ * whole pages from the heap's page heap up to AY_LARGE_MAX_PAGES (32 MiB, a
+ * LARGE span), so that freed large blocks are reused; a direct map above
+ * (see direct.h), which realloc can resize with mremap.
  *
  * calloc asks for zeroed memory: pages that are fresh from the OS or were
  * purged read as zero already, so only pages that may hold old data are
@@ -17,7 +18,7 @@ void *ay_large_alloc(ay_heap_t *h, size_t size, size_t align, bool zero) {
         npages = 1;
     ay_span_t *s;
     bool known_zero;
-    if (npages + align_pages - 1 <= AY_MAX_SPAN_PAGES) {
+    if (npages + align_pages - 1 <= AY_LARGE_MAX_PAGES) {
         s = ay_pageheap_alloc(&h->pages, npages, align_pages, AY_SPAN_LARGE, 0);
         known_zero = s && !s->dirty;
     } else {

@@ -19,7 +19,7 @@ static unsigned size_index(uintptr_t npages) {
     return npages >= AY_MAX_SPAN_PAGES ? AY_MAX_SPAN_PAGES : (unsigned)npages;
 }
 
-void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage, unsigned id) {
+void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage) {
     pthread_mutex_init(&ph->lock, NULL);
     for (unsigned i = 0; i <= AY_MAX_SPAN_PAGES; i++)
         ay_list_init(&ph->free[i]);
@@ -27,7 +27,6 @@ void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage, unsigned id) {
     ph->purging.dprev = ph->purging.dnext = &ph->purging;
     ay_list_init(&ph->blocks);
     ph->usage = usage;
-    ph->tag = (uint8_t)(id + 1);
 }
 
 /* ---- span records: a reserve, so that no record is made under the lock ---- */
@@ -112,36 +111,42 @@ static void free_remove(ay_pageheap_t *ph, ay_span_t *s) {
     ay_pagemap_set1(s->start + AY_PAGES_BYTES(s->npages - 1), NULL, 0);
 }
 
-/* The free span of ph whose first or last page is at address a, or NULL.
- * The pagemap's heap id is checked before the record is read: a page of
- * another heap's block may be adjacent, and its record is not ours. */
-static ay_span_t *free_span_at(ay_pageheap_t *ph, uintptr_t a) {
-    if (ay_pagemap_heap((void *)a) != ph->tag)
-        return NULL;
-    ay_span_t *n = ay_pagemap_span((void *)a);
-    /* state first: only ph's lock changes it, while a SMALL span's owner is
-     * its central cache's to write */
-    return n && n->state == AY_SPAN_FREE && n->owner.pages == ph ? n : NULL;
+/* Does span s (FREE, SMALL or LARGE) cover its whole block? */
+static bool whole_block(const ay_span_t *s) {
+    return s->start == s->block->start && s->npages == s->block->npages;
 }
 
-/* The free span of ph that starts at address `start`, or NULL. */
-static ay_span_t *free_neighbour(ay_pageheap_t *ph, uintptr_t a, uintptr_t start) {
-    ay_span_t *n = free_span_at(ph, a);
-    return n && n->start == start ? n : NULL;
+static uintptr_t span_end(const ay_span_t *s) { return s->start + AY_PAGES_BYTES(s->npages); }
+
+/* The free span whose last page is just before s, in s's block, or NULL.
+ * Only pages of s's block are looked at: they and their records are ph's. */
+static ay_span_t *free_left(const ay_span_t *s) {
+    if (s->start == s->block->start)
+        return NULL;
+    ay_span_t *n = ay_pagemap_span((void *)(s->start - AY_PAGE_SIZE));
+    return n && n->state == AY_SPAN_FREE ? n : NULL;
+}
+
+/* The free span that starts just after s, in s's block, or NULL. */
+static ay_span_t *free_right(const ay_span_t *s) {
+    uintptr_t end = span_end(s);
+    if (end == span_end(s->block))
+        return NULL;
+    ay_span_t *n = ay_pagemap_span((void *)end);
+    return n && n->state == AY_SPAN_FREE && n->start == end ? n : NULL;
 }
 
 /* Free span s, merged with its free neighbours, goes on the lists. */
 static void free_coalesce(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
-    ay_span_t *left = s->start >= AY_PAGE_SIZE ? free_span_at(ph, s->start - AY_PAGE_SIZE) : NULL;
-    if (left && left->start + AY_PAGES_BYTES(left->npages) == s->start) {
+    ay_span_t *left = free_left(s);
+    if (left) {
         free_remove(ph, left);
         s->start = left->start;
         s->npages += left->npages;
         s->dirty |= left->dirty;
         record_give(ph, left);
     }
-    uintptr_t end = s->start + AY_PAGES_BYTES(s->npages);
-    ay_span_t *right = free_neighbour(ph, end, end);
+    ay_span_t *right = free_right(s);
     if (right) {
         free_remove(ph, right);
         s->npages += right->npages;
@@ -149,6 +154,21 @@ static void free_coalesce(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
         record_give(ph, right);
     }
     free_insert(ph, s, now);
+}
+
+/* Under the lock: free span s, off the lists, is a whole block; forget the
+ * block (its pages, its records) and return its range for the caller to
+ * unmap once the lock is dropped.  A fork child taken before the unmap
+ * keeps the mapping, unknown to it: a harmless leak in the child. */
+static void block_drop(ay_pageheap_t *ph, ay_span_t *s, uintptr_t *start, uintptr_t *npages) {
+    ay_span_t *b = s->block;
+    *start = b->start;
+    *npages = b->npages;
+    ay_list_remove(b);
+    ph->mapped_pages -= b->npages;
+    ph->blocks_unmapped++;
+    record_give(ph, s);
+    record_give(ph, b);
 }
 
 /* ---- decay ---- */
@@ -196,26 +216,40 @@ static void purging_remove(ay_pageheap_t *ph, ay_span_t *s) {
 }
 
 /* Purge every span that is due, oldest first: a batch at a time is taken off
- * the lists under the lock, purged without it, and put back clean. */
+ * the lists under the lock and purged without it.  A span that is a whole
+ * block is unmapped, and its block forgotten; any other is purged with
+ * madvise and put back clean. */
 static void decay(ay_pageheap_t *ph, bool all) {
     uint64_t now = ay_os_now_ms();
     for (;;) {
-        ay_span_t *batch[PURGE_BATCH];
+        ay_span_t *batch[PURGE_BATCH]; /* NULL: an unmapped block, in gone[] */
+        uintptr_t gone[PURGE_BATCH][2];
         unsigned n = 0;
         pthread_mutex_lock(&ph->lock);
         while (n < PURGE_BATCH && purge_due(ph, now, all)) {
             ay_span_t *s = ph->dirty.dnext;
             free_remove(ph, s);
-            purging_add(ph, s);
-            batch[n++] = s;
+            if (whole_block(s)) {
+                block_drop(ph, s, &gone[n][0], &gone[n][1]);
+                batch[n++] = NULL;
+            } else {
+                purging_add(ph, s);
+                batch[n++] = s;
+            }
         }
         pthread_mutex_unlock(&ph->lock);
         if (n == 0)
             return;
-        for (unsigned i = 0; i < n; i++)
-            ay_os_purge((void *)batch[i]->start, AY_PAGES_BYTES(batch[i]->npages));
+        for (unsigned i = 0; i < n; i++) {
+            if (batch[i])
+                ay_os_purge((void *)batch[i]->start, AY_PAGES_BYTES(batch[i]->npages));
+            else
+                ay_os_unmap((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
+        }
         pthread_mutex_lock(&ph->lock);
         for (unsigned i = 0; i < n; i++) {
+            if (!batch[i])
+                continue;
             purging_remove(ph, batch[i]);
             ph->purges++;
             batch[i]->dirty = 0;
@@ -225,15 +259,45 @@ static void decay(ay_pageheap_t *ph, bool all) {
     }
 }
 
+/* Without the lock: unmap every block that is wholly free, dirty or clean
+ * (when the OS refuses a new block).  Returns how many. */
+static unsigned release_free_blocks(ay_pageheap_t *ph) {
+    unsigned total = 0;
+    for (;;) {
+        uintptr_t gone[PURGE_BATCH][2];
+        unsigned n = 0;
+        pthread_mutex_lock(&ph->lock);
+        ay_span_t *head = &ph->free[AY_MAX_SPAN_PAGES]; /* whole blocks are >= 256 pages */
+        for (ay_span_t *s = head->next, *next; s != head && n < PURGE_BATCH; s = next) {
+            next = s->next;
+            if (whole_block(s)) {
+                free_remove(ph, s);
+                block_drop(ph, s, &gone[n][0], &gone[n][1]);
+                n++;
+            }
+        }
+        pthread_mutex_unlock(&ph->lock);
+        for (unsigned i = 0; i < n; i++)
+            ay_os_unmap((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
+        total += n;
+        if (n < PURGE_BATCH)
+            return total;
+    }
+}
+
 void ay_pageheap_purge(ay_pageheap_t *ph, bool all) { decay(ph, all); }
 
 /* ---- allocation ---- */
 
-/* Without the lock: map a new block of at least npages pages, and put it on
- * the free lists.  false when out of memory. */
+/* Without the lock: map a new block of at least npages pages (a multiple of
+ * 256), and put it on the free lists.  When the OS refuses, the wholly free
+ * blocks are given back and the map is tried once more.  false when out of
+ * memory. */
 static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
-    uintptr_t pages = npages > AY_BLOCK_PAGES ? npages : AY_BLOCK_PAGES;
+    uintptr_t pages = (npages + AY_BLOCK_PAGES - 1) / AY_BLOCK_PAGES * AY_BLOCK_PAGES;
     void *block = ay_os_map(AY_PAGES_BYTES(pages), AY_PAGE_SIZE);
+    if (!block && release_free_blocks(ph))
+        block = ay_os_map(AY_PAGES_BYTES(pages), AY_PAGE_SIZE);
     if (!block)
         return false;
     ay_span_t *s = ay_span_new(), *rec = ay_span_new();
@@ -245,17 +309,17 @@ static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
         ay_os_unmap(block, AY_PAGES_BYTES(pages));
         return false;
     }
-    ay_pagemap_set_heap((uintptr_t)block, pages, ph->tag); /* before any span is published */
-    rec->start = (uintptr_t)block; /* the block's record, for heap destroy */
+    rec->start = (uintptr_t)block; /* the block's record */
     rec->npages = pages;
     s->start = (uintptr_t)block;
     s->npages = pages;
+    s->block = rec;
     s->dirty = 0; /* fresh pages are zero, and not resident until touched */
     uint64_t now = ay_os_now_ms();
     pthread_mutex_lock(&ph->lock);
     ay_list_push(&ph->blocks, rec);
     ph->mapped_pages += pages;
-    free_coalesce(ph, s, now);
+    free_insert(ph, s, now);
     pthread_mutex_unlock(&ph->lock);
     return true;
 }
@@ -290,6 +354,7 @@ static void split_head(ay_pageheap_t *ph, ay_span_t *s, uintptr_t pages, uint64_
     h->start = s->start;
     h->npages = pages;
     h->dirty = s->dirty;
+    h->block = s->block;
     s->start += AY_PAGES_BYTES(pages);
     s->npages -= pages;
     free_insert(ph, h, now);
@@ -302,6 +367,7 @@ static void split_tail(ay_pageheap_t *ph, ay_span_t *s, uintptr_t pages, uint64_
     rest->start = s->start + AY_PAGES_BYTES(pages);
     rest->npages = s->npages - pages;
     rest->dirty = s->dirty;
+    rest->block = s->block;
     s->npages = pages;
     free_insert(ph, rest, now);
 }
@@ -379,7 +445,7 @@ static void forget_block_spans(ay_pageheap_t *ph, const ay_span_t *b) {
     uintptr_t end = b->start + AY_PAGES_BYTES(b->npages);
     for (uintptr_t a = b->start; a < end;) {
         ay_span_t *s = ay_pagemap_span((void *)a);
-        if (s && s->start == a && s->state != AY_SPAN_DEAD && s->state != AY_SPAN_DIRECT) {
+        if (s && s->start == a && s->state != AY_SPAN_DEAD) {
             uintptr_t n = s->npages;
             ay_pagemap_set(a, n, NULL, 0);
             ay_span_delete(s);
@@ -399,12 +465,8 @@ void ay_pageheap_release_all(ay_pageheap_t *ph) {
         sched_yield();
         pthread_mutex_lock(&ph->lock);
     }
-    /* spans may straddle adjacent blocks (free neighbours merge), so forget
-     * every span before unmapping any block */
-    for (ay_span_t *b = ph->blocks.next; b != &ph->blocks; b = b->next) {
+    for (ay_span_t *b = ph->blocks.next; b != &ph->blocks; b = b->next)
         forget_block_spans(ph, b);
-        ay_pagemap_set_heap(b->start, b->npages, 0); /* the range may be mapped anew */
-    }
     ay_span_t blocks;
     ay_list_init(&blocks);
     while (!ay_list_empty(&ph->blocks)) {
@@ -432,13 +494,13 @@ void ay_pageheap_validate(ay_pageheap_t *ph) {
         if (bit != (ph->free[i].next != &ph->free[i]))
             ay_fatal("pageheap: bitmap disagrees with list", &ph->free[i]);
         for (ay_span_t *s = ph->free[i].next; s != &ph->free[i]; s = s->next) {
-            if (s->state != AY_SPAN_FREE || s->owner.pages != ph || size_index(s->npages) != i)
+            if (s->state != AY_SPAN_FREE || s->owner.pages != ph || size_index(s->npages) != i ||
+                s->start < s->block->start || span_end(s) > span_end(s->block))
                 ay_fatal("pageheap: bad span on free list", (void *)s->start);
             if (ay_pagemap_span((void *)s->start) != s ||
                 ay_pagemap_span((void *)(s->start + AY_PAGES_BYTES(s->npages - 1))) != s)
                 ay_fatal("pageheap: free span not in pagemap", (void *)s->start);
-            uintptr_t end = s->start + AY_PAGES_BYTES(s->npages);
-            if (free_neighbour(ph, end, end))
+            if (free_right(s))
                 ay_fatal("pageheap: adjacent free spans not merged", (void *)s->start);
             *(s->dirty ? &dirty : &clean) += s->npages;
         }

@@ -1,31 +1,36 @@
-/* pageheap.h - the page heap: spans of 1..256 pages carved from 256-page
- * (1 MiB) blocks taken from the OS.  (Blocks above 256 pages are direct
- * maps, direct.h, and never come here.)
+/* pageheap.h - the page heap: spans of pages carved from blocks taken from
+ * the OS: blocks of 256 pages (1 MiB), or, for a request of more pages, a
+ * block of that request rounded up to a multiple of 256 pages.  Requests up
+ * to AY_LARGE_MAX_PAGES come here; only larger ones are direct maps
+ * (direct.h).
  *
  * Allocation is best fit: the smallest free span that is large enough, with
- * its tail split off and put back.  Freeing merges the span with free
- * neighbours on both sides.  Free spans whose pages may be resident ("dirty")
- * sit in a FIFO by the time they were freed; once one has been free for
- * decay_ms it is purged with madvise (0: at once, -1: never).  Dirty pages
- * above max(64 MiB, 2 x active) are purged at once, oldest first.
+ * its tail split off and put back, so that freed large blocks serve later
+ * requests, of any size, before a new block is mapped.  Freeing merges the
+ * span with its free neighbours in the same block (a span never crosses a
+ * block: the page heap only ever reads the records of its own blocks, and a
+ * block that is wholly free can be given back).  Free spans whose pages may
+ * be resident ("dirty") sit in a FIFO by the time they were freed; once one
+ * has been free for decay_ms it is purged (0: at once, -1: never), and dirty
+ * pages above max(64 MiB, 2 x active) are purged at once, oldest first.
+ * Purging a span that is a whole block unmaps the block (address space goes
+ * back too); any other span is purged with madvise.  When the OS refuses a
+ * new block, every wholly free block is unmapped and the map tried again.
  *
  * No system call runs under the page-heap lock.  A new block is mapped, and
  * its pagemap leaves and span records made, before the lock is taken; spans
  * to purge are taken off the lists under the lock, purged without it, and
- * put back.  Span records needed under the lock come from a small reserve
- * filled beforehand.  Callers must not hold a central-cache lock either:
- * the central cache drops its lock before it calls in.
+ * put back (or their block dropped).  Span records needed under the lock
+ * come from a small reserve filled beforehand.  Callers must not hold a
+ * central-cache lock either: the central cache drops its lock before it
+ * calls in.
  *
- * A free neighbour is merged only if the pagemap says its page is ph's
- * (by heap id) and its record then says it is free and ph's: mappings of
- * different heaps may be adjacent, and their records are not ph's to read.
- *
- * Invariants (under the lock): no two free spans of ph are adjacent; every free
- * span is on exactly one size list, and on the decay FIFO iff it is dirty;
- * the page counters add up:
+ * Invariants (under the lock): no two free spans of one block are adjacent;
+ * every free span is on exactly one size list, and on the decay FIFO iff it
+ * is dirty; the page counters add up:
  *   active + free_dirty + free_clean + purging = mapped  (in pages).
- * Lock order: the page heap lock is taken alone or before the metadata and
- * pagemap locks (leaf locks, which it may take inside).
+ * Lock order: the page heap lock is taken alone or before the metadata lock
+ * (a leaf, which it takes inside to give span records back).
  */
 #ifndef ALLOY_PAGEHEAP_H
 #define ALLOY_PAGEHEAP_H
@@ -38,7 +43,8 @@
 #include "span.h"
 #include "usage.h"
 
-#define AY_BLOCK_PAGES 256 /* pages taken from the OS at a time */
+#define AY_BLOCK_PAGES 256 /* pages of a block taken from the OS: 1 MiB, or a multiple */
+#define AY_LARGE_MAX_PAGES 8192 /* 32 MiB: larger requests are direct maps */
 
 typedef struct ay_pageheap {
     pthread_mutex_t lock;
@@ -50,7 +56,6 @@ typedef struct ay_pageheap {
     ay_span_t *spare;             /* reserve of span records, linked by next */
     unsigned nspare;              /* records in the reserve */
     bool dying;                   /* being destroyed: no more purging */
-    uint8_t tag;                  /* 1 + the owning heap's id, recorded in the pagemap */
     ay_usage_t *usage;            /* the owning heap's active bytes */
     size_t mapped_pages;          /* pages of blocks taken from the OS */
     size_t active_pages;          /* pages of SMALL and LARGE spans */
@@ -58,17 +63,16 @@ typedef struct ay_pageheap {
     size_t free_clean_pages;      /* free pages never touched or purged */
     size_t purging_pages;         /* free pages off the lists while being purged */
     uint64_t purges;              /* madvise calls */
+    uint64_t blocks_unmapped;     /* wholly free blocks given back to the OS */
 } ay_pageheap_t;
 
-/* id: the owning heap's id, which the pagemap records for every page of
- * ph's blocks. */
-void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage, unsigned id);
+void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage);
 
-/* A span of npages pages (1..256) whose start is aligned to align_pages pages
- * (a power of two; 1 for none), in the given state, with every page mapped to
- * it under `bin`, owned by ph.  s->dirty tells whether its pages may be
- * non-zero (0: fresh or purged, they read as zero).  NULL when out of
- * memory. */
+/* A span of npages pages (1..AY_LARGE_MAX_PAGES) whose start is aligned to
+ * align_pages pages (a power of two; 1 for none), in the given state, with
+ * every page mapped to it under `bin`, owned by ph.  s->dirty tells whether
+ * its pages may be non-zero (0: fresh or purged, they read as zero).  NULL
+ * when out of memory. */
 ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t align_pages,
                              unsigned state, unsigned bin);
 /* Give a SMALL or LARGE span of ph back; it is merged with free neighbours. */

@@ -46,13 +46,6 @@ void ay_pagemap_set(uintptr_t start, uintptr_t npages, ay_span_t *s, unsigned bi
         ay_pagemap_set1(start + (k << AY_PAGE_SHIFT), s, bin);
 }
 
-void ay_pagemap_set_heap(uintptr_t start, uintptr_t npages, unsigned tag) {
-    for (uintptr_t k = 0; k < npages; k++) {
-        uintptr_t a = start + (k << AY_PAGE_SHIFT);
-        AY_STORE(&ay_pagemap_leaf(a)->heap[ay_pagemap_index(a)], (uint8_t)tag);
-    }
-}
-
 uint64_t ay_pagemap_mapped(void) { return AY_LOAD(&pm_mapped); }
 void ay_pagemap_lock(void) { pthread_mutex_lock(&pm_lock); }
 void ay_pagemap_unlock(void) { pthread_mutex_unlock(&pm_lock); }

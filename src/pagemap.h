@@ -2,18 +2,14 @@
  * addresses at 4 KiB granularity.
  *
  * The root has 2^18 entries, each covering 1 GiB; a leaf holds, for each of
- * its 2^18 pages, the span record, a one-byte bin (size class + 1, or 0 for
- * "not a small object"), and the id of the heap whose page heap the page
- * belongs to.  A page's heap id is set once, when its block is mapped, before
- * any of its spans is published, and it never changes while the block is
- * mapped: a page heap checks it before it reads a neighbouring span record,
- * so that it never reads (or races with) another heap's records.  Leaves are mmap'ed on first use and never freed, so
+ * its 2^18 pages, the span record and a one-byte bin (size class + 1, or 0 for
+ * "not a small object").  Leaves are mmap'ed on first use and never freed, so
  * a lookup needs no lock: free's fast path reads the bin with two loads.
  * A root entry stores its leaf as an offset from ay_pagemap_zero, an all-zero
  * leaf in .bss (never written, so never resident): an unset entry (0) reads
  * as that empty leaf, and lookups need no NULL test.
- * Writers only set entries of pages they own: the page heap (under its
- * lock, or before a new block is published) and the direct maps.
+ * Writers (the page heap and central caches, under their locks) only set
+ * entries of pages they own.
  */
 #ifndef ALLOY_PAGEMAP_H
 #define ALLOY_PAGEMAP_H
@@ -29,7 +25,6 @@
 
 typedef struct ay_pm_leaf {
     uint8_t bin[AY_PM_LEAF_PAGES];        /* class + 1, or 0 */
-    uint8_t heap[AY_PM_LEAF_PAGES];       /* 1 + id of the heap whose block holds the page; 0: none */
     ay_span_t *span[AY_PM_LEAF_PAGES];
 } ay_pm_leaf_t;
 
@@ -54,13 +49,6 @@ AY_INLINE ay_span_t *ay_pagemap_span(const void *p) {
     return AY_LOAD(&ay_pagemap_leaf(a)->span[ay_pagemap_index(a)]);
 }
 
-/* 1 + the id of the heap whose page-heap block holds the page at p; 0 when
- * no page heap's block does. */
-AY_INLINE unsigned ay_pagemap_heap(const void *p) {
-    uintptr_t a = (uintptr_t)p;
-    return AY_LOAD(&ay_pagemap_leaf(a)->heap[ay_pagemap_index(a)]);
-}
-
 /* Make sure leaves exist for [start, start + npages pages).  0, or -1 when
  * out of memory or the range lies beyond 48 bits. */
 int ay_pagemap_ensure(uintptr_t start, uintptr_t npages);
@@ -68,9 +56,6 @@ int ay_pagemap_ensure(uintptr_t start, uintptr_t npages);
 void ay_pagemap_set(uintptr_t start, uintptr_t npages, ay_span_t *s, unsigned bin);
 /* Set one page's entry. */
 void ay_pagemap_set1(uintptr_t page_addr, ay_span_t *s, unsigned bin);
-/* Record tag (1 + a heap id, or 0 for none) for npages pages from start
- * (leaves must exist). */
-void ay_pagemap_set_heap(uintptr_t start, uintptr_t npages, unsigned tag);
 /* Bytes mapped for leaves. */
 uint64_t ay_pagemap_mapped(void);
 void ay_pagemap_lock(void);

@@ -7,8 +7,8 @@
  *           central cache (it is on its `nonempty` list while it has free
  *           objects)
  *   LARGE   one block above 256 KiB; owner.pages is the page heap it came from
- *   DIRECT  one block above 256 pages, mapped straight from the OS;
- *           owner.direct is the set of direct maps it belongs to
+ *   DIRECT  one very large block (above AY_LARGE_MAX_PAGES), mapped straight
+ *           from the OS; owner.direct is the set of direct maps it belongs to
  *   DEAD    the record is on the metadata free list
  *
  * Pagemap invariant: for SMALL and LARGE spans every page maps to the span;
@@ -44,6 +44,7 @@ typedef struct ay_span {
     void *free;               /* SMALL: intrusive list of returned objects */
     uintptr_t bump;           /* SMALL: next never-used object */
     uintptr_t limit;          /* SMALL: end of the last whole object */
+    struct ay_span *block;    /* FREE, SMALL, LARGE: the record of the block the span lies in */
     struct ay_span *dprev;    /* FREE and dirty: decay FIFO links */
     struct ay_span *dnext;
     uint64_t freed_ms;        /* FREE: when the span became free and dirty */

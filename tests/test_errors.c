@@ -31,7 +31,7 @@ static void free_large_twice(void) {
     free(p);
 }
 static void free_direct_twice(void) {
-    char *p = malloc(8u << 20);
+    char *p = malloc(40u << 20); /* above 32 MiB: a direct map */
     free(p);
     free(p);
 }
@@ -55,8 +55,13 @@ static void realloc_large_freed(void) {
     (void)!realloc(p, 10);
 }
 static void realloc_direct_interior(void) {
-    char *p = malloc(8u << 20);
-    (void)!realloc(p + 8192, 9u << 20);
+    char *p = malloc(40u << 20);
+    (void)!realloc(p + 8192, 41u << 20);
+}
+static void free_big_large_twice(void) {
+    char *p = malloc(8u << 20); /* several MiB: the page heap's */
+    free(p);
+    free(p);
 }
 static void free_small_twice(void) {
     char *p = malloc(48);
@@ -107,6 +112,7 @@ int main(void) {
     expect("free inside a large block", free_large_interior, "not the start of a block");
     expect("double free of a large block", free_large_twice, "double free");
     expect("double free of a direct map", free_direct_twice, "invalid pointer");
+    expect("double free of an 8 MiB block", free_big_large_twice, "double free");
     expect("realloc of a stack address", realloc_wild, "invalid pointer");
     expect("realloc inside a large block", realloc_large_interior,
            "realloc(): pointer is not the start of a block");

@@ -16,7 +16,7 @@ static ay_heap_t h;
 int main(void) {
     ay_conf.decay_ms = -1; /* no purging unless asked */
     h.cached = true; /* a private heap, used through its page heap only */
-    ay_pageheap_init(&h.pages, &h.usage, 254); /* an id no real heap has here */
+    ay_pageheap_init(&h.pages, &h.usage);
     ay_direct_init(&h.direct, &h.usage);
     ay_pageheap_t *ph = &h.pages;
 
@@ -90,18 +90,29 @@ int main(void) {
             ay_pageheap_free(ph, al[i]);
     ay_pageheap_validate(ph);
 
-    /* purge: every dirty free page becomes clean, with madvise */
-    CHECK(ph->free_dirty_pages > 0);
-    uint64_t purges = ph->purges;
+    /* purge: every dirty free page becomes clean.  A block that is wholly
+     * free is unmapped; in a block still in use, the free pages are purged
+     * with madvise. */
+    ay_span_t *pin = ay_pageheap_alloc(ph, 2, 1, AY_SPAN_LARGE, 0); /* keeps one block in use */
+    CHECK(pin != NULL);
+    memset((void *)pin->start, 3, PG(2));
+    size_t blocks_before = ph->mapped_pages / AY_BLOCK_PAGES;
+    CHECK(ph->free_dirty_pages > 0 && blocks_before == 2);
+    uint64_t purges = ph->purges, unmapped = ph->blocks_unmapped;
     ay_pageheap_purge(ph, true);
     CHECK_EQ_U(ph->free_dirty_pages, 0);
     CHECK_EQ_U(ph->purging_pages, 0);
-    CHECK(ph->purges > purges);
+    CHECK_EQ_U(ph->blocks_unmapped, unmapped + 1);   /* the other block: gone */
+    CHECK_EQ_U(ph->mapped_pages, AY_BLOCK_PAGES);    /* and its address space */
+    CHECK(ph->purges > purges);                      /* pin's block: madvise */
+    CHECK_EQ_U(ph->free_clean_pages, AY_BLOCK_PAGES - 2);
     ay_pageheap_validate(ph);
     ay_span_t *purged = ay_pageheap_alloc(ph, 5, 1, AY_SPAN_LARGE, 0);
     CHECK(purged && !purged->dirty); /* purged pages read as zero again */
     if (purged)
         ay_pageheap_free(ph, purged);
+    if (pin)
+        ay_pageheap_free(ph, pin);
 
     /* decay_ms 0 purges at once on free */
     ay_conf.decay_ms = 0;
@@ -130,6 +141,37 @@ int main(void) {
     for (unsigned i = 0; i < nheld; i++)
         if (held[i])
             ay_pageheap_free(ph, held[i]);
+    ay_pageheap_validate(ph);
+
+    /* a request above 256 pages gets a block of its own, rounded up to a
+     * multiple of 256 pages; once freed, it serves a smaller large request
+     * (split, best fit) before any new block is mapped */
+    ay_span_t *big3 = ay_pageheap_alloc(ph, 600, 1, AY_SPAN_LARGE, 0);
+    CHECK(big3 && big3->npages == 600 && big3->block->npages == 768);
+    size_t mapped_big = ph->mapped_pages;
+    if (big3) {
+        memset((void *)big3->start, 9, PG(600));
+        uintptr_t at = big3->start;
+        ay_pageheap_free(ph, big3);
+        ay_span_t *reuse = ay_pageheap_alloc(ph, 400, 1, AY_SPAN_LARGE, 0);
+        CHECK(reuse && reuse->start == at && reuse->dirty); /* old pages, not zero */
+        CHECK_EQ_U(ph->mapped_pages, mapped_big);
+        if (reuse)
+            ay_pageheap_free(ph, reuse);
+    }
+    ay_pageheap_validate(ph);
+
+    /* out of memory with wholly free blocks: they are unmapped and the map
+     * is tried again, so the request succeeds */
+    ay_conf.decay_ms = -1;
+    CHECK(ph->free_dirty_pages >= 768); /* the 768-page block is free and dirty */
+    uint64_t unmapped2 = ph->blocks_unmapped;
+    ay_os_fail_next_maps(1);
+    ay_span_t *retry = ay_pageheap_alloc(ph, 2000, 1, AY_SPAN_LARGE, 0);
+    CHECK(retry != NULL);
+    CHECK(ph->blocks_unmapped > unmapped2);
+    if (retry)
+        ay_pageheap_free(ph, retry);
     ay_pageheap_validate(ph);
 
     /* direct maps: registered at their first page, resizable, unmapped on free */

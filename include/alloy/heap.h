@@ -28,7 +28,7 @@ extern "C" {
 typedef struct alloy_heap alloy_heap_t; /* opaque */
 
 /* A new explicit heap, or NULL (errno ENOMEM) when out of memory or when
- * 255 heaps exist. */
+ * 256 heaps exist. */
 ALLOY_API alloy_heap_t *alloy_heap_create(void);
 /* Free every block of an explicit heap and the heap itself.  Returns 0, or
  * EINVAL for NULL, an automatic heap, or the calling thread's default heap.
@@ -50,7 +50,7 @@ ALLOY_API alloy_heap_t *alloy_heap_get_default(void);
  * thread is bound to.  Returns 0, or EAGAIN while the thread is exiting. */
 ALLOY_API int alloy_heap_set_default(alloy_heap_t *h);
 
-/* A heap's index (0 .. 254): automatic heaps first. */
+/* A heap's index (0 .. 255): automatic heaps first. */
 ALLOY_API unsigned alloy_heap_id(const alloy_heap_t *h);
 /* The heap with index id, or NULL. */
 ALLOY_API alloy_heap_t *alloy_heap_from_id(unsigned id);
