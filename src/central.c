@@ -23,25 +23,84 @@ void ay_central_lock(ay_central_t *c) {
 void ay_central_unlock(ay_central_t *c) { pthread_mutex_unlock(&c->lock); }
 void ay_central_reset_lock(ay_central_t *c) { pthread_mutex_init(&c->lock, NULL); }
 
-/* Take up to `want` objects from span s onto the list ending at *link. */
-static uint32_t span_take(ay_span_t *s, uint32_t want, void ***link) {
+/* A run of never-used objects taken from a span's bump region, whose links
+ * are written after the central lock is dropped: writing a link into each
+ * object is what faults a fresh span's pages in, and other threads should
+ * not wait for that.  Under the lock only the link before the run and the
+ * run's last object (which the rest of the list hangs from) are written. */
+typedef struct bump_run {
+    uintptr_t start;  /* first object */
+    uint32_t count;   /* objects, at least 2 */
+    uint32_t size;    /* object size */
+} bump_run_t;
+
+#define FETCH_RUNS 8 /* runs a fetch defers; more are linked under the lock */
+
+typedef struct fetch {
+    void *first;           /* the list */
+    void **link;           /* where the next object goes: &first, or the last object */
+    uint32_t got;          /* objects on the list */
+    unsigned nruns;
+    bump_run_t runs[FETCH_RUNS];
+} fetch_t;
+
+static void fetch_append(fetch_t *f, void *o) {
+    *f->link = o;
+    f->link = (void **)o;
+    f->got++;
+}
+
+/* Take up to `want` objects from span s onto the list: its returned objects
+ * first (the whole list at once when it fits), then never-used ones from its
+ * bump region. */
+static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
     uint32_t got = 0;
+    if (s->nfree && s->nfree <= want) {
+        *f->link = s->free;
+        f->link = (void **)s->free_tail;
+        f->got += s->nfree;
+        got = s->nfree;
+        s->free = s->free_tail = NULL;
+        s->nfree = 0;
+    }
     while (got < want && s->free) {
         void *o = s->free;
         s->free = *(void **)o;
-        **link = o;
-        *link = (void **)o;
+        s->nfree--;
+        fetch_append(f, o);
         got++;
     }
-    while (got < want && s->bump < s->limit) {
-        void *o = (void *)s->bump;
-        s->bump += s->size;
-        **link = o;
-        *link = (void **)o;
-        got++;
+    uint32_t room = (uint32_t)((s->limit - s->bump) / s->size), k = want - got;
+    if (k > room)
+        k = room;
+    if (k >= 2 && f->nruns < FETCH_RUNS) {
+        bump_run_t *r = &f->runs[f->nruns++];
+        r->start = s->bump;
+        r->count = k;
+        r->size = s->size;
+        *f->link = (void *)s->bump;
+        f->link = (void **)(s->bump + (uintptr_t)(k - 1) * s->size);
+        f->got += k;
+        s->bump += (uintptr_t)k * s->size;
+        got += k;
+    } else {
+        for (; k > 0; k--, got++) {
+            fetch_append(f, (void *)s->bump);
+            s->bump += s->size;
+        }
     }
     s->used += got;
     return got;
+}
+
+/* After the lock: link the objects inside each deferred run. */
+static void fetch_link_runs(const fetch_t *f) {
+    for (unsigned i = 0; i < f->nruns; i++) {
+        const bump_run_t *r = &f->runs[i];
+        uintptr_t o = r->start;
+        for (uint32_t k = 1; k < r->count; k++, o += r->size)
+            *(void **)o = (void *)(o + r->size);
+    }
 }
 
 static bool span_exhausted(const ay_span_t *s) { return !s->free && s->bump >= s->limit; }
@@ -58,25 +117,28 @@ static ay_span_t *span_new(ay_central_t *c, uint32_t want) {
     s->size = c->size;
     s->capacity = ay_policy_span_objects(c->size, pages);
     s->used = 0;
-    s->free = NULL;
+    s->free = s->free_tail = NULL;
+    s->nfree = 0;
     s->bump = s->start;
     s->limit = s->start + (uintptr_t)s->capacity * c->size;
     return s;
 }
 
 uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, void **tail) {
-    void *first = NULL;
-    void **link = &first;
-    uint32_t got = 0;
+    fetch_t f;
+    f.first = NULL;
+    f.link = &f.first;
+    f.got = 0;
+    f.nruns = 0;
     ay_central_lock(c);
     c->fetches++;
-    while (got < want && !ay_list_empty(&c->nonempty)) {
+    while (f.got < want && !ay_list_empty(&c->nonempty)) {
         ay_span_t *s = c->nonempty.next;
-        got += span_take(s, want - got, &link);
+        span_take(s, want - f.got, &f);
         if (span_exhausted(s))
             ay_list_remove(s);
     }
-    if (got < want) {
+    if (f.got < want) {
         ay_central_unlock(c);
         ay_span_t *s = span_new(c, want);
         ay_central_lock(c);
@@ -84,63 +146,113 @@ uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, void **ta
             c->spans_allocated++;
             c->span_pages += s->npages;
             c->free_objects += s->capacity;
-            got += span_take(s, want - got, &link);
+            span_take(s, want - f.got, &f);
             if (!span_exhausted(s))
                 ay_list_push(&c->nonempty, s);
         }
     }
-    *link = NULL;
-    if (got < want)
+    *f.link = NULL;
+    if (f.got < want)
         c->short_fetches++;
-    c->objects_out += got;
-    c->free_objects -= got;
+    c->objects_out += f.got;
+    c->free_objects -= f.got;
     ay_central_unlock(c);
-    *head = first;
-    *tail = got ? (void *)link : NULL;
-    return got;
+    fetch_link_runs(&f);
+    *head = f.first;
+    *tail = f.got ? (void *)f.link : NULL;
+    return f.got;
 }
 
-void ay_central_release(unsigned cls, void *head, uint32_t n) {
-    ay_central_t *c = NULL;  /* the central cache whose lock is held */
-    ay_span_t *empty = NULL; /* spans to give back once no lock is held, linked by next */
-    for (uint32_t i = 0; i < n; i++) {
-        void *o = head;
-        head = *(void **)o;
-        ay_span_t *s = ay_pagemap_span(o);
-        if (ay_debug >= 1 && (!s || s->state != AY_SPAN_SMALL || s->cls != cls))
-            ay_fatal("free(): object returned to the wrong size class", o);
+/* Objects of one span in a batch being released: a chain in the order the
+ * objects would have been pushed one by one (the last one first). */
+typedef struct release_group {
+    ay_span_t *span;
+    void *head, *tail;
+    uint32_t count;
+    uint32_t last;   /* index in the batch of the group's last object */
+} release_group_t;
+
+#define RELEASE_GROUPS 16 /* spans a release handles per lock round */
+
+/* Give each group back to its span, under the owning central caches' locks
+ * (one at a time), then the spans left with no object out to their page
+ * heaps, in the order they became empty, with no lock held. */
+static void release_groups(release_group_t *g, unsigned ng) {
+    ay_central_t *c = NULL; /* the central cache whose lock is held */
+    release_group_t *empty[RELEASE_GROUPS];
+    unsigned nempty = 0;
+    for (unsigned i = 0; i < ng; i++) {
+        ay_span_t *s = g[i].span;
         ay_central_t *owner = s->owner.central;
-        if (owner != c) { /* objects of another heap: switch locks */
+        if (owner != c) { /* a span of another heap: switch locks */
             if (c)
                 ay_central_unlock(c);
             c = owner;
             ay_central_lock(c);
         }
-        c->objects_in++;
-        c->free_objects++;
+        c->objects_in += g[i].count;
+        c->free_objects += g[i].count;
         bool was_exhausted = span_exhausted(s);
-        *(void **)o = s->free;
-        s->free = o;
-        s->used--;
+        *(void **)g[i].tail = s->free;
+        if (!s->free)
+            s->free_tail = g[i].tail;
+        s->free = g[i].head;
+        s->nfree += g[i].count;
+        s->used -= g[i].count;
         if (s->used == 0) {
             if (!was_exhausted)
                 ay_list_remove(s);
             c->free_objects -= s->capacity;
             c->spans_freed++;
             c->span_pages -= s->npages;
-            s->next = empty;
-            empty = s;
+            empty[nempty++] = &g[i];
         } else if (was_exhausted) {
             ay_list_push(&c->nonempty, s);
         }
     }
     if (c)
         ay_central_unlock(c);
-    while (empty) {
-        ay_span_t *s = empty;
-        empty = s->next;
-        ay_pageheap_free(s->owner.central->pages, s);
+    for (unsigned i = 1; i < nempty; i++) /* insertion sort by `last`: a few entries */
+        for (unsigned j = i; j > 0 && empty[j - 1]->last > empty[j]->last; j--) {
+            release_group_t *t = empty[j];
+            empty[j] = empty[j - 1];
+            empty[j - 1] = t;
+        }
+    for (unsigned i = 0; i < nempty; i++)
+        ay_pageheap_free(empty[i]->span->owner.central->pages, empty[i]->span);
+}
+
+void ay_central_release(unsigned cls, void *head, uint32_t n) {
+    /* the pagemap lookups and the grouping by span happen before any lock
+     * is taken; under the lock each span then takes its objects at once */
+    release_group_t g[RELEASE_GROUPS];
+    unsigned ng = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        void *o = head;
+        head = *(void **)o;
+        ay_span_t *s = ay_pagemap_span(o);
+        if (ay_debug >= 1 && (!s || s->state != AY_SPAN_SMALL || s->cls != cls))
+            ay_fatal("free(): object returned to the wrong size class", o);
+        unsigned k = 0;
+        while (k < ng && g[k].span != s)
+            k++;
+        if (k == ng) {
+            if (ng == RELEASE_GROUPS) {
+                release_groups(g, ng);
+                k = ng = 0;
+            }
+            g[k].span = s;
+            g[k].tail = o;
+            g[k].head = NULL;
+            g[k].count = 0;
+            ng++;
+        }
+        *(void **)o = g[k].head; /* pushed in front, as one by one */
+        g[k].head = o;
+        g[k].count++;
+        g[k].last = i;
     }
+    release_groups(g, ng);
 }
 
 bool ay_central_holds(ay_span_t *s, const void *p) {

@@ -42,6 +42,8 @@ typedef struct ay_span {
     uint32_t capacity;        /* SMALL: objects the span holds */
     uint32_t size;            /* SMALL: object size in bytes */
     void *free;               /* SMALL: intrusive list of returned objects */
+    void *free_tail;          /* SMALL: its last object (when free is not NULL) */
+    uint32_t nfree;           /* SMALL: objects on the free list */
     uintptr_t bump;           /* SMALL: next never-used object */
     uintptr_t limit;          /* SMALL: end of the last whole object */
     struct ay_span *block;    /* FREE, SMALL, LARGE: the record of the block the span lies in */
