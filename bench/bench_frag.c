@@ -52,6 +52,7 @@ int main(int argc, char **argv)
     uint64_t every = n_ops / (MAX_SAMPLES - 1);
     double ratio_sum = 0;
     unsigned ratio_n = 0;
+    bench_usage_t u0 = bench_usage();
     uint64_t t0 = bench_now_ns(), c0 = bench_cpu_ns();
     for (uint64_t i = 0; i <= n_ops; i++) {
         if (i % every == 0 || i == n_ops) {
@@ -110,10 +111,10 @@ int main(int argc, char **argv)
     uint64_t t1 = bench_now_ns(), c1 = bench_cpu_ns();
     size_t rss_end = bench_rss_now();
     printf("res case=frag time_ms=%.2f wall_ms=%.2f peak_rss=%zu rss_end=%zu live_end=%zu rss_over_live=%.3f "
-           "mean_rss_over_live=%.3f usable_pct=%.1f\n",
+           "mean_rss_over_live=%.3f usable_pct=%.1f%s\n",
            (double)(c1 - c0) / 1e6, (double)(t1 - t0) / 1e6, bench_rss_peak(), rss_end, live,
            live ? (double)rss_end / (double)live : 0.0, ratio_n ? ratio_sum / ratio_n : 0.0,
-           rss_end ? 100.0 * (double)live / (double)rss_end : 0.0);
+           rss_end ? 100.0 * (double)live / (double)rss_end : 0.0, bench_usage_fields(&u0));
     for (uint64_t k = 0; k < n_live; k++)
         free(obj[k]);
     free(obj);

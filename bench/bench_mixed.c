@@ -155,11 +155,14 @@ int main(int argc, char **argv)
         if (pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]))
             bench_die("pthread_create failed");
     }
-    uint64_t ctx0 = bench_ctx_switches(), cpu0 = bench_cpu_ns();
+    bench_usage_t u0 = bench_usage();
+    uint64_t cpu0 = bench_cpu_ns();
     pthread_barrier_wait(&start_barrier);
     pthread_barrier_wait(&start_barrier);          /* all threads done with their ops */
     uint64_t t_end = bench_now_ns(), cpu1 = bench_cpu_ns();
     size_t rss_end = bench_rss_now(), live_end = 0;
+    char usage_fields[256];
+    snprintf(usage_fields, sizeof usage_fields, "%s", bench_usage_fields(&u0));
     for (unsigned i = 0; i < n_threads; i++)
         live_end += workers[i].live;
     pthread_barrier_wait(&start_barrier);
@@ -173,10 +176,10 @@ int main(int argc, char **argv)
                samples[i].rss, samples[i].live);
     double secs = (double)(t_end - t_start) / 1e9;
     printf("res case=%s time_ms=%.2f ns_per_op=%.3f peak_rss=%zu rss_end=%zu live_end=%zu "
-           "rss_growth_pct=%.2f ctx_switches=%llu cpu_ms=%.2f\n",
+           "rss_growth_pct=%.2f cpu_ms=%.2f%s\n",
            name, secs * 1e3, secs * 1e9 / ((double)n_ops * n_threads), bench_rss_peak(), rss_end,
            live_end, base ? 100.0 * ((double)rss_end - (double)base) / (double)base : 0.0,
-           (unsigned long long)(bench_ctx_switches() - ctx0), (double)(cpu1 - cpu0) / 1e6);
+           (double)(cpu1 - cpu0) / 1e6, usage_fields);
     free(workers);
     return 0;
 }
