@@ -17,7 +17,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
+# The peers build (once) while alloy builds: their configure steps leave a CPU
+# free.  The runner calls the script again, which then only prints the paths,
+# or reports why it failed.
+script=${ALLOY_PEERS_SCRIPT:-../shared/peers/build-peers.sh}
+peers=""
+if [ -f "$script" ]; then
+  bash "$script" "$PWD/build/peers" >/dev/null 2>&1 &
+  peers=$!
+fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target alloy bench_programs >/dev/null
+[ -z "$peers" ] || wait "$peers" || true
 exec /usr/bin/python3 bench/run.py --build-dir build --mode short \
     --allocators glibc,jemalloc,tcmalloc,mimalloc,mimalloc3,alloy "$@"
