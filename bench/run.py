@@ -516,6 +516,7 @@ def main(argv=None):
     for w, _ in jobs:
         remaining[w] = remaining.get(w, 0) + reps_for[w] * len(present)
     prog_bar = Progress(remaining, sys.stderr.isatty())
+    load_at_start = os.getloadavg()
 
     raw = []          # rows for raw.csv
     runs = []         # everything, for results.json
@@ -604,7 +605,8 @@ def main(argv=None):
                              case_sort(r["case"])))
 
     alloy_name = ALLOY if ALLOY in names else None
-    env_info = environment(args, reps, reps_for, timeout, use_perf, present, missing)
+    env_info = environment(args, reps, reps_for, timeout, use_perf, present, missing,
+                           load_at_start)
     md = render_markdown(rows, names, alloy_name, env_info, missing, bad, failed_cells)
 
     with open(os.path.join(out_dir, "raw.csv"), "w", newline="") as f:
@@ -646,7 +648,7 @@ def case_sort(case):
     return (head, int(tail)) if tail.isdigit() else (case, 0)
 
 
-def environment(args, reps, reps_for, timeout, use_perf, present, missing):
+def environment(args, reps, reps_for, timeout, use_perf, present, missing, load_at_start):
     def sh(cmd):
         try:
             return subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip()
@@ -669,7 +671,8 @@ def environment(args, reps, reps_for, timeout, use_perf, present, missing):
         "peers_script": peers_script(),
         "cpu": cpu, "ncpu": os.cpu_count(), "kernel": platform.release(),
         "commit": sh(["git", "-C", here, "rev-parse", "--short", "HEAD"]),
-        "loadavg": " ".join("%.2f" % x for x in os.getloadavg()),
+        "loadavg": " ".join("%.2f" % x for x in load_at_start),
+        "loadavg_end": " ".join("%.2f" % x for x in os.getloadavg()),
         "perf_hw_counters": use_perf,
         "allocators": {n: (lib or "system malloc") for n, lib in present},
         "missing": {n: hint for n, _, hint in missing},
@@ -680,12 +683,13 @@ def environment(args, reps, reps_for, timeout, use_perf, present, missing):
 def render_markdown(rows, names, alloy, env, missing, bad, failed_cells):
     L = []
     L.append("## alloy benchmark: %s mode, %s\n" % (env["mode"], env["date"]))
-    L.append("%s, %s CPUs, Linux %s, commit %s, load average at start %s.  "
+    L.append("%s, %s CPUs, Linux %s, commit %s, load average at start %s, at the end %s.  "
              "Each cell: median (min-max) of %d runs%s, allocators interleaved.  "
              "`alloy/best`: alloy's median over the best peer's, oriented so that > 1 means "
              "alloy is worse (for throughput: best/alloy).  Single-threaded workloads (sizes, frag, "
              "realloc, large) are timed in process CPU time, the others in wall time.\n" % (
                  env["cpu"], env["ncpu"], env["kernel"], env["commit"], env["loadavg"],
+                 env.get("loadavg_end", "?"),
                  env["reps"], "".join(" (%s: %d)" % kv for kv in env.get("reps_for", {}).items())))
     for n, hint in env["missing"].items():
         L.append("- **%s: MISSING** (%s)" % (n, hint))
