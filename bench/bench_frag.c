@@ -102,13 +102,7 @@ static int reuse_main(uint64_t target, uint64_t rng)
     reuse_fill(&o, &live, target, 16, 32768, 1, &rng);
     size_t rss_built = bench_rss_now();
     /* free a random 90%: shuffle, free the tail, keep the first tenth */
-    for (size_t i = o.n - 1; i > 0; i--) {
-        size_t j = (size_t)(bench_rand(&rng) % (i + 1));
-        void *tp = o.p[i];
-        size_t ts = o.size[i];
-        o.p[i] = o.p[j], o.size[i] = o.size[j];
-        o.p[j] = tp, o.size[j] = ts;
-    }
+    bench_shuffle(o.p, o.size, o.n, &rng);
     size_t keep = o.n / 10, step = (o.n - keep) / 33 + 1;
     for (size_t i = o.n; i > keep; i--) {
         free(o.p[i - 1]);

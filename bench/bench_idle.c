@@ -99,13 +99,7 @@ int main(int argc, char **argv)
     }
     uint64_t c1 = bench_cpu_ns();
     /* free a random free_pct% of the objects: shuffle, free the tail */
-    for (size_t i = n - 1; i > 0; i--) {
-        size_t j = (size_t)(bench_rand(&rng) % (i + 1));
-        void *tp = obj[i];
-        size_t ts = osz[i];
-        obj[i] = obj[j], osz[i] = osz[j];
-        obj[j] = tp, osz[j] = ts;
-    }
+    bench_shuffle(obj, osz, n, &rng);
     size_t keep = free_pct == 100 ? 0 : n - (size_t)((double)n * (double)free_pct / 100.0);
     size_t rss_built = bench_rss_now(), live_built = live;
     uint64_t t_free = bench_now_ns();

@@ -221,6 +221,17 @@ uint64_t bench_rand_log(uint64_t *state, uint64_t lo, uint64_t hi)
     return r;
 }
 
+void bench_shuffle(void **obj, size_t *size, size_t n, uint64_t *state)
+{
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)(bench_rand(state) % i);
+        void *p = obj[i - 1];
+        size_t s = size[i - 1];
+        obj[i - 1] = obj[j], size[i - 1] = size[j];
+        obj[j] = p, size[j] = s;
+    }
+}
+
 void bench_touch(void *p, size_t size)
 {
     unsigned char *c = p;

@@ -94,6 +94,9 @@ static inline uint64_t bench_rand_range(uint64_t *state, uint64_t lo, uint64_t h
 }
 /* Log-uniform in [lo, hi] (each octave equally likely): many small, few big. */
 uint64_t bench_rand_log(uint64_t *state, uint64_t lo, uint64_t hi);
+/* Shuffle n objects and their sizes together (Fisher-Yates), so that freeing
+ * a prefix or a suffix frees a random subset. */
+void bench_shuffle(void **obj, size_t *size, size_t n, uint64_t *state);
 
 /* Write to memory the compiler cannot prove dead, so a malloc/free pair is
  * never elided and every page we claim to use is really touched. */
