@@ -295,11 +295,17 @@ void ay_pageheap_purge(ay_pageheap_t *ph, bool all) { decay(ph, all); }
  * memory. */
 static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
     uintptr_t pages = (npages + AY_BLOCK_PAGES - 1) / AY_BLOCK_PAGES * AY_BLOCK_PAGES;
-    void *block = ay_os_map(AY_PAGES_BYTES(pages), AY_PAGE_SIZE);
+    /* a block for a request of 2 MiB or more is used whole: 2 MiB aligned,
+     * with transparent huge pages, it faults in 2 MiB at a time */
+    bool huge = pages >= AY_HUGE_PAGES;
+    size_t align = huge ? AY_PAGES_BYTES(AY_HUGE_PAGES) : AY_PAGE_SIZE;
+    void *block = ay_os_map(AY_PAGES_BYTES(pages), align);
     if (!block && release_free_blocks(ph))
-        block = ay_os_map(AY_PAGES_BYTES(pages), AY_PAGE_SIZE);
+        block = ay_os_map(AY_PAGES_BYTES(pages), align);
     if (!block)
         return false;
+    if (huge)
+        ay_os_hugepages(block, AY_PAGES_BYTES(pages));
     ay_span_t *s = ay_span_new(), *rec = ay_span_new();
     if (!s || !rec || ay_pagemap_ensure((uintptr_t)block, pages) != 0) {
         if (s)

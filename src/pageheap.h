@@ -45,6 +45,7 @@
 
 #define AY_BLOCK_PAGES 256 /* pages of a block taken from the OS: 1 MiB, or a multiple */
 #define AY_LARGE_MAX_PAGES 8192 /* 32 MiB: larger requests are direct maps */
+#define AY_HUGE_PAGES 512       /* 2 MiB: blocks this large get transparent huge pages */
 
 typedef struct ay_pageheap {
     pthread_mutex_t lock;
