@@ -396,9 +396,45 @@ static void failed_grow(void) {
     }
 }
 
-int main(void) {
+/* README: "A block is aligned to 16 bytes when the requested size is a
+ * multiple of 16".  realloc to such a size, from smaller and larger blocks,
+ * in place or not, must give a 16-aligned block.  (Run as "align16".) */
+static void realloc_align16(void) {
+    unsigned bad = 0, total = 0;
+    for (size_t to = 16; to <= 2048; to += 16) {
+        const size_t from[] = {1, 8, to / 2 + 1, to - 8, to + 8, to + 24, to * 2};
+        for (unsigned f = 0; f < sizeof from / sizeof from[0]; f++) {
+            void *keep[8];
+            for (int i = 0; i < 8; i++) { /* 8 live at once: every slot of a span */
+                unsigned char *p = alloy_malloc(from[f]);
+                fill(p, 0, from[f], 9);
+                unsigned char *q = alloy_realloc(p, to);
+                keep[i] = q;
+                total++;
+                if (!q || (uintptr_t)q % 16 != 0) {
+                    if (bad++ < 8)
+                        fprintf(stderr, "realloc(malloc(%zu), %zu) = %p: usable %zu, %s\n", from[f], to,
+                                (void *)q, q ? alloy_malloc_usable_size(q) : 0,
+                                q == p ? "in place" : "moved");
+                }
+                CHECK(q && first_bad(q, min_sz(from[f], to), 9) == min_sz(from[f], to));
+            }
+            for (int i = 0; i < 8; i++)
+                alloy_free(keep[i]);
+        }
+    }
+    if (bad)
+        fprintf(stderr, "%u of %u reallocs to a multiple of 16 gave a block not aligned to 16\n", bad, total);
+    CHECK_EQ_U(bad, 0);
+}
+
+int main(int argc, char **argv) {
     make_classes();
     make_pattern();
+    if (argc > 1 && !strcmp(argv[1], "align16")) {
+        realloc_align16();
+        return CHECK_DONE();
+    }
     for (unsigned c = 0; c < NCLASSES; c++) {
         alloy_class_stats_t cs = {.size = sizeof cs};
         CHECK(alloy_class_stats_read(c, &cs) == 0);
