@@ -24,7 +24,7 @@ static void to_stdout(void *opaque, const char *text, size_t len) {
 
 static void *work(void *arg) {
     for (int i = 0; i < 1000; i++)
-        free(malloc((size_t)(i % 700) + 1));
+        alloy_free(alloy_malloc((size_t)(i % 700) + 1));
     return arg;
 }
 
@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
     pthread_create(&t, NULL, work, NULL);
     work(NULL);
     pthread_join(t, NULL);
-    void *big = malloc(3u << 20);
+    void *big = alloy_malloc(3u << 20);
     if (argc > 1 && !strcmp(argv[1], "both")) {
         alloy_heap_t *h = alloy_heap_create();
         void *in_heap[3] = {alloy_heap_malloc(h, 100), alloy_heap_malloc(h, 5000), alloy_heap_malloc(h, 400000)};
@@ -46,6 +46,6 @@ int main(int argc, char **argv) {
     } else {
         alloy_stats_print(to_stdout, NULL, argc > 1 ? argv[1] : NULL);
     }
-    free(big);
+    alloy_free(big);
     return 0;
 }
