@@ -167,7 +167,40 @@ static void sleep_ms(long ms) {
     nanosleep(&ts, NULL);
 }
 
+/* "bg-toggle": two threads turn the background thread on and off at the
+ * same time.  Every call must return 0 and none may block for good (alarm
+ * turns a hang into a failure); at the end it is off. */
+static int toggle_errors;
+
+static void *toggler(void *arg) {
+    for (int i = 0; i < 2000; i++) {
+        bool v = (i + (int)(intptr_t)arg) % 2;
+        if (alloy_ctl("background_thread", NULL, NULL, &v, sizeof v) != 0)
+            __atomic_add_fetch(&toggle_errors, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static int bg_toggle(int rounds) {
+    alarm(30); /* 40 rounds take about 5 s */
+    for (int r = 0; r < rounds; r++) {
+        pthread_t t[2];
+        for (intptr_t i = 0; i < 2; i++)
+            pthread_create(&t[i], NULL, toggler, (void *)i);
+        for (int i = 0; i < 2; i++)
+            pthread_join(t[i], NULL);
+    }
+    CHECK_EQ_U(toggle_errors, 0);
+    bool off = false, on = true;
+    size_t len = sizeof on;
+    CHECK(alloy_ctl("background_thread", NULL, NULL, &off, sizeof off) == 0);
+    CHECK(alloy_ctl("background_thread", &on, &len, NULL, 0) == 0 && !on);
+    return CHECK_DONE();
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "bg-toggle"))
+        return bg_toggle(argc > 2 ? atoi(argv[2]) : 40);
     int rounds = argc > 1 ? atoi(argv[1]) : 300;
     alloy_thread_flush();
     alloy_stats_t st = {.size = sizeof st};
