@@ -78,7 +78,7 @@ typedef struct alloy_stats {
     uint64_t spans_allocated;     /* spans the central caches took */
     uint64_t spans_freed;         /* spans the central caches gave back */
     uint64_t central_lock_contended; /* central-cache lock acquisitions that waited */
-    uint64_t purges;              /* madvise calls */
+    uint64_t purges;              /* purges: madvise calls, and unmaps of wholly free blocks */
     uint64_t threads_live;        /* threads bound (per heap) / thread caches (total) */
     uint64_t tcache_overflows;    /* thread-cache lists that reached their limit and gave back */
     uint64_t tcache_scavenges;    /* thread caches found above tcache_max_bytes and scavenged */

@@ -167,6 +167,7 @@ static void block_drop(ay_pageheap_t *ph, ay_span_t *s, uintptr_t *start, uintpt
     ay_list_remove(b);
     ph->mapped_pages -= b->npages;
     ph->blocks_unmapped++;
+    ph->purges++;
     record_give(ph, s);
     record_give(ph, b);
 }

@@ -63,7 +63,7 @@ typedef struct ay_pageheap {
     size_t free_dirty_pages;      /* free pages that may be resident */
     size_t free_clean_pages;      /* free pages never touched or purged */
     size_t purging_pages;         /* free pages off the lists while being purged */
-    uint64_t purges;              /* madvise calls */
+    uint64_t purges;              /* purges: madvise calls and unmaps of wholly free blocks */
     uint64_t blocks_unmapped;     /* wholly free blocks given back to the OS */
 } ay_pageheap_t;
 
