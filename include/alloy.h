@@ -104,6 +104,8 @@ typedef struct alloy_class_stats {
 /* Fill *out.  Returns 0, or EINVAL when out is NULL or out->size is too small. */
 ALLOY_API int alloy_stats_read(alloy_stats_t *out);
 /* Fill *out with one heap's counters (metadata, shared by all heaps, is 0).
+ * Its `allocated` is an estimate when threads bound to other heaps cache
+ * this heap's freed blocks (the total from alloy_stats_read is exact).
  * Returns 0, EINVAL, or ENOENT when no heap has that id. */
 ALLOY_API int alloy_heap_stats_read(unsigned heap_id, alloy_stats_t *out);
 /* Fill *out for class cls, summed over heaps.  Returns 0, EINVAL, or ENOENT

@@ -135,8 +135,11 @@ static int heap_destroy(const unsigned *idx, const void *in) {
 }
 
 static int heap_purge(const unsigned *idx, const void *in) {
-    ay_heap_t *h = ay_heap_get(idx[0]);
+    ay_heap_t *h = ay_heap_pin(idx[0]);
+    if (!h)
+        return ENOENT; /* destroyed since the name was checked */
     ay_pageheap_purge(&h->pages, true);
+    ay_heap_unpin(h);
     return 0;
 }
 

@@ -2,7 +2,6 @@
  * pageheap.h).  Every system call here runs with the lock dropped. */
 #include "pageheap.h"
 
-#include <sched.h>
 #include <string.h>
 
 #include "conf.h"
@@ -189,7 +188,7 @@ static size_t dirty_cap(const ay_pageheap_t *ph) {
 /* Under the lock: is the oldest dirty span due to be purged? */
 static bool purge_due(const ay_pageheap_t *ph, uint64_t now, bool all) {
     const ay_span_t *oldest = ph->dirty.dnext;
-    if (ph->dying || oldest == &ph->dirty)
+    if (oldest == &ph->dirty)
         return false;
     if (all)
         return true;
@@ -466,12 +465,6 @@ static void forget_block_spans(ay_pageheap_t *ph, const ay_span_t *b) {
 
 void ay_pageheap_release_all(ay_pageheap_t *ph) {
     pthread_mutex_lock(&ph->lock);
-    ph->dying = true; /* no new purges; wait for those in flight */
-    while (ph->purging_pages) {
-        pthread_mutex_unlock(&ph->lock);
-        sched_yield();
-        pthread_mutex_lock(&ph->lock);
-    }
     for (ay_span_t *b = ph->blocks.next; b != &ph->blocks; b = b->next)
         forget_block_spans(ph, b);
     ay_span_t blocks;

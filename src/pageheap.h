@@ -56,7 +56,6 @@ typedef struct ay_pageheap {
     ay_span_t blocks;             /* list head: one record per block taken from the OS */
     ay_span_t *spare;             /* reserve of span records, linked by next */
     unsigned nspare;              /* records in the reserve */
-    bool dying;                   /* being destroyed: no more purging */
     ay_usage_t *usage;            /* the owning heap's active bytes */
     size_t mapped_pages;          /* pages of blocks taken from the OS */
     size_t active_pages;          /* pages of SMALL and LARGE spans */
@@ -81,7 +80,7 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s);
 /* Purge dirty free spans: those older than decay_ms, or all when `all`. */
 void ay_pageheap_purge(ay_pageheap_t *ph, bool all);
 /* Forget every span and unmap every block (an explicit heap's destruction;
- * nothing of ph may be in use). */
+ * nothing of ph may be in use, and no purge under way: see ay_heap_pin). */
 void ay_pageheap_release_all(ay_pageheap_t *ph);
 
 /* Check every invariant above; aborts on a violation (debug builds). */

@@ -98,8 +98,12 @@ int main(int argc, char **argv) {
     CHECK(alloy_stats_read(&s) == 0);
     CHECK(alloy_heap_stats_read(0, &h0) == 0 && alloy_heap_stats_read(1, &h1) == 0);
     size_t classes = class_sum();
-    /* what holds either way */
-    CHECK_EQ_U(s.allocated, h0.allocated + h1.allocated);
+    /* what holds either way: the per-heap figures are clamped estimates
+     * when a thread caches another heap's blocks, so they never add up to
+     * less than the exact total, and to exactly it once caches are flushed */
+    CHECK(h0.allocated + h1.allocated >= s.allocated);
+    if (flush_b)
+        CHECK_EQ_U(s.allocated, h0.allocated + h1.allocated);
     CHECK(s.allocated <= s.active && s.active <= s.resident && s.resident <= s.mapped);
     CHECK_EQ_U(classes, classes0); /* the per-class view: none of the blocks is live */
     if (s.allocated != classes + s.large_allocated || s.allocated != s0.allocated)
