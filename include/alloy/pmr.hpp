@@ -29,9 +29,11 @@
 //
 // Upstreams: constructors take a std::pmr::memory_resource * (nullptr: the
 // std::pmr::get_default_resource() of the moment, as the standard resources
-// do).  An upstream that is itself an alloy adapter (a resource_ref over a C
-// resource, for one) is called through its C resource directly; any other
-// goes through an embedded bridge.  The upstream must outlive the resource.
+// do).  The C allocator underneath calls it through an embedded bridge, and
+// only when it needs a chunk: making a resource costs no RTTI look-up (an
+// arena made per request pays for its construction on every request).  For
+// a C upstream, pass a resource_ref over it.  The upstream must outlive the
+// resource.
 //
 // Exceptions never cross into C: the bridge catches everything its upstream
 // throws and returns NULL, which the C allocators handle as any failure.
@@ -218,15 +220,6 @@ class basic_resource : public std::pmr::memory_resource {
         return false;
     }
 
-    // The C resource to give the C allocators as upstream for `up`: an alloy
-    // adapter's own C resource, else `via` bridging to it.
-    static alloy_resource_t *c_upstream(std::pmr::memory_resource *up, bridge &via) noexcept
-    {
-        if (const basic_resource *a = detail::as_alloy(up))
-            return a->c_;
-        return via.get();
-    }
-
     alloy_resource_t *c_;
 };
 
@@ -317,7 +310,7 @@ class arena_resource : public basic_resource {
     arena_resource(void *buffer, std::size_t size, std::pmr::memory_resource *upstream) noexcept
         : basic_resource(&mono_.base), upstream_(detail::or_default(upstream)), bridge_(upstream_)
     {
-        alloy_monotonic_init(&mono_, buffer, size, c_upstream(upstream_, bridge_));
+        alloy_monotonic_init(&mono_, buffer, size, bridge_.get());
     }
     arena_resource(const arena_resource &) = delete;
     arena_resource &operator=(const arena_resource &) = delete;
@@ -377,7 +370,7 @@ class pool_base : public basic_resource {
     void release()
     {
         Destroy(&pr_);
-        int err = Init(&pr_, &opts_, c_upstream(upstream_, bridge_));
+        int err = Init(&pr_, &opts_, bridge_.get());
         if (err != 0)
             throw_init_error(err);
     }
@@ -396,7 +389,7 @@ class pool_base : public basic_resource {
     pool_base(const alloy_pool_options_t &opts, std::pmr::memory_resource *upstream)
         : basic_resource(&pr_.base), upstream_(or_default(upstream)), bridge_(upstream_), opts_(opts)
     {
-        int err = Init(&pr_, &opts_, c_upstream(upstream_, bridge_));
+        int err = Init(&pr_, &opts_, bridge_.get());
         if (err != 0)
             throw_init_error(err);
     }

@@ -709,12 +709,14 @@ void test_arena_limits()
               static_cast<void *>(v.data()) < buf + sizeof buf);
     }
 
-    // a resource_ref upstream is called through its C resource, not a bridge
+    // the upstream is called through the embedded bridge
     apmr::resource_ref mal(alloy_malloc_resource());
     apmr::arena_resource via(&mal);
-    CHECK(via.arena()->upstream == alloy_malloc_resource());
+    CHECK(apmr::bridge::from(via.arena()->upstream) != nullptr);
+    CHECK(apmr::bridge::from(via.arena()->upstream)->upstream() == &mal);
     CHECK(via.upstream_resource() == &mal);
-    // any other upstream goes through the bridge
+    void *big = via.allocate(100000, 64);
+    CHECK(aligned_to(big, 64));
     apmr::arena_resource viab(std::pmr::new_delete_resource());
     CHECK(apmr::bridge::from(viab.arena()->upstream) != nullptr);
     CHECK(apmr::bridge::from(viab.arena()->upstream)->upstream() == std::pmr::new_delete_resource());
