@@ -32,7 +32,9 @@
 // standard counterpart the median over rounds of the paired ratio
 // time(alloy) / time(std) within a round (below 1: alloy faster).
 //
-// usage: pmr_bench [--requests N] [--rounds R] [--csv]
+// --variant runs only the variants named (for instruction counts, say).
+//
+// usage: pmr_bench [--requests N] [--rounds R] [--variant NAME[,NAME...]] [--csv]
 #include <alloy/pmr.hpp>
 
 #include <algorithm>
@@ -167,15 +169,27 @@ int main(int argc, char** argv) {
     long requests = 200;
     int rounds = 11;
     bool csv = false;
+    bool selected[N_VARIANTS];
+    std::fill(selected, selected + N_VARIANTS, true);
     for (int i = 1; i < argc; i++) {
-        if (std::strcmp(argv[i], "--requests") == 0 && i + 1 < argc)
+        if (std::strcmp(argv[i], "--requests") == 0 && i + 1 < argc) {
             requests = std::atol(argv[++i]);
-        else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+        } else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
             rounds = std::atoi(argv[++i]);
-        else if (std::strcmp(argv[i], "--csv") == 0)
+        } else if (std::strcmp(argv[i], "--variant") == 0 && i + 1 < argc) {
+            std::fill(selected, selected + N_VARIANTS, false);
+            for (char* name = std::strtok(argv[++i], ","); name != nullptr; name = std::strtok(nullptr, ",")) {
+                int v = find_variant(name);
+                if (v < 0) {
+                    std::fprintf(stderr, "pmr_bench: no variant '%s'\n", name);
+                    return 2;
+                }
+                selected[v] = true;
+            }
+        } else if (std::strcmp(argv[i], "--csv") == 0) {
             csv = true;
-        else {
-            std::fprintf(stderr, "usage: pmr_bench [--requests N] [--rounds R] [--csv]\n");
+        } else {
+            std::fprintf(stderr, "usage: pmr_bench [--requests N] [--rounds R] [--variant NAME[,NAME...]] [--csv]\n");
             return 2;
         }
     }
@@ -191,6 +205,8 @@ int main(int argc, char** argv) {
     for (int r = 0; r < rounds; r++) {
         for (int j = 0; j < N_VARIANTS; j++) {
             int v = r % 2 == 0 ? j : N_VARIANTS - 1 - j;
+            if (!selected[v])
+                continue;
             double t0 = cpu_ns();
             sums[v] = variants[v].run(requests);
             double t = (cpu_ns() - t0) / static_cast<double>(requests);
@@ -201,15 +217,22 @@ int main(int argc, char** argv) {
     }
 
     bool agree = true;
+    int first = -1;
     std::printf("%d rounds x %ld requests; CPU us per request: median (min-max)\n", rounds, requests);
     for (int v = 0; v < N_VARIANTS; v++) {
+        if (!selected[v])
+            continue;
+        if (first < 0)
+            first = v;
         std::printf("%-14s %8.1f (%.1f-%.1f)\n", variants[v].name, median(ns[v]) / 1e3,
                     *std::min_element(ns[v].begin(), ns[v].end()) / 1e3,
                     *std::max_element(ns[v].begin(), ns[v].end()) / 1e3);
-        agree = agree && sums[v] == sums[0];
+        agree = agree && sums[v] == sums[first];
     }
     std::printf("paired ratios time(A) / time(B) within a round, median over rounds (min-max):\n");
     auto paired = [&](int a, int b) {
+        if (!selected[a] || !selected[b])
+            return;
         std::vector<double> ratios;
         for (int r = 0; r < rounds; r++)
             ratios.push_back(ns[a][static_cast<std::size_t>(r)] / ns[b][static_cast<std::size_t>(r)]);
@@ -226,6 +249,6 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "pmr_bench: FAIL: the variants' checksums differ\n");
         return 1;
     }
-    std::printf("checksums agree: %llu\n", static_cast<unsigned long long>(sums[0]));
+    std::printf("checksums agree: %llu\n", static_cast<unsigned long long>(sums[first]));
     return 0;
 }
