@@ -25,7 +25,7 @@
 // do_is_equal(other) is true exactly when memory from one may be given back
 // to the other: the same object, or two adapters whose C resources say so
 // (alloy_resource_is_equal, asked both ways), or a resource_ref over a bridge
-// over `other`.  Without RTTI only the same object is equal.
+// over `other`.  Without RTTI, two distinct adapters are never equal.
 //
 // Upstreams: constructors take a std::pmr::memory_resource * (nullptr: the
 // std::pmr::get_default_resource() of the moment, as the standard resources
