@@ -58,11 +58,9 @@
 #include <type_traits>
 
 // The C headers are written in C: keep warnings that only C++ issues about
-// C idioms (casts, NULL, a function named like a struct tag, which g++'s
-// -Wshadow reports as hiding its constructor) out of C++ users' builds.
+// C idioms (casts, NULL) out of C++ users' builds.
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wshadow"
 #pragma GCC diagnostic ignored "-Wold-style-cast"
 #pragma GCC diagnostic ignored "-Wcast-align"
 #pragma GCC diagnostic ignored "-Wzero-as-null-pointer-constant"
