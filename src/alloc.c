@@ -7,6 +7,7 @@
 #include "alloy.h"
 #include "error.h"
 #include "init.h"
+#include "secure.h"
 
 void *ay_oom(void) {
     ay_ensure_init(); /* abort_on_error is a setting */
@@ -40,6 +41,11 @@ void *ay_malloc_slow(size_t size) {
     ay_tcache_t *tc = ay_tcache_get();
     unsigned b = ay_size_bin(size);
     void *p;
+    /* the fast path also misses on a head that is not an address: a link
+     * that a write into a freed block garbled (secure.h) */
+    if (AY_UNLIKELY(tc && tc->bins[b].head && !ay_link_plausible(tc->bins[b].head)))
+        ay_fatal_in("malloc()", "free list corrupted: a block was written to after it was freed",
+                    tc->bins[b].head);
     if (b && tc && cached_for(tc, tc->heap))
         p = ay_tcache_refill(tc, b);
     else

@@ -30,6 +30,7 @@
 #include "conf.h"
 #include "heap.h"
 #include "pagemap.h"
+#include "secure.h"
 #include "tcache.h"
 
 #define AY_MAX_REQUEST ((size_t)PTRDIFF_MAX)
@@ -37,25 +38,40 @@
 void *ay_malloc_slow(size_t size);
 void ay_free_slow(void *p);
 
+/* The fast paths.  A pair of them (64 bytes) is 42 instructions in the
+ * release build, a hard limit (tools/fastpath-instructions.sh); every
+ * instruction below is counted.  The bin is the cache plus the offset the
+ * size table or the pagemap gives (no shift).  malloc's one branch tests
+ * that the head is a user-space address (secure.h): an empty list (NULL)
+ * and a corrupted one both miss.  free's second branch sends the block
+ * freed twice in a row to the slow path, which reports it. */
 AY_INLINE void *ay_malloc_fast(size_t size) {
-    ay_bin_t *bin = &ay_tc->bins[ay_size_bin(size)];
+    unsigned off = ay_size_bin_offset(size);
+    ay_bin_t *bin = (ay_bin_t *)((char *)ay_tc + off);
     void *p = bin->head;
-    if (AY_UNLIKELY(!p))
+    if (AY_UNLIKELY(!ay_link_plausible(p)))
         return ay_malloc_slow(size);
-    bin->head = *(void **)p;
     bin->len--;
+    uintptr_t next = *(uintptr_t *)p + (uintptr_t)p; /* ay_link_get, in two steps */
+    AY_KEEP_IN_REGISTER(p);
+    bin->head = (void *)(next ^ ay_link_key);
+    if (ay_secure)
+        *ay_tag_at(p, ay_bin_size[off / AY_BIN_BYTES]) = ay_tag_live(p);
     return p;
 }
 
 AY_INLINE void ay_free_fast(void *p) {
     uintptr_t a = (uintptr_t)p;
-    unsigned b = AY_LOAD(&ay_pagemap_leaf(a)->bin[ay_pagemap_index(a)]);
-    ay_bin_t *bin = &ay_tc->bins[b];
+    unsigned off = AY_LOAD(&ay_pagemap_leaf(a)->bin[ay_pagemap_index(a)]);
+    ay_bin_t *bin = (ay_bin_t *)((char *)ay_tc + off);
     if (AY_UNLIKELY(bin->len >= bin->limit))
         return ay_free_slow(p);
-    *(void **)p = bin->head;
+    void *h = bin->head;
+    if (AY_UNLIKELY(h == p))
+        return ay_free_slow(p);
+    ay_link_set(p, h);
     bin->head = p;
-    bin->len++;
+    AY_INC_MEM_U32(&bin->len);
 }
 
 /* errno = ENOMEM and NULL; aborts instead under abort_on_error:true. */

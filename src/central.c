@@ -3,6 +3,7 @@
 
 #include "error.h"
 #include "pagemap.h"
+#include "secure.h"
 
 void ay_central_init(ay_central_t *c, ay_pageheap_t *pages, unsigned cls, bool cached) {
     pthread_mutex_init(&c->lock, NULL);
@@ -37,7 +38,7 @@ typedef struct bump_run {
 #define FETCH_RUNS 8 /* runs a fetch defers; more are linked under the lock */
 
 typedef struct fetch {
-    void *first;           /* the list */
+    void *first;           /* the list (an encoded link, as every link: secure.h) */
     void **link;           /* where the next object goes: &first, or the last object */
     uint32_t got;          /* objects on the list */
     unsigned nruns;
@@ -45,7 +46,7 @@ typedef struct fetch {
 } fetch_t;
 
 static void fetch_append(fetch_t *f, void *o) {
-    *f->link = o;
+    ay_link_set(f->link, o);
     f->link = (void **)o;
     f->got++;
 }
@@ -56,7 +57,7 @@ static void fetch_append(fetch_t *f, void *o) {
 static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
     uint32_t got = 0;
     if (s->nfree && s->nfree <= want) {
-        *f->link = s->free;
+        ay_link_set(f->link, s->free);
         f->link = (void **)s->free_tail;
         f->got += s->nfree;
         got = s->nfree;
@@ -65,7 +66,7 @@ static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
     }
     while (got < want && s->free) {
         void *o = s->free;
-        s->free = *(void **)o;
+        s->free = ay_link_get(o);
         s->nfree--;
         fetch_append(f, o);
         got++;
@@ -78,7 +79,7 @@ static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
         r->start = s->bump;
         r->count = k;
         r->size = s->size;
-        *f->link = (void *)s->bump;
+        ay_link_set(f->link, (void *)s->bump);
         f->link = (void **)(s->bump + (uintptr_t)(k - 1) * s->size);
         f->got += k;
         s->bump += (uintptr_t)k * s->size;
@@ -99,7 +100,7 @@ static void fetch_link_runs(const fetch_t *f) {
         const bump_run_t *r = &f->runs[i];
         uintptr_t o = r->start;
         for (uint32_t k = 1; k < r->count; k++, o += r->size)
-            *(void **)o = (void *)(o + r->size);
+            ay_link_set((void *)o, (void *)(o + r->size));
     }
 }
 
@@ -151,14 +152,14 @@ uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, void **ta
                 ay_list_push(&c->nonempty, s);
         }
     }
-    *f.link = NULL;
+    ay_link_set(f.link, NULL);
     if (f.got < want)
         c->short_fetches++;
     c->objects_out += f.got;
     c->free_objects -= f.got;
     ay_central_unlock(c);
     fetch_link_runs(&f);
-    *head = f.first;
+    *head = ay_link_get(&f.first);
     *tail = f.got ? (void *)f.link : NULL;
     return f.got;
 }
@@ -170,6 +171,7 @@ typedef struct release_group {
     void *head, *tail;
     uint32_t count;
     uint32_t last;   /* index in the batch of the group's last object */
+    uintptr_t top;   /* the highest object of the group */
 } release_group_t;
 
 #define RELEASE_GROUPS 16 /* spans a release handles per lock round */
@@ -190,10 +192,17 @@ static void release_groups(release_group_t *g, unsigned ng) {
             c = owner;
             ay_central_lock(c);
         }
+        /* more objects back than the span handed out, or one it never
+         * handed out: a double free, or a pointer that is not a block */
+        if (AY_UNLIKELY(s->used < g[i].count))
+            ay_fatal("free(): double free (more blocks returned to a span than it handed out)",
+                     g[i].head);
+        if (AY_UNLIKELY(g[i].top >= s->bump))
+            ay_fatal("free(): invalid pointer (a block that was never allocated)", (void *)g[i].top);
         c->objects_in += g[i].count;
         c->free_objects += g[i].count;
         bool was_exhausted = span_exhausted(s);
-        *(void **)g[i].tail = s->free;
+        ay_link_set(g[i].tail, s->free);
         if (!s->free)
             s->free_tail = g[i].tail;
         s->free = g[i].head;
@@ -222,6 +231,19 @@ static void release_groups(release_group_t *g, unsigned ng) {
         ay_pageheap_free(empty[i]->span->owner.central->pages, empty[i]->span);
 }
 
+/* Every object that comes back is checked, in every flavour: it must be
+ * the start of an object of class cls in a small span (the checks of
+ * free's slow path, made here for the blocks that a thread cache took in on
+ * its fast path, where nothing is checked but the last block freed). */
+static void check_returned(const ay_span_t *s, const void *o, unsigned cls) {
+    if (AY_UNLIKELY(!s || s->state != AY_SPAN_SMALL))
+        ay_fatal("free(): invalid pointer in a thread cache (not a small block)", o);
+    if (AY_UNLIKELY(s->cls != cls))
+        ay_fatal("free(): object returned to the wrong size class", o);
+    if (AY_UNLIKELY(!ay_offset_is_object((uintptr_t)o - s->start, cls, s->size)))
+        ay_fatal("free(): pointer is not the start of a block", o);
+}
+
 void ay_central_release(unsigned cls, void *head, uint32_t n) {
     /* the pagemap lookups and the grouping by span happen before any lock
      * is taken; under the lock each span then takes its objects at once */
@@ -229,10 +251,9 @@ void ay_central_release(unsigned cls, void *head, uint32_t n) {
     unsigned ng = 0;
     for (uint32_t i = 0; i < n; i++) {
         void *o = head;
-        head = *(void **)o;
+        head = ay_link_get(o);
         ay_span_t *s = ay_pagemap_span(o);
-        if (ay_debug >= 1 && (!s || s->state != AY_SPAN_SMALL || s->cls != cls))
-            ay_fatal("free(): object returned to the wrong size class", o);
+        check_returned(s, o, cls);
         unsigned k = 0;
         while (k < ng && g[k].span != s)
             k++;
@@ -245,9 +266,14 @@ void ay_central_release(unsigned cls, void *head, uint32_t n) {
             g[k].tail = o;
             g[k].head = NULL;
             g[k].count = 0;
+            g[k].top = 0;
             ng++;
         }
-        *(void **)o = g[k].head; /* pushed in front, as one by one */
+        if (AY_UNLIKELY(o == g[k].head))
+            ay_fatal("free(): double free (a block is twice in a thread cache)", o);
+        if ((uintptr_t)o > g[k].top)
+            g[k].top = (uintptr_t)o;
+        ay_link_set(o, g[k].head); /* pushed in front, as one by one */
         g[k].head = o;
         g[k].count++;
         g[k].last = i;
@@ -259,7 +285,8 @@ bool ay_central_holds(ay_span_t *s, const void *p) {
     ay_central_t *c = s->owner.central;
     ay_central_lock(c);
     bool found = (uintptr_t)p >= s->bump;
-    for (void *q = s->free; q && !found; q = *(void **)q)
+    void *q = s->free;
+    for (uint32_t i = 0; i < s->nfree && !found; i++, q = ay_link_get(q))
         found = q == p;
     ay_central_unlock(c);
     return found;

@@ -4,12 +4,22 @@
 
 #include "alloy.h"
 #include "error.h"
+#include "secure.h"
 
-/* The debug flavour also checks that a small block's pointer is the start
- * of an object, and that the object is not free already. */
-static void debug_check_small(const char *fn, ay_span_t *s, const void *p) {
-    if ((((uintptr_t)p - s->start) % s->size) != 0 || (uintptr_t)p >= s->limit)
+/* A small block's pointer, in every flavour: it must be the start of an
+ * object (offset by multiply-shift, secure.h), and the block must not be
+ * free already.  Whether it is free is first guessed from its first word
+ * (a free block's decodes to a link: always true for a free block, and for
+ * a block in use with probability 2^-17), and only a guess that says "free"
+ * is confirmed, by looking for the block in the calling thread's list and
+ * in its span's free list.  A block freed into another thread's cache is
+ * not found.  The debug flavour looks every time. */
+static void check_small(const char *fn, ay_span_t *s, const void *p) {
+    uintptr_t d = (uintptr_t)p - s->start;
+    if (AY_UNLIKELY(!ay_offset_is_object(d, s->cls, s->size) || (uintptr_t)p >= s->limit))
         ay_fatal_in(fn, "pointer is not the start of a block", p);
+    if (ay_debug < 3 && AY_LIKELY(!ay_link_looks_free(p)))
+        return;
     if (ay_tcache_contains(s->cls + 1u, p))
         ay_fatal_in(fn, "double free (block is in the thread cache)", p);
     if (ay_central_holds(s, p))
@@ -22,8 +32,7 @@ ay_span_t *ay_block_span(const void *p, const char *fn) {
         ay_fatal_in(fn, "invalid pointer, not allocated by alloy", p);
     switch (s->state) {
     case AY_SPAN_SMALL:
-        if (ay_debug >= 3)
-            debug_check_small(fn, s, p);
+        check_small(fn, s, p);
         return s;
     case AY_SPAN_LARGE:
     case AY_SPAN_DIRECT:

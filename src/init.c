@@ -21,6 +21,7 @@
 #include "meta.h"
 #include "os.h"
 #include "pagemap.h"
+#include "secure.h"
 #include "tcache.h"
 
 int ay_init_state;
@@ -39,6 +40,7 @@ void ay_init_slow(void) {
     int expected = 0;
     if (__atomic_compare_exchange_n(&ay_init_state, &expected, 1, 0, __ATOMIC_ACQUIRE,
                                     __ATOMIC_ACQUIRE)) {
+        ay_secure_init(); /* the keys, before any free list exists */
         ay_conf_init(&ay_conf);
         ay_heaps_init(default_heaps());
         ay_tcache_global_init();

@@ -3,7 +3,10 @@
 #include "os.h"
 
 #include <errno.h>
+#include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,6 +85,32 @@ uint64_t ay_os_now_ms(void) {
 unsigned ay_os_ncpus(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (unsigned)n : 1u;
+}
+
+int ay_os_random(void *buf, size_t len) {
+    char *b = buf;
+    int saved = errno; /* malloc's first call must not change errno */
+    while (len > 0) {
+        ssize_t n = getrandom(b, len, GRND_NONBLOCK);
+        if (n < 0) {
+            int e = errno;
+            errno = saved;
+            if (e == EINTR)
+                continue;
+            return -e;
+        }
+        b += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+uint64_t ay_os_auxv_random(void) {
+    const void *r = (const void *)getauxval(AT_RANDOM);
+    uint64_t v = 0;
+    if (r)
+        memcpy(&v, r, sizeof v);
+    return v;
 }
 
 void ay_os_write(int fd, const char *buf, size_t len) {

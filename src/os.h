@@ -31,6 +31,11 @@ int ay_os_hugepages(void *p, size_t size);
 uint64_t ay_os_now_ms(void);
 /* Number of online CPUs, at least 1. */
 unsigned ay_os_ncpus(void);
+/* Fill buf with len random bytes from the kernel (getrandom, without
+ * blocking).  0, or -errno. */
+int ay_os_random(void *buf, size_t len);
+/* Eight of the kernel's AT_RANDOM bytes (random at exec), or 0. */
+uint64_t ay_os_auxv_random(void);
 /* write(2) all of buf to fd, ignoring errors. */
 void ay_os_write(int fd, const char *buf, size_t len);
 

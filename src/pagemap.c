@@ -38,7 +38,7 @@ void ay_pagemap_set1(uintptr_t a, ay_span_t *s, unsigned bin) {
     ay_pm_leaf_t *leaf = ay_pagemap_leaf(a); /* ensured by the caller: not the zero leaf */
     uintptr_t i = ay_pagemap_index(a);
     AY_STORE(&leaf->span[i], s);
-    AY_STORE(&leaf->bin[i], (uint8_t)bin);
+    AY_STORE(&leaf->bin[i], (uint16_t)(bin * AY_BIN_BYTES));
 }
 
 void ay_pagemap_set(uintptr_t start, uintptr_t npages, ay_span_t *s, unsigned bin) {

@@ -7,6 +7,7 @@
 
 #include "central.h"
 #include "conf.h"
+#include "error.h"
 #include "heap.h"
 #include "meta.h"
 
@@ -19,8 +20,9 @@ static __thread uint8_t tc_state __attribute__((tls_model("initial-exec")));
  * (caches off, fills on, or an explicit heap set as the thread's default) */
 static __thread ay_tcache_t *tc_self __attribute__((tls_model("initial-exec")));
 
-uint8_t ay_bin_small[(AY_LOOKUP_A_MAX >> AY_LOOKUP_A_SHIFT) + 1];
-uint8_t ay_bin_mid[(AY_LOOKUP_B_MAX >> AY_LOOKUP_B_SHIFT) + 1];
+uint16_t ay_bin_small[AY_LOOKUP_A_MAX + 1];
+uint16_t ay_bin_mid[(AY_LOOKUP_B_MAX >> AY_LOOKUP_B_SHIFT) + 1];
+_Static_assert(offsetof(ay_tcache_t, bins) == 0, "the fast paths add a bin offset to the cache");
 uint32_t ay_bin_size[AY_NUM_BINS];
 
 static pthread_key_t tc_key;
@@ -30,13 +32,22 @@ static ay_tcache_t *spare;        /* caches of exited threads, for reuse */
 
 static void tcache_thread_exit(void *arg);
 
+/* The bin offset of a request of n bytes (n <= 1 KiB).  malloc(0) gets the
+ * 16-byte class, so that it is 16-aligned.  The secure flavour adds the tag,
+ * and keeps a multiple of 16 in a class that is one. */
+static uint16_t small_offset(size_t n) {
+    if (ay_secure)
+        n += n % 16 == 0 ? 16 : AY_TAG_BYTES;
+    else if (n == 0)
+        n = 16;
+    return (uint16_t)((ay_policy_size_class(n) + 1) * AY_BIN_BYTES);
+}
+
 void ay_tcache_global_init(void) {
-    for (size_t i = 0; i < sizeof ay_bin_small; i++)
-        ay_bin_small[i] = (uint8_t)(ay_policy_size_class(i << AY_LOOKUP_A_SHIFT) + 1);
-    /* malloc(0) gets the 16-byte class, so that it is 16-aligned */
-    ay_bin_small[0] = (uint8_t)(ay_policy_size_class(16) + 1);
-    for (size_t i = 0; i < sizeof ay_bin_mid; i++)
-        ay_bin_mid[i] = (uint8_t)(ay_policy_size_class(i << AY_LOOKUP_B_SHIFT) + 1);
+    for (size_t i = 0; i <= AY_LOOKUP_A_MAX; i++)
+        ay_bin_small[i] = small_offset(i);
+    for (size_t i = 0; i < sizeof ay_bin_mid / sizeof ay_bin_mid[0]; i++)
+        ay_bin_mid[i] = (uint16_t)((ay_policy_size_class(i << AY_LOOKUP_B_SHIFT) + 1) * AY_BIN_BYTES);
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         ay_bin_size[b] = (uint32_t)ay_policy_class_size(b - 1);
     pthread_key_create(&tc_key, tcache_thread_exit);
@@ -130,15 +141,38 @@ AY_NO_SANITIZE_THREAD size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b) 
     return (size_t)AY_LOAD(&tc->bins[b].len) * ay_bin_size[b];
 }
 
+/* The object after free object p of a list (secure.h).  A list that leads
+ * somewhere else than a user-space address has been written to after a
+ * free: that ends the process here, with a message, not with a crash. */
+static void *tcache_next(void *p) {
+    void *next = ay_link_get(p);
+    if (AY_UNLIKELY(next && !ay_link_plausible(next)))
+        ay_fatal("free list corrupted: a block was written to after it was freed", p);
+    return next;
+}
+
 /* Give the first n objects of bin b back to the central caches. */
 static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
     ay_bin_t *bin = &tc->bins[b];
     if (n == 0)
         return;
     void *head = bin->head, *last = head;
-    for (uint32_t i = 1; i < n; i++)
-        last = *(void **)last;
-    bin->head = *(void **)last;
+    /* a block freed twice while on this list makes the list loop back to
+     * it: Brent's cycle detection, as the walk goes */
+    void *mark = head;
+    for (uint32_t i = 1, power = 1, lam = 0; i < n; i++) {
+        last = tcache_next(last);
+        if (AY_UNLIKELY(!last))
+            ay_fatal("free list corrupted: shorter than its count", bin->head);
+        if (AY_UNLIKELY(last == mark))
+            ay_fatal("free(): double free (a block is twice in a thread cache)", last);
+        if (++lam == power) {
+            mark = last;
+            power *= 2;
+            lam = 0;
+        }
+    }
+    bin->head = tcache_next(last);
     bin->len -= n;
     ay_central_release(b - 1, head, n);
 }
@@ -174,7 +208,7 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
         bin->len = got;
     }
     void *p = bin->head;
-    bin->head = *(void **)p;
+    bin->head = tcache_next(p);
     bin->len--;
     scavenge_maybe(tc);
     return p;
@@ -182,7 +216,7 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
 
 void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p) {
     ay_bin_t *bin = &tc->bins[b];
-    *(void **)p = bin->head;
+    ay_link_set(p, bin->head);
     bin->head = p;
     bin->len++;
     if (bin->len > bin->limit) {
@@ -203,7 +237,9 @@ void ay_tcache_flush(ay_tcache_t *tc) {
 bool ay_tcache_contains(unsigned b, const void *p) {
     if (tc_state != TC_LIVE)
         return false;
-    for (void *q = tc_self->bins[b].head; q; q = *(void **)q)
+    const ay_bin_t *bin = &tc_self->bins[b];
+    void *q = bin->head;
+    for (uint32_t i = 0; i < bin->len && ay_link_plausible(q); i++, q = ay_link_get(q))
         if (q == p)
             return true;
     return false;
