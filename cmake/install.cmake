@@ -34,7 +34,7 @@ if(NOT TARGET alloy::alloy)
 endif()
 
 # Libraries and headers ---------------------------------------------------------
-install(TARGETS alloy alloy_static
+install(TARGETS alloy alloy_static alloy_secure
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

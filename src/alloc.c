@@ -17,6 +17,13 @@ void *ay_oom(void) {
     return NULL;
 }
 
+/* A small block of bin b handed out: the secure flavour's tag says so. */
+static void *tag_live(void *p, unsigned b) {
+    if (ay_secure && p && b)
+        *ay_tag_at(p, ay_bin_size[b]) = ay_tag_live(p);
+    return p;
+}
+
 void *ay_alloc_uncached(ay_heap_t *h, size_t size, bool zero) {
     unsigned b = ay_size_bin(size);
     if (!b)
@@ -24,9 +31,11 @@ void *ay_alloc_uncached(ay_heap_t *h, size_t size, bool zero) {
     void *head, *tail;
     if (!ay_central_fetch(&h->central[b - 1], 1, &head, &tail))
         return NULL;
+    tag_live(head, b);
+    size_t usable = ay_bin_size[b] - AY_TAG_BYTES;
     if (zero)
-        return memset(head, 0, ay_bin_size[b]);
-    return ay_fill_new(head, ay_bin_size[b]);
+        return memset(head, 0, usable);
+    return ay_fill_new(head, usable);
 }
 
 /* Does tc serve allocations from heap h through its lists? */
@@ -47,7 +56,7 @@ void *ay_malloc_slow(size_t size) {
         ay_fatal_in("malloc()", "free list corrupted: a block was written to after it was freed",
                     tc->bins[b].head);
     if (b && tc && cached_for(tc, tc->heap))
-        p = ay_tcache_refill(tc, b);
+        p = tag_live(ay_tcache_refill(tc, b), b);
     else
         p = ay_alloc_uncached(ay_tcache_heap(), size, false);
     return p ? p : ay_oom();
@@ -84,9 +93,11 @@ void *ay_calloc_in(ay_heap_t *h, size_t n, size_t size) {
 size_t ay_block_usable(const ay_span_t *s, const void *p) {
     switch (s->state) {
     case AY_SPAN_SMALL:
-        return s->size;
+        return s->size - AY_TAG_BYTES;
     case AY_SPAN_LARGE:
     case AY_SPAN_DIRECT:
+        if (s->user)
+            return s->user_end - (uintptr_t)p;
         return AY_PAGES_BYTES(s->npages) - ((uintptr_t)p - s->start);
     default:
         return 0;

@@ -37,6 +37,8 @@
 
 void *ay_malloc_slow(size_t size);
 void ay_free_slow(void *p);
+/* The secure flavour's free, every time (free.c). */
+void ay_free_secure(void *p);
 
 /* The fast paths.  A pair of them (64 bytes) is 42 instructions in the
  * release build, a hard limit (tools/fastpath-instructions.sh); every
@@ -109,6 +111,9 @@ void *ay_large_resize(ay_span_t *s, size_t size);
 ay_span_t *ay_block_span(const void *p, const char *fn);
 /* Usable bytes of the block at p in span s. */
 size_t ay_block_usable(const ay_span_t *s, const void *p);
+/* The first byte of the LARGE or DIRECT block of span s (after its guard
+ * page in the secure flavour). */
+AY_INLINE uintptr_t ay_large_start(const ay_span_t *s) { return s->user ? s->user : s->start; }
 
 /* ---- debugging fills (junk:true, zero:true); they turn the caches off ---- */
 

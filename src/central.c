@@ -33,7 +33,35 @@ typedef struct bump_run {
     uintptr_t start;  /* first object */
     uint32_t count;   /* objects, at least 2 */
     uint32_t size;    /* object size */
+    uint32_t mult, add; /* the order they are linked in: object (mult * j + add) % count */
 } bump_run_t;
+
+/* The secure flavour hands a span's never-used objects out in a random
+ * order: the j-th of a run of k is object (mult * j + add) % k, with mult
+ * drawn coprime to k (a permutation).  Other flavours: in address order. */
+static void run_order(bump_run_t *r) {
+    r->mult = 1;
+    r->add = 0;
+    if (!ay_secure)
+        return;
+    uint64_t x = ay_random();
+    uint32_t k = r->count, m = (uint32_t)(x % k), a, b;
+    r->add = (uint32_t)((x >> 32) % k);
+    for (;; m = m + 1 < k ? m + 1 : 1) {
+        for (a = m ? m : 1, b = k; b;) { /* gcd(m, k) */
+            uint32_t t = a % b;
+            a = b;
+            b = t;
+        }
+        if (a == 1 && m)
+            break;
+    }
+    r->mult = m;
+}
+
+static uintptr_t run_object(const bump_run_t *r, uint32_t j) {
+    return r->start + (uintptr_t)(((uint64_t)r->mult * j + r->add) % r->count) * r->size;
+}
 
 #define FETCH_RUNS 8 /* runs a fetch defers; more are linked under the lock */
 
@@ -79,9 +107,17 @@ static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
         r->start = s->bump;
         r->count = k;
         r->size = s->size;
-        ay_link_set(f->link, (void *)s->bump);
-        f->link = (void **)(s->bump + (uintptr_t)(k - 1) * s->size);
+        run_order(r);
+        ay_link_set(f->link, (void *)run_object(r, 0));
+        f->link = (void **)run_object(r, k - 1);
         f->got += k;
+        s->bump += (uintptr_t)k * s->size;
+        got += k;
+    } else if (ay_secure && k >= 2) {
+        bump_run_t r = {s->bump, k, s->size, 1, 0};
+        run_order(&r);
+        for (uint32_t j = 0; j < k; j++)
+            fetch_append(f, (void *)run_object(&r, j));
         s->bump += (uintptr_t)k * s->size;
         got += k;
     } else {
@@ -98,6 +134,11 @@ static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
 static void fetch_link_runs(const fetch_t *f) {
     for (unsigned i = 0; i < f->nruns; i++) {
         const bump_run_t *r = &f->runs[i];
+        if (ay_secure) {
+            for (uint32_t j = 1; j < r->count; j++)
+                ay_link_set((void *)run_object(r, j - 1), (void *)run_object(r, j));
+            continue;
+        }
         uintptr_t o = r->start;
         for (uint32_t k = 1; k < r->count; k++, o += r->size)
             ay_link_set((void *)o, (void *)(o + r->size));

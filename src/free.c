@@ -4,6 +4,7 @@
 
 #include "alloy.h"
 #include "error.h"
+#include "quarantine.h"
 #include "secure.h"
 
 /* A small block's pointer, in every flavour: it must be the start of an
@@ -18,6 +19,14 @@ static void check_small(const char *fn, ay_span_t *s, const void *p) {
     uintptr_t d = (uintptr_t)p - s->start;
     if (AY_UNLIKELY(!ay_offset_is_object(d, s->cls, s->size) || (uintptr_t)p >= s->limit))
         ay_fatal_in(fn, "pointer is not the start of a block", p);
+    if (ay_secure) { /* the tag says what the block is */
+        uintptr_t tag = *ay_tag_at((void *)p, s->size);
+        if (AY_LIKELY(tag == ay_tag_live(p)))
+            return;
+        if (tag == ay_tag_free(p))
+            ay_fatal_in(fn, "double free (block is free)", p);
+        ay_fatal_in(fn, "heap overflow: the canary after the block was overwritten", p);
+    }
     if (ay_debug < 3 && AY_LIKELY(!ay_link_looks_free(p)))
         return;
     if (ay_tcache_contains(s->cls + 1u, p))
@@ -36,11 +45,31 @@ ay_span_t *ay_block_span(const void *p, const char *fn) {
         return s;
     case AY_SPAN_LARGE:
     case AY_SPAN_DIRECT:
-        if ((uintptr_t)p != s->start)
+        if ((uintptr_t)p != ay_large_start(s))
             ay_fatal_in(fn, "pointer is not the start of a block", p);
         return s;
     default:
         ay_fatal_in(fn, "double free or invalid pointer", p);
+    }
+}
+
+/* A small block, checked, goes back: onto the thread's list (which may
+ * overflow), or straight to its central cache when the thread has no cache
+ * or the block's heap is uncached (bin 0). */
+static void free_small(ay_span_t *s, void *p) {
+    ay_tcache_t *tc = s->owner.central->bin ? ay_tcache_get() : NULL;
+    if (tc && tc->cache_on) {
+        ay_bin_t *bin = &tc->bins[s->cls + 1u];
+        if (ay_secure && bin->len < bin->limit) { /* the fast push, without the slow path's work */
+            ay_link_set(p, bin->head);
+            bin->head = p;
+            bin->len++;
+            return;
+        }
+        ay_tcache_push_overflow(tc, s->cls + 1u, p);
+    } else {
+        ay_fill_freed(p, s->size - AY_TAG_BYTES);
+        ay_central_release(s->cls, p, 1);
     }
 }
 
@@ -52,17 +81,35 @@ void ay_free_slow(void *p) {
         ay_large_free(s, p);
         return;
     }
-    /* an uncached heap's objects (bin 0) go straight back to it */
-    ay_tcache_t *tc = s->owner.central->bin ? ay_tcache_get() : NULL;
-    if (tc && tc->cache_on) {
-        ay_tcache_push_overflow(tc, s->cls + 1u, p);
-    } else {
-        ay_fill_freed(p, s->size);
-        ay_central_release(s->cls, p, 1);
+    free_small(s, p);
+}
+
+/* The secure flavour's free: every block is checked against its span
+ * (offset, tag), its tag says "free" from now on, and a small block of an
+ * automatic heap waits in the thread's quarantine; the one that leaves the
+ * quarantine goes back to a free list. */
+void ay_free_secure(void *p) {
+    if (!p)
+        return;
+    ay_span_t *s = ay_block_span(p, "free()");
+    if (s->state != AY_SPAN_SMALL) {
+        ay_large_free(s, p);
+        return;
     }
+    *ay_tag_at(p, s->size) = ay_tag_free(p);
+    ay_tcache_t *tc = s->owner.central->bin ? ay_tcache_get() : NULL;
+    if (tc && ay_quarantine_put(&tc->quarantine, p, s->size)) {
+        p = ay_quarantine_take(&tc->quarantine, false);
+        if (!p)
+            return;
+        s = ay_pagemap_span(p);
+    }
+    free_small(s, p);
 }
 
 ALLOY_API void alloy_free(void *p) {
+    if (ay_secure)
+        return ay_free_secure(p);
     if (ay_debug >= 3)
         return ay_free_slow(p);
     ay_free_fast(p);

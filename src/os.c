@@ -3,6 +3,7 @@
 #include "os.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -58,6 +59,39 @@ void *ay_os_map(size_t size, size_t align) {
 
 void ay_os_unmap(void *p, size_t size) {
     munmap(p, size);
+}
+
+void *ay_os_map_guarded(size_t size, size_t align) {
+    size_t page = (size_t)1 << 12;
+    if (size > SIZE_MAX - 2 * page - align) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    /* map the guards with the block, aligned so that the block is */
+    char *p = ay_os_map(size + 2 * page + (align > page ? align : 0), page);
+    if (!p)
+        return NULL;
+    uintptr_t a = ((uintptr_t)p + page + align - 1) & ~(uintptr_t)(align - 1);
+    if (align <= page)
+        a = (uintptr_t)p + page;
+    size_t total = size + 2 * page + (align > page ? align : 0);
+    size_t head = a - page - (uintptr_t)p, tail = total - head - size - 2 * page;
+    if (head)
+        munmap(p, head);
+    if (tail)
+        munmap((char *)a + size + page, tail);
+    mprotect((char *)a - page, page, PROT_NONE);
+    mprotect((char *)a + size, page, PROT_NONE);
+    return (void *)a;
+}
+
+void ay_os_unmap_guarded(void *p, size_t size) {
+    size_t page = (size_t)1 << 12;
+    munmap((char *)p - page, size + 2 * page);
+}
+
+int ay_os_protect(void *p, size_t size, int accessible) {
+    return mprotect(p, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0 ? 0 : -errno;
 }
 
 int ay_os_purge(void *p, size_t size) {

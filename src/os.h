@@ -17,6 +17,13 @@
 void *ay_os_map(size_t size, size_t align);
 /* Unmap a range previously mapped. */
 void ay_os_unmap(void *p, size_t size);
+/* ay_os_map with an inaccessible guard page just before and just after the
+ * `size` bytes it returns (the secure flavour's chunks and metadata), and
+ * its unmap, guards included. */
+void *ay_os_map_guarded(size_t size, size_t align);
+void ay_os_unmap_guarded(void *p, size_t size);
+/* Make a range inaccessible (a guard) or read-write again.  0 or -errno. */
+int ay_os_protect(void *p, size_t size, int accessible);
 /* Tell the OS the range's contents may go; it reads back as zero.  Returns 0
  * or -errno. */
 int ay_os_purge(void *p, size_t size);

@@ -18,6 +18,8 @@
 LIBC_NAME void *malloc(size_t size) { return ay_malloc_fast(size); }
 
 LIBC_NAME void free(void *p) {
+    if (ay_secure)
+        return ay_free_secure(p);
     if (ay_debug >= 3)
         return ay_free_slow(p);
     ay_free_fast(p);

@@ -9,6 +9,7 @@
 #include "meta.h"
 #include "os.h"
 #include "pagemap.h"
+#include "secure.h"
 
 #define RECORDS_NEEDED 2 /* records an allocation may take under the lock: a head and a tail */
 #define SPARE_MAX 16     /* records the reserve keeps at most */
@@ -244,7 +245,7 @@ static void decay(ay_pageheap_t *ph, bool all) {
             if (batch[i])
                 ay_os_purge((void *)batch[i]->start, AY_PAGES_BYTES(batch[i]->npages));
             else
-                ay_os_unmap((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
+                ay_chunk_unmap((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
         }
         pthread_mutex_lock(&ph->lock);
         for (unsigned i = 0; i < n; i++) {
@@ -278,7 +279,7 @@ static unsigned release_free_blocks(ay_pageheap_t *ph) {
         }
         pthread_mutex_unlock(&ph->lock);
         for (unsigned i = 0; i < n; i++)
-            ay_os_unmap((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
+            ay_chunk_unmap((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
         total += n;
         if (n < PURGE_BATCH)
             return total;
@@ -299,9 +300,9 @@ static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
      * with transparent huge pages, it faults in 2 MiB at a time */
     bool huge = pages >= AY_HUGE_PAGES;
     size_t align = huge ? AY_PAGES_BYTES(AY_HUGE_PAGES) : AY_PAGE_SIZE;
-    void *block = ay_os_map(AY_PAGES_BYTES(pages), align);
+    void *block = ay_chunk_map(AY_PAGES_BYTES(pages), align);
     if (!block && release_free_blocks(ph))
-        block = ay_os_map(AY_PAGES_BYTES(pages), align);
+        block = ay_chunk_map(AY_PAGES_BYTES(pages), align);
     if (!block)
         return false;
     if (huge)
@@ -312,7 +313,7 @@ static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
             ay_span_delete(s);
         if (rec)
             ay_span_delete(rec);
-        ay_os_unmap(block, AY_PAGES_BYTES(pages));
+        ay_chunk_unmap(block, AY_PAGES_BYTES(pages));
         return false;
     }
     rec->start = (uintptr_t)block; /* the block's record */
@@ -480,7 +481,7 @@ void ay_pageheap_release_all(ay_pageheap_t *ph) {
     while (!ay_list_empty(&blocks)) {
         ay_span_t *b = blocks.next;
         ay_list_remove(b);
-        ay_os_unmap((void *)b->start, AY_PAGES_BYTES(b->npages));
+        ay_chunk_unmap((void *)b->start, AY_PAGES_BYTES(b->npages));
         ay_span_delete(b);
     }
 }

@@ -37,7 +37,9 @@ void *ay_realloc_in(ay_heap_t *h, void *p, size_t size) {
     bool same_heap = !h || ay_span_heap(s) == h;
     if (same_heap && fits_in_place(s, p, usable, size))
         return p;
-    if (same_heap && s->state == AY_SPAN_DIRECT && size > AY_PAGES_BYTES(AY_LARGE_MAX_PAGES)) {
+    /* (not in the secure flavour: mremap would move the guard pages) */
+    if (!ay_secure && same_heap && s->state == AY_SPAN_DIRECT &&
+        size > AY_PAGES_BYTES(AY_LARGE_MAX_PAGES)) {
         void *q = ay_large_resize(s, size);
         if (q)
             return q;

@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "os.h"
 
 #ifndef AY_SECURE
 #define AY_SECURE 0
@@ -117,5 +118,18 @@ AY_INLINE uintptr_t *ay_tag_at(void *p, size_t size) {
 }
 AY_INLINE uintptr_t ay_tag_live(const void *p) { return (uintptr_t)p ^ ay_tag_key; }
 AY_INLINE uintptr_t ay_tag_free(const void *p) { return ~((uintptr_t)p ^ ay_tag_key); }
+
+/* Memory from the OS for the page heap's chunks and for metadata: the
+ * secure flavour puts an inaccessible page before and after each mapping,
+ * so that no linear overflow runs from one into another. */
+AY_INLINE void *ay_chunk_map(size_t size, size_t align) {
+    return ay_secure ? ay_os_map_guarded(size, align) : ay_os_map(size, align);
+}
+AY_INLINE void ay_chunk_unmap(void *p, size_t size) {
+    if (ay_secure)
+        ay_os_unmap_guarded(p, size);
+    else
+        ay_os_unmap(p, size);
+}
 
 #endif

@@ -10,6 +10,8 @@
 #include "error.h"
 #include "heap.h"
 #include "meta.h"
+#include "pagemap.h"
+#include "quarantine.h"
 
 __thread ay_tcache_t *ay_tc __attribute__((tls_model("initial-exec"))) = &ay_tcache_empty;
 ay_tcache_t ay_tcache_empty; /* all lists empty, all limits 0: never written */
@@ -66,7 +68,9 @@ static ay_tcache_t *tcache_create(void) {
     pthread_mutex_unlock(&registry_lock);
     if (!tc && !(tc = ay_meta_alloc(sizeof *tc)))
         return NULL;
+    struct ay_quarantine *q = tc->quarantine; /* empty: kept for the next thread */
     memset(tc, 0, sizeof *tc);
+    tc->quarantine = q;
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         set_batch(tc, b, 1);
     tc->heap = ay_heap_bind();
@@ -230,6 +234,9 @@ void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p) {
 }
 
 void ay_tcache_flush(ay_tcache_t *tc) {
+    void *p; /* the secure flavour's quarantine first, straight to the central caches */
+    while (ay_secure && (p = ay_quarantine_take(&tc->quarantine, true)) != NULL)
+        ay_central_release(ay_pagemap_span(p)->cls, p, 1);
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         bin_release(tc, b, tc->bins[b].len);
 }

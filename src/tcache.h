@@ -47,6 +47,7 @@ typedef struct ay_tcache {
     uint64_t overflows;            /* lists that reached their limit (events) */
     uint64_t scavenges;            /* byte-limit checks that found the cache too big */
     struct ay_tcache *prev, *next; /* registry of live caches */
+    struct ay_quarantine *quarantine; /* secure flavour: freed blocks waiting (quarantine.h) */
 } ay_tcache_t;
 
 extern __thread ay_tcache_t *ay_tc __attribute__((tls_model("initial-exec")));
