@@ -6,6 +6,7 @@
 
 #include "alloy.h"
 #include "error.h"
+#include "guard.h"
 #include "init.h"
 #include "secure.h"
 
@@ -47,6 +48,14 @@ void *ay_malloc_slow(size_t size) {
     ay_ensure_init();
     if (size > AY_MAX_REQUEST)
         return ay_oom();
+    /* sampled guarded allocations (guard.h): the fast path jumped here, so
+     * the return address is the caller's, and this frame's saved frame
+     * pointer is the caller's too */
+    if (AY_UNLIKELY(ay_guard_hi) && size <= AY_PAGE_SIZE && ay_guard_due()) {
+        void *g = ay_guard_alloc(size, __builtin_return_address(0), AY_CALLER_FRAME());
+        if (g)
+            return g;
+    }
     ay_tcache_t *tc = ay_tcache_get();
     unsigned b = ay_size_bin(size);
     void *p;
@@ -55,10 +64,15 @@ void *ay_malloc_slow(size_t size) {
     if (AY_UNLIKELY(tc && tc->bins[b].head && !ay_link_plausible(tc->bins[b].head)))
         ay_fatal_in("malloc()", "free list corrupted: a block was written to after it was freed",
                     tc->bins[b].head);
-    if (b && tc && cached_for(tc, tc->heap))
+    if (b && tc && cached_for(tc, tc->heap)) {
         p = tag_live(ay_tcache_refill(tc, b), b);
-    else
+        if (AY_UNLIKELY(ay_guard_hi) && p)
+            ay_guard_charge(tc->bins[b].len + 1); /* what the refill brought in */
+    } else {
         p = ay_alloc_uncached(ay_tcache_heap(), size, false);
+        if (AY_UNLIKELY(ay_guard_hi))
+            ay_guard_charge(1);
+    }
     return p ? p : ay_oom();
 }
 
@@ -109,6 +123,8 @@ ALLOY_API void *alloy_malloc(size_t size) { return ay_malloc_fast(size); }
 ALLOY_API void *alloy_calloc(size_t n, size_t size) { return ay_calloc_in(NULL, n, size); }
 
 ALLOY_API size_t alloy_malloc_usable_size(const void *p) {
+    if (AY_UNLIKELY(ay_guard_owns(p)))
+        return ay_guard_usable(p, "malloc_usable_size()");
     ay_span_t *s = p ? ay_pagemap_span(p) : NULL;
     return s ? ay_block_usable(s, p) : 0;
 }

@@ -4,6 +4,7 @@
 
 #include "alloy.h"
 #include "error.h"
+#include "guard.h"
 #include "quarantine.h"
 #include "secure.h"
 
@@ -76,6 +77,8 @@ static void free_small(ay_span_t *s, void *p) {
 void ay_free_slow(void *p) {
     if (!p)
         return;
+    if (AY_UNLIKELY(ay_guard_owns(p))) /* free jumped here: its caller's return address */
+        return ay_guard_free(p, __builtin_return_address(0), AY_CALLER_FRAME(), "free()");
     ay_span_t *s = ay_block_span(p, "free()");
     if (s->state != AY_SPAN_SMALL) {
         ay_large_free(s, p);
@@ -91,6 +94,8 @@ void ay_free_slow(void *p) {
 void ay_free_secure(void *p) {
     if (!p)
         return;
+    if (AY_UNLIKELY(ay_guard_owns(p)))
+        return ay_guard_free(p, __builtin_return_address(0), AY_CALLER_FRAME(), "free()");
     ay_span_t *s = ay_block_span(p, "free()");
     if (s->state != AY_SPAN_SMALL) {
         ay_large_free(s, p);

@@ -17,6 +17,7 @@
 #include "background.h"
 #include "conf.h"
 #include "error.h"
+#include "guard.h"
 #include "heap.h"
 #include "meta.h"
 #include "os.h"
@@ -44,6 +45,7 @@ void ay_init_slow(void) {
         ay_conf_init(&ay_conf);
         ay_heaps_init(default_heaps());
         ay_tcache_global_init();
+        ay_guard_init(); /* guard_sample: the guarded pages and the SIGSEGV handler */
         __atomic_store_n(&ay_init_state, 2, __ATOMIC_RELEASE);
         return;
     }
@@ -58,9 +60,11 @@ static void fork_prepare(void) {
     ay_heaps_lock_all();
     ay_meta_lock();
     ay_pagemap_lock();
+    ay_guard_lock();
 }
 
 static void fork_parent(void) {
+    ay_guard_unlock();
     ay_pagemap_unlock();
     ay_meta_unlock();
     ay_heaps_unlock_all();
@@ -68,6 +72,7 @@ static void fork_parent(void) {
 }
 
 static void fork_child(void) {
+    ay_guard_reset_lock();
     ay_pagemap_reset_lock();
     ay_meta_reset_lock();
     ay_heaps_after_fork_child();
