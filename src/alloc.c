@@ -3,6 +3,7 @@
 #include "alloc.h"
 
 #include <errno.h>
+#include <stdlib.h>
 
 #include "alloy.h"
 #include "error.h"
@@ -44,7 +45,30 @@ static bool cached_for(const ay_tcache_t *tc, const ay_heap_t *h) {
     return tc && tc->cache_on && !tc->explicit_heap && tc->heap == h;
 }
 
+/* AddressSanitizer owns malloc: it cannot run with another one linked in
+ * (liballoy.a linked with --whole-archive into an ASan program), and its
+ * start-up, which calls malloc, crashes in alloy's first call to a function
+ * it intercepts.  So the first malloc looks first: when ASan's runtime is in
+ * the process and the process's malloc is alloy's (override.c's), it says so
+ * and stops.  (Linking liballoy.so or liballoy.a without --whole-archive
+ * leaves ASan's malloc in place: it is found first, and alloy_* still work.)
+ * The sanitizer flavours have no override.c, so the alias is NULL there. */
+extern __attribute__((weak)) void __asan_init(void);
+extern __attribute__((weak, visibility("hidden"))) void *ay_override_malloc(size_t);
+
+AY_COLD static void check_not_under_asan(void) {
+    void *(*volatile global_malloc)(size_t) = malloc;
+    if (&__asan_init != NULL && ay_override_malloc != NULL && global_malloc == ay_override_malloc)
+        ay_fatal("AddressSanitizer is in this process, and alloy's malloc replaced its own: ASan "
+                 "cannot run with another malloc. Link the program without alloy's malloc (not "
+                 "liballoy.a with --whole-archive), or run alloy's own tests under ASan with "
+                 "tools/sanitize.sh",
+                 NULL);
+}
+
 void *ay_malloc_slow(size_t size) {
+    if (AY_UNLIKELY(__atomic_load_n(&ay_init_state, __ATOMIC_RELAXED) == 0))
+        check_not_under_asan();
     ay_ensure_init();
     if (size > AY_MAX_REQUEST)
         return ay_oom();

@@ -127,7 +127,9 @@ int ay_os_random(void *buf, size_t len) {
     char *b = buf;
     int saved = errno; /* malloc's first call must not change errno */
     while (len > 0) {
-        ssize_t n = getrandom(b, len, GRND_NONBLOCK);
+        /* the system call itself: a sanitizer's getrandom may not be ready
+         * when its own start-up calls malloc */
+        ssize_t n = syscall(SYS_getrandom, b, len, GRND_NONBLOCK);
         if (n < 0) {
             int e = errno;
             errno = saved;
@@ -152,7 +154,7 @@ uint64_t ay_os_auxv_random(void) {
 int ay_os_peek(const void *p, void *buf, size_t len) {
     int saved = errno;
     struct iovec local = {buf, len}, remote = {(void *)p, len};
-    ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    ssize_t n = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);
     errno = saved;
     return n == (ssize_t)len ? 0 : -1;
 }
@@ -161,7 +163,9 @@ unsigned ay_os_tid(void) { return (unsigned)syscall(SYS_gettid); }
 
 void ay_os_write(int fd, const char *buf, size_t len) {
     while (len > 0) {
-        ssize_t w = write(fd, buf, len);
+        /* the system call itself: a sanitizer's write may not be ready yet
+         * when alloy reports something from inside the sanitizer's start-up */
+        ssize_t w = syscall(SYS_write, fd, buf, len);
         if (w <= 0) {
             if (w < 0 && errno == EINTR)
                 continue;
