@@ -29,7 +29,9 @@
 
 #include "conf.h"
 #include "heap.h"
+#include "error.h"
 #include "pagemap.h"
+#include "quarantine.h"
 #include "secure.h"
 #include "tcache.h"
 
@@ -37,8 +39,10 @@
 
 void *ay_malloc_slow(size_t size);
 void ay_free_slow(void *p);
-/* The secure flavour's free, every time (free.c). */
+/* The secure flavour's free, when its fast path cannot (free.c). */
 void ay_free_secure(void *p);
+/* A free small block goes back to a list, without checks (free.c). */
+void ay_free_unchecked(void *p);
 
 /* The fast paths.  A pair of them (64 bytes) is 42 instructions in the
  * release build, a hard limit (tools/fastpath-instructions.sh); every
@@ -74,6 +78,39 @@ AY_INLINE void ay_free_fast(void *p) {
     ay_link_set(p, h);
     bin->head = p;
     AY_INC_MEM_U32(&bin->len);
+}
+
+/* The secure flavour's free fast path.  The tag word at the end of the
+ * block must be the block's canary: that one compare catches an overflow
+ * into the next block, a double free (the tag then says "free"), and a
+ * pointer that is not the start of a block (the word it reads is then
+ * someone's data), each reported by the slow path.  The block then waits in
+ * the thread's quarantine (quarantine.h), and the oldest block there, its
+ * words checked, goes onto its list. */
+AY_INLINE void ay_free_fast_secure(void *p) {
+    uintptr_t a = (uintptr_t)p;
+    unsigned off = AY_LOAD(&ay_pagemap_leaf(a)->bin[ay_pagemap_index(a)]);
+    ay_tcache_t *tc = ay_tc;
+    ay_bin_t *bin = (ay_bin_t *)((char *)tc + off);
+    if (AY_UNLIKELY(bin->len >= bin->limit)) /* not small, no cache, a full list */
+        return ay_free_secure(p);
+    size_t size = ay_bin_size[off / AY_BIN_BYTES];
+    if (AY_UNLIKELY(*ay_tag_at(p, size) != ay_tag_live(p) || size > AY_QUARANTINE_MAX_BLOCK))
+        return ay_free_secure(p);
+    ay_quarantine_mark(p, size);
+    ay_quarantine_slot_t out;
+    ay_quarantine_swap(tc->quarantine, p, off, size, &out);
+    void *e = out.block;
+    if (!e)
+        return;
+    if (AY_UNLIKELY(!ay_quarantine_intact(e, out.size)))
+        ay_fatal_in("free()", "a block was written to after it was freed", e);
+    ay_bin_t *ebin = (ay_bin_t *)((char *)tc + out.off);
+    if (AY_UNLIKELY(ebin->len >= ebin->limit))
+        return ay_free_unchecked(e);
+    ay_link_set(e, ebin->head);
+    ebin->head = e;
+    ebin->len++;
 }
 
 /* errno = ENOMEM and NULL; aborts instead under abort_on_error:true. */

@@ -87,10 +87,14 @@ void ay_free_slow(void *p) {
     free_small(s, p);
 }
 
-/* The secure flavour's free: every block is checked against its span
- * (offset, tag), its tag says "free" from now on, and a small block of an
- * automatic heap waits in the thread's quarantine; the one that leaves the
- * quarantine goes back to a free list. */
+void ay_free_unchecked(void *p) { free_small(ay_pagemap_span(p), p); }
+
+/* The secure flavour's free, when the fast path (alloc.h) cannot: a block
+ * that is not small, of a thread without a cache, of a full list, too large
+ * for the quarantine, or whose tag is not its canary.  Every block is
+ * checked against its span (offset, tag: a double free, an overflow), its
+ * tag says "free" from now on, and a small block of an automatic heap waits
+ * in the thread's quarantine; the one that leaves goes back to a list. */
 void ay_free_secure(void *p) {
     if (!p)
         return;
@@ -101,12 +105,16 @@ void ay_free_secure(void *p) {
         ay_large_free(s, p);
         return;
     }
-    *ay_tag_at(p, s->size) = ay_tag_free(p);
+    ay_quarantine_mark(p, s->size);
     ay_tcache_t *tc = s->owner.central->bin ? ay_tcache_get() : NULL;
-    if (tc && ay_quarantine_put(&tc->quarantine, p, s->size)) {
-        p = ay_quarantine_take(&tc->quarantine, false);
-        if (!p)
+    if (tc && tc->cache_on && s->size <= AY_QUARANTINE_MAX_BLOCK) {
+        ay_quarantine_slot_t e;
+        ay_quarantine_swap(tc->quarantine, p, (s->cls + 1u) * AY_BIN_BYTES, s->size, &e);
+        if (!e.block)
             return;
+        if (AY_UNLIKELY(!ay_quarantine_intact(e.block, e.size)))
+            ay_fatal_in("free()", "a block was written to after it was freed", e.block);
+        p = e.block;
         s = ay_pagemap_span(p);
     }
     free_small(s, p);
@@ -114,7 +122,7 @@ void ay_free_secure(void *p) {
 
 ALLOY_API void alloy_free(void *p) {
     if (ay_secure)
-        return ay_free_secure(p);
+        return ay_free_fast_secure(p);
     if (ay_debug >= 3)
         return ay_free_slow(p);
     ay_free_fast(p);

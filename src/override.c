@@ -24,7 +24,7 @@ extern __typeof__(malloc) ay_override_malloc __attribute__((alias("malloc"), vis
 
 LIBC_NAME void free(void *p) {
     if (ay_secure)
-        return ay_free_secure(p);
+        return ay_free_fast_secure(p);
     if (ay_debug >= 3)
         return ay_free_slow(p);
     ay_free_fast(p);

@@ -10,7 +10,6 @@
 #include "error.h"
 #include "heap.h"
 #include "meta.h"
-#include "pagemap.h"
 #include "quarantine.h"
 
 __thread ay_tcache_t *ay_tc __attribute__((tls_model("initial-exec"))) = &ay_tcache_empty;
@@ -68,7 +67,9 @@ static ay_tcache_t *tcache_create(void) {
     pthread_mutex_unlock(&registry_lock);
     if (!tc && !(tc = ay_meta_alloc(sizeof *tc)))
         return NULL;
-    struct ay_quarantine *q = tc->quarantine; /* empty: kept for the next thread */
+    ay_quarantine_t *q = tc->quarantine; /* empty: kept for the next thread */
+    if (ay_secure && !q && !(q = ay_quarantine_new()))
+        return NULL; /* (tc, zeroed, stays for the next thread) */
     memset(tc, 0, sizeof *tc);
     tc->quarantine = q;
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
@@ -234,9 +235,12 @@ void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p) {
 }
 
 void ay_tcache_flush(ay_tcache_t *tc) {
-    void *p; /* the secure flavour's quarantine first, straight to the central caches */
-    while (ay_secure && (p = ay_quarantine_take(&tc->quarantine, true)) != NULL)
-        ay_central_release(ay_pagemap_span(p)->cls, p, 1);
+    ay_quarantine_slot_t e; /* the secure flavour's quarantine first, to the central caches */
+    while (ay_secure && tc->quarantine && ay_quarantine_take(tc->quarantine, &e)) {
+        if (!ay_quarantine_intact(e.block, e.size))
+            ay_fatal("free(): a block was written to after it was freed", e.block);
+        ay_central_release(e.off / AY_BIN_BYTES - 1, e.block, 1);
+    }
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         bin_release(tc, b, tc->bins[b].len);
 }
