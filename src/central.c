@@ -63,6 +63,20 @@ static uintptr_t run_object(const bump_run_t *r, uint32_t j) {
     return r->start + (uintptr_t)(((uint64_t)r->mult * j + r->add) % r->count) * r->size;
 }
 
+/* Link a run's objects in its order: index i steps by mult mod count
+ * (a subtraction, not a division, per object). */
+static void run_link(const bump_run_t *r) {
+    uint32_t i = r->add;
+    for (uint32_t j = 1; j < r->count; j++) {
+        uint32_t next = i + r->mult;
+        if (next >= r->count)
+            next -= r->count;
+        ay_link_set((void *)(r->start + (uintptr_t)i * r->size),
+                    (void *)(r->start + (uintptr_t)next * r->size));
+        i = next;
+    }
+}
+
 #define FETCH_RUNS 8 /* runs a fetch defers; more are linked under the lock */
 
 typedef struct fetch {
@@ -135,8 +149,7 @@ static void fetch_link_runs(const fetch_t *f) {
     for (unsigned i = 0; i < f->nruns; i++) {
         const bump_run_t *r = &f->runs[i];
         if (ay_secure) {
-            for (uint32_t j = 1; j < r->count; j++)
-                ay_link_set((void *)run_object(r, j - 1), (void *)run_object(r, j));
+            run_link(r);
             continue;
         }
         uintptr_t o = r->start;

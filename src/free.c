@@ -10,12 +10,13 @@
 
 /* A small block's pointer, in every flavour: it must be the start of an
  * object (offset by multiply-shift, secure.h), and the block must not be
- * free already.  Whether it is free is first guessed from its first word
- * (a free block's decodes to a link: always true for a free block, and for
- * a block in use with probability 2^-17), and only a guess that says "free"
- * is confirmed, by looking for the block in the calling thread's list and
- * in its span's free list.  A block freed into another thread's cache is
- * not found.  The debug flavour looks every time. */
+ * free already.  The secure flavour's tag says whether it is.  The release
+ * flavour looks only at the thread's last freed block of the class (free's
+ * fast path sends a second free of it here; realloc checks the same): a
+ * guess from the block's contents would be wrong for every block whose
+ * first word still holds the link it had in the list, and confirming it
+ * costs a walk of the list.  The debug flavour walks the thread's list and
+ * the span's free list every time. */
 static void check_small(const char *fn, ay_span_t *s, const void *p) {
     uintptr_t d = (uintptr_t)p - s->start;
     if (AY_UNLIKELY(!ay_offset_is_object(d, s->cls, s->size) || (uintptr_t)p >= s->limit))
@@ -28,8 +29,11 @@ static void check_small(const char *fn, ay_span_t *s, const void *p) {
             ay_fatal_in(fn, "double free (block is free)", p);
         ay_fatal_in(fn, "heap overflow: the canary after the block was overwritten", p);
     }
-    if (ay_debug < 3 && AY_LIKELY(!ay_link_looks_free(p)))
+    if (ay_debug < 3) {
+        if (AY_UNLIKELY(p == ay_tc->bins[s->cls + 1u].head))
+            ay_fatal_in(fn, "double free (block is in the thread cache)", p);
         return;
+    }
     if (ay_tcache_contains(s->cls + 1u, p))
         ay_fatal_in(fn, "double free (block is in the thread cache)", p);
     if (ay_central_holds(s, p))

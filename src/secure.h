@@ -95,14 +95,6 @@ AY_INLINE void ay_link_set(void *at, const void *next) {
     *(uintptr_t *)at = ay_link_encode(at, next);
 }
 
-/* Does the block at p look free: does its first word decode to a link (a
- * user-space address, or NULL)?  True for every free block; for a block in
- * use, with probability 2^-17 (it is a hint, to be confirmed). */
-AY_INLINE bool ay_link_looks_free(const void *p) {
-    void *next = ay_link_get(p);
-    return !next || ay_link_plausible(next);
-}
-
 /* Is offset d (from a span's start) the start of an object of class cls? */
 AY_INLINE bool ay_offset_is_object(uintptr_t d, unsigned cls, uint32_t size) {
     uint64_t q = ((uint64_t)d * ay_class_magic[cls]) >> 40;
