@@ -417,9 +417,12 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
     s->state = (uint8_t)state;
     s->owner.pages = ph;
     ph->active_pages += npages;
+    finish(ph, now);
+    /* the span is the caller's now: its pagemap entries and the usage count
+     * need no lock (a neighbour that looks at a boundary page meanwhile sees
+     * NULL or this span, neither of which it merges with) */
     ay_usage_add(ph->usage, (ptrdiff_t)AY_PAGES_BYTES(npages));
     ay_pagemap_set(s->start, npages, s, bin);
-    finish(ph, now);
     return s;
 }
 
@@ -431,10 +434,10 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
     if (purge_now)
         ay_os_purge((void *)s->start, AY_PAGES_BYTES(s->npages));
     uint64_t now = ay_os_now_ms();
+    ay_usage_add(ph->usage, -(ptrdiff_t)AY_PAGES_BYTES(s->npages));
+    ay_pagemap_set(s->start, s->npages, NULL, 0); /* s is still the caller's alone */
     pthread_mutex_lock(&ph->lock);
     ph->active_pages -= s->npages;
-    ay_usage_add(ph->usage, -(ptrdiff_t)AY_PAGES_BYTES(s->npages));
-    ay_pagemap_set(s->start, s->npages, NULL, 0);
     if (purge_now)
         ph->purges++;
     s->dirty = !purge_now;
