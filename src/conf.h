@@ -24,6 +24,7 @@ typedef struct ay_conf {
     uint32_t return_k_halves;  /* return_threshold k in halves: 4 = 2n */
     bool tcache;               /* thread caches on */
     size_t tcache_max_bytes;   /* per-thread cache limit; scavenged above it */
+    size_t tcache_total_bytes; /* all thread caches: divided among the threads */
     int64_t decay_ms;          /* purge free pages after this; 0 at once, -1 never */
     bool stats_print;          /* print stats at exit */
     uint32_t heaps;            /* automatic heaps; 0: one per CPU */
