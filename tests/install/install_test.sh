@@ -74,6 +74,23 @@ check_run_basics() {
     if has_report "$err"; then ok "stats report on stderr"
     else fail "run --stats: no statistics report on stderr: $err"; fi
 
+    # the full report, and a JSON one that `alloy stats` prints as the same tables
+    expect_rc 0 "run --stats=full" env -u ALLOY_CONF "$alloy" run --stats=full -- /bin/echo hi
+    case "$err" in
+    *"statistics (full)"*"heaps:"*"classes:"*) ok "full report with tables" ;;
+    *) fail "run --stats=full: no full report on stderr: $err" ;;
+    esac
+    local json
+    json=$(mktemp)
+    env -u ALLOY_CONF "$alloy" run --stats=json -- /bin/echo hi 2>"$json" >/dev/null
+    expect_rc 0 "stats of a saved JSON report" "$alloy" stats "$json"
+    case "$out" in
+    "___ alloy "*"statistics (full)"*"classes:"*) ok "alloy stats renders the report" ;;
+    *) fail "alloy stats: unexpected output: $out" ;;
+    esac
+    expect_rc 2 "stats of a missing file" "$alloy" stats "$json.missing"
+    rm -f "$json"
+
     expect_rc 0 "run without --stats" env -u ALLOY_CONF "$alloy" run -- /bin/echo hi
     if has_report "$err"; then fail "stats report printed without --stats"; fi
 
