@@ -24,8 +24,10 @@
  *
  * The command itself uses only libc and does not run on alloy.  (`settings`
  * and `names` load liballoy.so with dlopen to read its tables; they do not
- * replace the command's malloc.)  Each subcommand that is more than a few
- * lines has a file of its own, declared in alloy_cmd.h.
+ * replace the command's malloc.  `stats` compiles in the library's report
+ * layout, src/report.c with emit.c, fmt.c and os.c, which use libc only.)
+ * Each subcommand that is more than a few lines has a file of its own,
+ * declared in alloy_cmd.h.
  */
 #include <errno.h>
 #include <limits.h>

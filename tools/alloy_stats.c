@@ -400,7 +400,20 @@ static jnode_t *parse_file(const char *path) {
     skip_ws(&r);
     if (!at_end(&r))
         syntax(&r, "more text after the JSON document");
+    free(text);
     return root;
+}
+
+static void jfree(jnode_t *v) {
+    for (unsigned i = 0; i < v->n; i++) {
+        jfree(v->items[i]);
+        if (v->keys)
+            free(v->keys[i]);
+    }
+    free(v->items);
+    free(v->keys);
+    free(v->str);
+    free(v);
 }
 
 /* ---- the schema (docs/STATS.md) ---- */
@@ -487,9 +500,23 @@ static bool saved_class(const ay_report_src_t *src, unsigned cls, alloy_class_st
     return true;
 }
 
+static void load_tree(const jnode_t *root, saved_t *sv);
+
+/* Read the report in `path` into sv (its arrays are the caller's to free). */
 static void load(const char *path, saved_t *sv) {
     current_file = strcmp(path, "-") ? path : "(standard input)";
     jnode_t *root = parse_file(path);
+    load_tree(root, sv);
+    jfree(root);
+}
+
+static void saved_free(saved_t *sv) {
+    free(sv->heaps);
+    free(sv->classes);
+    free(sv->used);
+}
+
+static void load_tree(const jnode_t *root, saved_t *sv) {
     jnode_t *a = root->type == J_OBJ ? member(root, "alloy") : NULL;
     if (!a || a->type != J_OBJ)
         fail("not an alloy statistics report (no \"alloy\" object at the top; one is made by "
@@ -631,8 +658,10 @@ int cmd_stats(int argc, char **argv) {
         load(files[1], &b);
         printf("A: %s\nB: %s\n", files[0], files[1]);
         ay_report_diff(&e, &a.src, &b.src, a.flags | b.flags);
+        saved_free(&b);
     }
     ay_emit_finish(&e);
+    saved_free(&a);
     fflush(stdout);
     return ferror(stdout) ? EXIT_MISSING : 0;
 }
