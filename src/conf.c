@@ -29,7 +29,7 @@ static const ay_conf_key_t keys[] = {
      "A thread's list gives n objects back when it holds k*n (k = this value)."},
     {"tcache", AY_CONF_BOOL, AT(tcache), 0, 0, 1, "true", NULL, "Thread caches on or off."},
     {"tcache_max_bytes", AY_CONF_BYTES, AT(tcache_max_bytes), 8, 0, (uint64_t)1 << 40, "2m", NULL,
-     "Per-thread cache limit, checked every 16 slow-path events or a quarter of the limit "
+     "Per-thread cache limit, checked every 64 slow-path events or a quarter of the limit "
      "fetched; above it every list gives half back."},
     {"tcache_total_bytes", AY_CONF_BYTES, AT(tcache_total_bytes), 8, 0, (uint64_t)1 << 40, "8m", NULL,
      "All thread caches together: with many threads, each thread's limit is this divided by "

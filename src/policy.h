@@ -126,7 +126,7 @@ typedef struct ay_tc_step {
     uint32_t batch; /* the batch n afterwards */
 } ay_tc_step_t;
 
-#define AY_SCAVENGE_PERIOD 16u /* slow-path events between two byte-limit checks */
+#define AY_SCAVENGE_PERIOD 64u /* slow-path events between two byte-limit checks */
 #define AY_OVERFLOW_GROWTH_BYTES 8192u /* an overflow grows a batch only below this */
 
 ay_tc_step_t ay_policy_on_miss(const ay_batch_params_t *bp, size_t S, uint32_t n);
