@@ -260,6 +260,9 @@ void ay_tcache_flush(ay_tcache_t *tc) {
 bool ay_tcache_contains(unsigned b, const void *p) {
     if (tc_state != TC_LIVE)
         return false;
+    const ay_run_t *r = &tc_self->run[b];
+    if ((uintptr_t)p >= r->next && (uintptr_t)p < r->end)
+        return true; /* never handed out yet */
     for (void *q = tc_self->bins[b].head; q; q = *(void **)q)
         if (q == p)
             return true;

@@ -116,7 +116,8 @@ void ay_tcache_flush(ay_tcache_t *tc);
 size_t ay_tcache_limit(void);
 /* Bytes cached in tc's bin b (racy read when tc is another thread's). */
 size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b);
-/* Is p on the calling thread's list for bin b?  (debug double-free check) */
+/* Is p in the calling thread's cache for bin b, on its list or in its run
+ * of never-used objects?  (debug double-free check) */
 bool ay_tcache_contains(unsigned b, const void *p);
 
 /* The registry of live caches: for stats and fork. */
