@@ -39,6 +39,9 @@ static const ay_conf_key_t keys[] = {
      "pages above max(64 MiB, twice the active pages) are purged at once."},
     {"background_thread", AY_CONF_BOOL, AT(background_thread), 0, 0, 1, "false", NULL,
      "Purge from a background thread, so that an idle process also shrinks."},
+    {"thp", AY_CONF_BOOL, AT(thp), 0, 0, 1, "true", NULL,
+     "Ask for transparent huge pages (MADV_HUGEPAGE) on blocks of 2 MiB or more: far fewer page "
+     "faults; false if the kernel's compaction stalls hurt more."},
     {"heaps", AY_CONF_COUNT, AT(heaps), 0, 1, 128, NULL, "number of CPUs",
      "Automatic heaps. Each thread binds to the least loaded one."},
     {"junk", AY_CONF_BOOL, AT(junk), 0, 0, 1, "false", NULL,

@@ -30,6 +30,7 @@ typedef struct ay_conf {
     char stats_print_opts[8];  /* alloy_stats_print's opts for that report */
     uint32_t heaps;            /* automatic heaps; 0: one per CPU */
     bool background_thread;    /* purge from a background thread */
+    bool thp;                  /* transparent huge pages for blocks of 2 MiB or more */
     bool junk;                 /* fill new blocks with 0xa5, freed ones with 0x5a */
     bool zero;                 /* fill new blocks with zeros */
     bool abort_on_error;       /* abort on out-of-memory and on a bad setting */

@@ -56,6 +56,8 @@ GETTER(opt_tcache_max, uint64_t, ay_conf.tcache_max_bytes)
 GETTER(opt_decay, int64_t, ay_conf.decay_ms)
 GETTER(opt_heaps, unsigned, ay_heaps_auto)
 GETTER(opt_bg, bool, ay_conf.background_thread)
+GETTER(opt_thp, bool, ay_conf.thp)
+GETTER(opt_tcache_total, uint64_t, ay_conf.tcache_total_bytes)
 GETTER(opt_junk, bool, ay_conf.junk)
 GETTER(opt_zero, bool, ay_conf.zero)
 GETTER(opt_abort, bool, ay_conf.abort_on_error)
@@ -213,6 +215,8 @@ static const ctl_entry_t table[] = {
     FUNC("opt.decay_ms", T_I64, opt_decay, NULL, "The decay_ms setting at start-up."),
     FUNC("opt.heaps", T_UNS, opt_heaps, NULL, "Automatic heaps in use (the heaps setting, or one per CPU)."),
     FUNC("opt.background_thread", T_BOOL, opt_bg, NULL, "The background_thread setting at start-up."),
+    FUNC("opt.thp", T_BOOL, opt_thp, NULL, "The thp setting."),
+    FUNC("opt.tcache_total_bytes", T_U64, opt_tcache_total, NULL, "The tcache_total_bytes setting."),
     FUNC("opt.junk", T_BOOL, opt_junk, NULL, "The junk setting."),
     FUNC("opt.zero", T_BOOL, opt_zero, NULL, "The zero setting."),
     FUNC("opt.abort_on_error", T_BOOL, opt_abort, NULL, "The abort_on_error setting."),

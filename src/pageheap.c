@@ -309,7 +309,7 @@ static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
         block = ay_os_map(AY_PAGES_BYTES(pages), align);
     if (!block)
         return false;
-    if (huge)
+    if (huge && ay_conf.thp)
         ay_os_hugepages(block, AY_PAGES_BYTES(pages));
     ay_span_t *s = ay_span_new(), *rec = ay_span_new();
     if (!s || !rec || ay_pagemap_ensure((uintptr_t)block, pages) != 0) {
