@@ -20,7 +20,9 @@ ay_conf_t ay_conf;
 
 static const ay_conf_key_t keys[] = {
     {"batch_policy", AY_CONF_POLICY, AT(batch.policy), 0, 0, 0, "guard", NULL,
-     "How batches grow: clip (the paper's \"current\" policy), guard or pow2."},
+     "How batches grow: clip (the paper's \"current\" policy), guard or pow2 (the paper's "
+     "guards), or lean (guard's rule with L(S) = min(32 KiB / S, 128): less memory, more "
+     "central-cache trips)."},
     {"batch_budget", AY_CONF_BYTES, AT(batch.byte_budget), 4, 8, GiB, "256k", NULL,
      "Bytes one batch may move: L(S) = min(batch_budget / S, batch_cap)."},
     {"batch_cap", AY_CONF_COUNT, AT(batch.object_cap), 0, 1, 65536, "1024", NULL,
@@ -181,7 +183,7 @@ void ay_conf_describe_range(const ay_conf_key_t *key, ay_fmt_t *f) {
         ay_fmt_str(f, "true or false");
         return;
     case AY_CONF_POLICY:
-        ay_fmt_str(f, "clip, guard or pow2");
+        ay_fmt_str(f, "clip, guard, pow2 or lean");
         return;
     case AY_CONF_MS:
         ay_fmt_str(f, "-1 (never), or milliseconds from ");
