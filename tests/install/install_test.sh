@@ -7,7 +7,8 @@
 #       ALLOY_CONF and LD_PRELOAD merging), sim/bench forwarding, bad input
 #   tree      CMAKE BUILD_DIR PREFIX WORK SOURCE_DIR
 #       cmake --install into PREFIX (fixture for the stages below) and the
-#       files it must hold; a DESTDIR install too
+#       files it must hold (the manual pages too, the simulator not); a
+#       DESTDIR install too
 #   find-package  CMAKE PREFIX CONSUMER_SRC WORK VERSION CC
 #       a copy of PREFIX moved elsewhere (relocatable), a CMake project with
 #       find_package(alloy 0.1) linking alloy::alloy and alloy::alloy_static;
@@ -168,6 +169,13 @@ tree)
         [ -e "$prefix/include/alloy/$(basename "$h")" ] || fail "header $(basename "$h") not installed"
     done
     [ -e "$prefix/lib/liballoy_debug.a" ] && fail "the debug flavour was installed"
+    # the manual pages (man/), and no simulator unless asked for (--component sim)
+    for f in share/man/man1/alloy.1 share/man/man3/alloy.3; do
+        [ -s "$prefix/$f" ] || fail "missing $prefix/$f"
+    done
+    for f in bin/alloy-sim libexec/alloy-sim share/alloy-sim share/man/man1/alloy-sim.1; do
+        [ -e "$prefix/$f" ] && fail "$f installed without --component sim"
+    done
     soname=$(objdump -p "$prefix/lib/liballoy.so" 2>/dev/null | awk '/SONAME/ {print $2}')
     [ -z "$soname" ] || [ "$soname" = "liballoy.so.0" ] || fail "SONAME is '$soname'"
     grep -q "^prefix=$prefix\$" "$prefix/lib/pkgconfig/alloy.pc" || fail "alloy.pc does not hold prefix=$prefix"
