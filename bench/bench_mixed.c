@@ -2,7 +2,8 @@
  *
  * Each of T threads owns W slots.  It first fills them, then repeatedly picks a
  * random slot, frees what is there and allocates a new object: 50% of sizes are
- * 8-128 B, 30% are 1-4 KiB, 20% are "large", 8-256 KiB log-uniform (-m small:
+ * 8-128 B, 30% are 1-4 KiB, 20% are "large", 8-256 KiB log-uniform (-L sets
+ * the top of that range: -L 512k makes the case "mixed_512k"; -m small:
  * every size 8-128 B, the seed's "pure small objects" row).  Every page of an
  * object is written, as a server filling a buffer would.  Thread 0 samples RSS
  * and the live bytes of all threads 100 times over the run (`ts` lines).
@@ -11,7 +12,8 @@
  * growth: (final RSS - RSS at 20% of the run) / RSS at 20%, the short-run
  * stand-in for the seed's "memory growth after 1 h".
  *
- * usage: bench_mixed [-t THREADS] [-n OPS_PER_THREAD] [-w SLOTS] [-m mixed|small] [-r SEED]
+ * usage: bench_mixed [-t THREADS] [-n OPS_PER_THREAD] [-w SLOTS] [-m mixed|small] [-L LARGE_MAX]
+ *                    [-r SEED]
  */
 #include "common.h"
 
@@ -31,7 +33,7 @@ typedef struct worker {
     char pad[64];
 } worker_t;
 
-static uint64_t n_ops, n_slots;
+static uint64_t n_ops, n_slots, large_max = 262144;
 static int small_only;
 static unsigned n_threads;
 static worker_t *workers;
@@ -49,7 +51,7 @@ static size_t pick_size(uint64_t *rng)
         return (size_t)bench_rand_range(rng, 8, 128);
     if (r < 80)
         return (size_t)bench_rand_range(rng, 1024, 4096);
-    return (size_t)bench_rand_log(rng, 8192, 262144);
+    return (size_t)bench_rand_log(rng, 8192, large_max);
 }
 
 static void take_sample(void)
@@ -114,7 +116,7 @@ static void *worker_main(void *arg)
 static void usage(void)
 {
     bench_die("usage: bench_mixed [-t THREADS] [-n OPS_PER_THREAD] [-w SLOTS] [-m mixed|small] "
-              "[-r SEED]");
+              "[-L LARGE_MAX] [-r SEED]");
 }
 
 int main(int argc, char **argv)
@@ -125,12 +127,13 @@ int main(int argc, char **argv)
     n_slots = 4000;
     uint64_t seed = 42;
     int c;
-    while ((c = getopt(argc, argv, "t:n:w:m:r:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:n:w:m:L:r:h")) != -1) {
         switch (c) {
         case 't': n_threads = (unsigned)bench_parse_u64(optarg, "-t threads", 1, 1024); break;
         case 'n': n_ops = bench_parse_u64(optarg, "-n ops", 1, 100000000000ull); break;
         case 'w': n_slots = bench_parse_u64(optarg, "-w slots", 1, 100000000); break;
         case 'r': seed = bench_parse_u64(optarg, "-r seed", 0, UINT64_MAX); break;
+        case 'L': large_max = bench_parse_u64(optarg, "-L large max", 8192, 1ull << 30); break;
         case 'm':
             if (strcmp(optarg, "small") == 0)
                 small_only = 1;
@@ -155,28 +158,39 @@ int main(int argc, char **argv)
         if (pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]))
             bench_die("pthread_create failed");
     }
-    uint64_t ctx0 = bench_ctx_switches(), cpu0 = bench_cpu_ns();
+    bench_usage_t u0 = bench_usage();
+    uint64_t cpu0 = bench_cpu_ns();
     pthread_barrier_wait(&start_barrier);
     pthread_barrier_wait(&start_barrier);          /* all threads done with their ops */
     uint64_t t_end = bench_now_ns(), cpu1 = bench_cpu_ns();
     size_t rss_end = bench_rss_now(), live_end = 0;
+    char usage_fields[256];
+    snprintf(usage_fields, sizeof usage_fields, "%s", bench_usage_fields(&u0));
     for (unsigned i = 0; i < n_threads; i++)
         live_end += workers[i].live;
     pthread_barrier_wait(&start_barrier);
     for (unsigned i = 0; i < n_threads; i++)
         pthread_join(workers[i].tid, NULL);
 
-    const char *name = small_only ? "small" : "mixed";
+    char name[32];
+    if (small_only)
+        snprintf(name, sizeof name, "small");
+    else if (large_max == 262144)
+        snprintf(name, sizeof name, "mixed");
+    else if (large_max % 1024 == 0)
+        snprintf(name, sizeof name, "mixed_%lluk", (unsigned long long)(large_max / 1024));
+    else
+        snprintf(name, sizeof name, "mixed_%llu", (unsigned long long)large_max);
     size_t base = samples[n_samples / 5].rss;
     for (unsigned i = 0; i < n_samples; i++)
         printf("ts case=%s t_ms=%llu rss=%zu live=%zu\n", name, (unsigned long long)samples[i].t_ms,
                samples[i].rss, samples[i].live);
     double secs = (double)(t_end - t_start) / 1e9;
     printf("res case=%s time_ms=%.2f ns_per_op=%.3f peak_rss=%zu rss_end=%zu live_end=%zu "
-           "rss_growth_pct=%.2f ctx_switches=%llu cpu_ms=%.2f\n",
+           "rss_growth_pct=%.2f cpu_ms=%.2f%s\n",
            name, secs * 1e3, secs * 1e9 / ((double)n_ops * n_threads), bench_rss_peak(), rss_end,
            live_end, base ? 100.0 * ((double)rss_end - (double)base) / (double)base : 0.0,
-           (unsigned long long)(bench_ctx_switches() - ctx0), (double)(cpu1 - cpu0) / 1e6);
+           (double)(cpu1 - cpu0) / 1e6, usage_fields);
     free(workers);
     return 0;
 }

@@ -49,6 +49,7 @@ int main(int argc, char **argv)
     if (!b)
         bench_die("out of memory");
     uint64_t reallocs = 0, moves = 0;
+    bench_usage_t u0 = bench_usage();
     uint64_t t0 = bench_now_ns(), c0 = bench_cpu_ns();
     for (uint64_t s = 0; s < steps; s++) {
         uint64_t i = bench_rand(&rng) % k;
@@ -79,6 +80,8 @@ int main(int argc, char **argv)
         }
     }
     uint64_t t1 = bench_now_ns(), c1 = bench_cpu_ns();
+    char usage_fields[256];
+    snprintf(usage_fields, sizeof usage_fields, "%s", bench_usage_fields(&u0));
     size_t live = 0;
     for (uint64_t i = 0; i < k; i++) {
         live += b[i].cap;
@@ -86,10 +89,10 @@ int main(int argc, char **argv)
     }
     double ns = (double)(c1 - c0);
     printf("res case=grow time_ms=%.2f wall_ms=%.2f ns_per_step=%.3f ns_per_realloc=%.3f reallocs=%llu "
-           "moved_pct=%.1f peak_rss=%zu live_end=%zu\n",
+           "moved_pct=%.1f peak_rss=%zu live_end=%zu%s\n",
            ns / 1e6, (double)(t1 - t0) / 1e6, ns / (double)steps, reallocs ? ns / (double)reallocs : 0.0,
            (unsigned long long)reallocs, reallocs ? 100.0 * (double)moves / (double)reallocs : 0.0,
-           bench_rss_peak(), live);
+           bench_rss_peak(), live, usage_fields);
     free(b);
     return 0;
 }

@@ -51,6 +51,7 @@ int main(int argc, char **argv)
             p[0] = 1;
             free((void *)p);
         }
+        bench_usage_t u0 = bench_usage();
         uint64_t t0 = bench_now_ns(), c0 = bench_cpu_ns();
         for (uint64_t i = 0; i < pairs; i++) {
             volatile char *p = malloc(size);
@@ -58,14 +59,16 @@ int main(int argc, char **argv)
             free((void *)p);
         }
         uint64_t t1 = bench_now_ns(), c1 = bench_cpu_ns();
+        char usage_fields[256];
+        snprintf(usage_fields, sizeof usage_fields, "%s", bench_usage_fields(&u0));
 
         hist_reset(&h);
         bench_time_pairs(&h, pairs, group, size);
         double tpn = bench_ticks_per_ns * group;
         printf("res case=size_%zu ns_per_op=%.3f wall_ns_per_op=%.3f p50_ns=%.1f p99_ns=%.1f "
-               "p999_ns=%.1f\n", size, (double)(c1 - c0) / (double)pairs,
+               "p999_ns=%.1f%s\n", size, (double)(c1 - c0) / (double)pairs,
                (double)(t1 - t0) / (double)pairs, (double)hist_quantile(&h, 0.5) / tpn,
-               (double)hist_quantile(&h, 0.99) / tpn, (double)hist_quantile(&h, 0.999) / tpn);
+               (double)hist_quantile(&h, 0.99) / tpn, (double)hist_quantile(&h, 0.999) / tpn, usage_fields);
         fflush(stdout);
     }
     printf("res case=process peak_rss=%zu\n", bench_rss_peak());

@@ -84,7 +84,7 @@ int main(int argc, char **argv)
             if (pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]))
                 bench_die("pthread_create failed");
         }
-        uint64_t ctx0 = bench_ctx_switches();
+        bench_usage_t u0 = bench_usage();
         pthread_barrier_wait(&start_barrier);
         pthread_barrier_wait(&mid_barrier);
         /* each worker stamps its own start: main may be descheduled at the barrier */
@@ -101,14 +101,12 @@ int main(int argc, char **argv)
             pthread_join(ws[i].tid, NULL);
             hist_merge(&all, &ws[i].hist);
         }
-        uint64_t ctx = bench_ctx_switches() - ctx0;
         double secs = (double)(t1 - t0) / 1e9;
         double tpn = bench_ticks_per_ns * group;
-        printf("res case=threads_%u mops_per_s=%.3f ns_per_op=%.3f p50_ns=%.1f p99_ns=%.1f "
-               "ctx_switches=%llu\n",
+        printf("res case=threads_%u mops_per_s=%.3f ns_per_op=%.3f p50_ns=%.1f p99_ns=%.1f%s\n",
                n, (double)pairs * n / secs / 1e6, secs * 1e9 / ((double)pairs * n),
                (double)hist_quantile(&all, 0.5) / tpn, (double)hist_quantile(&all, 0.99) / tpn,
-               (unsigned long long)ctx);
+               bench_usage_fields(&u0));
         fflush(stdout);
         pthread_barrier_destroy(&start_barrier);
         pthread_barrier_destroy(&mid_barrier);

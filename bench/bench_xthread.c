@@ -142,7 +142,8 @@ int main(int argc, char **argv)
             pthread_create(&r->cons, NULL, consumer_main, r))
             bench_die("pthread_create failed");
     }
-    uint64_t ctx0 = bench_ctx_switches(), cpu0 = bench_cpu_ns();
+    bench_usage_t u0 = bench_usage();
+    uint64_t cpu0 = bench_cpu_ns();
     pthread_barrier_wait(&start_barrier);
     for (uint64_t i = 0; i < pairs; i++) {
         pthread_join(rings[i].prod, NULL);
@@ -152,10 +153,10 @@ int main(int argc, char **argv)
     double secs = (double)(t1 - t0) / 1e9;
     uint64_t total = pairs * n;
     printf("res case=pairs_%llu mops_per_s=%.3f ns_per_op=%.3f time_ms=%.2f peak_rss=%zu "
-           "ctx_switches=%llu cpu_ms=%.2f\n",
+           "cpu_ms=%.2f%s\n",
            (unsigned long long)pairs, (double)total / secs / 1e6, secs * 1e9 / (double)total,
-           secs * 1e3, bench_rss_peak(), (unsigned long long)(bench_ctx_switches() - ctx0),
-           (double)(bench_cpu_ns() - cpu0) / 1e6);
+           secs * 1e3, bench_rss_peak(), (double)(bench_cpu_ns() - cpu0) / 1e6,
+           bench_usage_fields(&u0));
     for (uint64_t i = 0; i < pairs; i++)
         free(rings[i].slots);
     free(rings);

@@ -1,6 +1,7 @@
 """benchstats.py - the runner's pure pieces: statistics (median, nearest-rank
 percentiles, min-max), parsing of the workload programs' output lines, the
-ratio-against-best-peer table and the evaluation of issue 3's targets.
+ratio-against-best-peer table and the evaluation of the targets: issue 3's
+(evaluate_targets) and "Beyond the thread cache"'s (evaluate_verdicts).
 
 No I/O and no subprocesses here, so test_runner.py can check all of it on
 synthetic data.  Metric directions are declared in METRICS: a ratio is always
@@ -21,10 +22,17 @@ METRICS = {
     "wall_ms": ("wall time", "ms", True, 1.0),
     "peak_rss": ("peak RSS", "MiB", True, 1.0 / 1048576),
     "rss_end": ("final RSS", "MiB", True, 1.0 / 1048576),
+    "rss_freed": ("RSS after the free", "MiB", True, 1.0 / 1048576),
+    "rss_idle_end": ("RSS after the idle", "MiB", True, 1.0 / 1048576),
+    "returned_pct": ("freed bytes returned", "%", False, 1.0),
+    "time_to_drop_ms": ("time to drop (capped at the idle)", "ms", True, 1.0),
+    "faults": ("page faults", "", True, 1.0),
     "rss_over_live": ("RSS/live at end", "x", True, 1.0),
     "mean_rss_over_live": ("mean RSS/live", "x", True, 1.0),
     "rss_growth_pct": ("RSS growth", "%", True, 1.0),
     "ctx_switches": ("context switches", "", True, 1.0),
+    "vol_ctx_switches": ("voluntary context switches", "", True, 1.0),
+    "invol_ctx_switches": ("involuntary context switches", "", True, 1.0),
     "usable_pct": ("usable (live/RSS)", "%", False, 1.0),
 }
 
@@ -203,4 +211,155 @@ def evaluate_targets(rows, alloy="alloy"):
                     "; ".join(details)))
     else:
         out.append(("memory target", None, "alloy not measured"))
+    return out
+
+
+# "Beyond the thread cache": the bounds its targets set
+TIME_GEOMEAN_MAX = 0.95     # geomean of alloy/peer over the time rows, for every peer
+TIME_ROW_MAX = 1.15         # no time row above this times the best peer
+MEM_GEOMEAN_MAX = 1.0       # geomean of alloy/glibc over the peak RSS rows
+MEM_ROW_MAX = 1.25          # no peak RSS row above this times the leanest peer
+CTX_MAX = 2.0               # malloc_test context switches over mimalloc's (best of 2 and 3)
+CTX_THREADS = (16, 100)
+MIMALLOCS = ("mimalloc", "mimalloc3")
+
+
+def geomean(xs):
+    """Geometric mean of positive numbers."""
+    if not xs or min(xs) <= 0:
+        raise ValueError("geomean needs positive numbers, got %r" % (xs,))
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def oriented_ratio(mine, theirs, metric):
+    """alloy's value over another allocator's, oriented like ratio_vs_best (> 1:
+    alloy is worse); None when either is missing or not positive."""
+    if mine is None or theirs is None or mine <= 0 or theirs <= 0:
+        return None
+    return mine / theirs if METRICS[metric][2] else theirs / mine
+
+
+def _label(r):
+    return "%s %s" % (r["workload"], r["case"])
+
+
+def _geomean_verdict(rows, alloy, peers, bound):
+    """For each peer: the geomean of alloy/peer over the rows both have, rounded
+    as displayed.  Returns (every peer within bound, "peer 0.91 (n rows); ...")."""
+    ok, parts = True, []
+    for p in peers:
+        rs = [oriented_ratio(r["values"][alloy], r["values"].get(p), r["metric"]) for r in rows]
+        rs = [x for x in rs if x is not None]
+        if not rs:
+            parts.append("%s not measured" % p)
+            continue
+        g = round(geomean(rs), 2)
+        ok = ok and g <= bound
+        parts.append("%s %.2f%s" % (p, g, "" if len(rs) == len(rows) else " (%d rows)" % len(rs)))
+    return ok, "; ".join(parts)
+
+
+def _row_bound_verdict(rows, alloy, bound):
+    """Every row's alloy/best-peer ratio (as displayed) within bound?  Returns
+    (ok, detail naming the rows over it, or the worst)."""
+    ratios = [(r, rounded_ratio(r["values"], alloy, r["metric"])) for r in rows]
+    ratios = [(r, best, x) for r, (best, x) in ratios if x is not None]
+    if not ratios:
+        return None, "no row with a peer to compare"
+    over = [t for t in ratios if t[2] > bound]
+    worst = max(ratios, key=lambda t: t[2])
+    detail = "%d/%d within" % (len(ratios) - len(over), len(ratios))
+    if over:
+        detail += "; over: " + ", ".join("%s %.2fx %s" % (_label(r), x, b)
+                                         for r, b, x in sorted(over, key=lambda t: -t[2]))
+    else:
+        detail += "; worst %s %.2fx %s" % (_label(worst[0]), worst[2], worst[1])
+    return len(over) == 0, detail
+
+
+def evaluate_verdicts(rows, alloy="alloy"):
+    """The "Beyond the thread cache" targets, from one run.  rows: dicts with
+    workload, case, metric, verdict ('time', 'mem', 'faults', 'ctx' or None)
+    and values (allocator -> median).  Returns a list of (target_text, met:
+    bool|None, detail); None when what it needs was not measured."""
+    def kind(k):
+        return [r for r in rows if r.get("verdict") == k and r["values"].get(alloy) is not None]
+
+    def peers_of(rs):
+        seen = []
+        for r in rs:
+            for a in r["values"]:
+                if a != alloy and a not in seen:
+                    seen.append(a)
+        return seen
+
+    out = []
+    time_rows = kind("time")
+    peers = peers_of(time_rows)
+    if time_rows and peers:
+        ok, detail = _geomean_verdict(time_rows, alloy, peers, TIME_GEOMEAN_MAX)
+        out.append(("time: geomean of alloy/peer over the %d time rows <= %.2fx for every peer"
+                    % (len(time_rows), TIME_GEOMEAN_MAX), ok, detail))
+        ok, detail = _row_bound_verdict(time_rows, alloy, TIME_ROW_MAX)
+        out.append(("time: no workload above %.2fx the best peer" % TIME_ROW_MAX, ok, detail))
+    else:
+        out.append(("time targets", None, "alloy or its peers not measured"))
+
+    mem_rows = kind("mem")
+    if mem_rows and any("glibc" in r["values"] for r in mem_rows):
+        ok, detail = _geomean_verdict(mem_rows, alloy, ["glibc"], MEM_GEOMEAN_MAX)
+        out.append(("memory: peak-RSS geomean over the %d RSS rows <= %.2fx glibc's"
+                    % (len(mem_rows), MEM_GEOMEAN_MAX), ok, detail))
+    else:
+        out.append(("memory: peak-RSS geomean against glibc", None, "glibc or alloy not measured"))
+    if mem_rows:
+        ok, detail = _row_bound_verdict(mem_rows, alloy, MEM_ROW_MAX)
+        out.append(("memory: no workload above %.2fx the leanest peer" % MEM_ROW_MAX, ok, detail))
+    else:
+        out.append(("memory: against the leanest peer", None, "alloy not measured"))
+
+    fault_rows = [r for r in kind("faults") if r["values"].get("glibc") is not None]
+    if fault_rows:
+        parts, ok = [], True
+        for r in fault_rows:
+            mine, g = r["values"][alloy], r["values"]["glibc"]
+            ok = ok and mine <= g
+            parts.append("%s: %s against glibc's %s" % (_label(r), fmt_num(mine), fmt_num(g)))
+        out.append(("faults: large-block recycling, no more page faults than glibc", ok,
+                    "; ".join(parts)))
+    else:
+        out.append(("faults: large-block recycling against glibc", None,
+                    "large, glibc or alloy not measured"))
+
+    ctx_rows = {}
+    for r in kind("ctx"):
+        for t in CTX_THREADS:
+            if r["case"].startswith("T%d_" % t):
+                ctx_rows.setdefault(t, []).append(r)
+    text = ("contention: malloc_test at %s threads, context switches <= %.0fx mimalloc's "
+            "(the best of %s present)" % (" and ".join(map(str, CTX_THREADS)), CTX_MAX,
+                                          "/".join(MIMALLOCS)))
+    lacking = [t for t in CTX_THREADS if t not in ctx_rows]
+    if lacking:
+        out.append((text, None, "not measured at %s threads" % ", ".join(map(str, lacking))))
+    else:
+        parts, ok = [], True
+        for t in CTX_THREADS:
+            for r in ctx_rows[t]:
+                mims = {a: r["values"][a] for a in MIMALLOCS if r["values"].get(a) is not None}
+                if not mims:
+                    ok = None
+                    parts.append("%s: no mimalloc measured" % _label(r))
+                    continue
+                best = min(mims, key=mims.get)
+                mine = r["values"][alloy]
+                if mims[best] > 0:
+                    ratio = round(mine / mims[best], 2)
+                else:                   # 2x of none is none
+                    ratio = 0.0 if mine <= 0 else float("inf")
+                if ok is not None:
+                    ok = ok and ratio <= CTX_MAX
+                parts.append("%s: %s against %s's %s = %.2fx" % (
+                    _label(r), fmt_num(r["values"][alloy]), best, fmt_num(mims[best]), ratio))
+        out.append((text, ok, "; ".join(parts)))
     return out

@@ -1,7 +1,8 @@
 """charts.py - the runner's PNG charts, drawn with matplotlib (Debian's
 python3-matplotlib): ns/op by size, throughput against threads, and RSS over
 time (against progress through the run) for the mixed and fragmentation
-workloads, with the live bytes the program holds.  Medians are drawn with
+workloads, with the live bytes the program holds, and against seconds since
+the free for the free-then-idle workload.  Medians are drawn with
 min-max bars.  Raises ImportError when matplotlib is missing; run.py reports
 that and carries on without charts.
 """
@@ -13,7 +14,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 COLORS = {"glibc": "#7f7f7f", "jemalloc": "#1f77b4", "tcmalloc": "#2ca02c",
-          "mimalloc": "#ff7f0e", "alloy": "#d62728"}
+          "mimalloc": "#ff7f0e", "mimalloc3": "#8c564b", "snmalloc": "#9467bd",
+          "rpmalloc": "#17becf", "alloy": "#d62728"}
+# RSS-over-time panels, in order: (workload, case); those not measured are left out
+RSS_PANELS = [("mixed", "mixed"), ("mixed", "small"), ("mixed", "mixed_512k"), ("frag", "frag"),
+              ("frag", "reuse90"), ("idle", "free_90"), ("idle", "free_100")]
+TIMED_PANELS = {"idle"}     # x axis in seconds, not progress: the idle is a span of time
 
 
 def _num(case):
@@ -80,26 +86,37 @@ def threads_chart(rows, names, path):
 
 
 def rss_chart(series, names, path):
-    panels = [(w, c) for (w, c) in (("mixed", "mixed"), ("mixed", "small"), ("frag", "frag"))
-              if any((w, c, n) in series for n in names)]
+    panels = [(w, c) for (w, c) in RSS_PANELS if any((w, c, n) in series for n in names)]
     if not panels:
         return False
-    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.2), squeeze=False)
-    for ax, (w, c) in zip(axes[0], panels):
+    cols = min(3, len(panels))
+    nrows = (len(panels) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(5 * cols, 4.2 * nrows), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, (w, c) in zip(flat, panels):
         live_drawn = False
+        timed = w in TIMED_PANELS
         for n in names:
             s = series.get((w, c, n))
             if not s:
                 continue
             # x is progress through the run, not seconds: the allocators run at
-            # different speeds, and the live-byte curve is the same for all of them
-            t = [100.0 * i / max(1, len(s) - 1) for i in range(len(s))]
-            ax.plot(t, [p[1] / 1048576 for p in s], label=n, color=COLORS.get(n))
+            # different speeds, and the live-byte curve is the same for all of
+            # them.  The idle panels are the exception: there time is the point.
+            if timed:
+                t = [p[0] / 1000.0 for p in s]
+            else:
+                t = [100.0 * i / max(1, len(s) - 1) for i in range(len(s))]
+            ax.plot(t, [p[1] / 1048576 for p in s], label=n, color=COLORS.get(n),
+                    marker="." if timed else None)
             if not live_drawn:
                 ax.plot(t, [p[2] / 1048576 for p in s], "k--", lw=1,
                         label="live bytes (%s run)" % n)
                 live_drawn = True
-        ax.set_xlabel("% of the run (operations done)")
+        ax.set_xlabel("seconds since the free began" if timed
+                      else "% of the run (operations done)")
         ax.set_ylabel("MiB")
         ax.set_title("RSS over time: %s/%s" % (w, c))
         ax.grid(alpha=0.3)

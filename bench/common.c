@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,15 +141,33 @@ void bench_tick_calibrate(void)
            (double)bench_tick_overhead / bench_ticks_per_ns);
 }
 
+/* Read a small /proc file into buf (NUL-terminated) without calling malloc.
+ * Returns the length, or -1. */
+static ssize_t read_proc(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t len = 0;
+    while (len + 1 < cap) {
+        ssize_t n = read(fd, buf + len, cap - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    buf[len] = '\0';
+    return (ssize_t)len;
+}
+
 size_t bench_rss_now(void)
 {
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (!f)
-        return 0;
+    char buf[128];
     unsigned long size = 0, resident = 0;
-    int n = fscanf(f, "%lu %lu", &size, &resident);
-    fclose(f);
-    if (n != 2)
+    if (read_proc("/proc/self/statm", buf, sizeof buf) <= 0 ||
+        sscanf(buf, "%lu %lu", &size, &resident) != 2)
         return 0;
     return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
 }
@@ -158,18 +177,11 @@ size_t bench_rss_peak(void)
     /* VmHWM is this address space's high-water mark.  ru_maxrss is not usable
      * here: it survives exec, so it reports the parent's (the runner's) RSS
      * when that was larger than ours. */
-    FILE *f = fopen("/proc/self/status", "r");
-    if (f) {
-        char line[256];
+    char buf[4096];
+    if (read_proc("/proc/self/status", buf, sizeof buf) > 0) {
+        const char *line = strstr(buf, "\nVmHWM:");
         unsigned long kb = 0;
-        int found = 0;
-        while (fgets(line, sizeof line, f))
-            if (sscanf(line, "VmHWM: %lu kB", &kb) == 1) {
-                found = 1;
-                break;
-            }
-        fclose(f);
-        if (found)
+        if (line && sscanf(line + 1, "VmHWM: %lu kB", &kb) == 1)
             return (size_t)kb * 1024;
     }
     struct rusage ru;
@@ -177,11 +189,24 @@ size_t bench_rss_peak(void)
     return (size_t)ru.ru_maxrss * 1024;
 }
 
-uint64_t bench_ctx_switches(void)
+bench_usage_t bench_usage(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    return (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+    return (bench_usage_t){(uint64_t)ru.ru_minflt, (uint64_t)ru.ru_majflt, (uint64_t)ru.ru_nvcsw,
+                           (uint64_t)ru.ru_nivcsw};
+}
+
+const char *bench_usage_fields(const bench_usage_t *since)
+{
+    static char buf[256];
+    bench_usage_t now = bench_usage();
+    unsigned long long min = now.minflt - since->minflt, maj = now.majflt - since->majflt;
+    unsigned long long vol = now.nvcsw - since->nvcsw, invol = now.nivcsw - since->nivcsw;
+    snprintf(buf, sizeof buf,
+             " faults=%llu majflt=%llu ctx_switches=%llu vol_ctx_switches=%llu "
+             "invol_ctx_switches=%llu", min + maj, maj, vol + invol, vol, invol);
+    return buf;
 }
 
 uint64_t bench_rand_log(uint64_t *state, uint64_t lo, uint64_t hi)
@@ -194,6 +219,17 @@ uint64_t bench_rand_log(uint64_t *state, uint64_t lo, uint64_t hi)
     if (r > hi)
         r = hi;
     return r;
+}
+
+void bench_shuffle(void **obj, size_t *size, size_t n, uint64_t *state)
+{
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)(bench_rand(state) % i);
+        void *p = obj[i - 1];
+        size_t s = size[i - 1];
+        obj[i - 1] = obj[j], size[i - 1] = size[j];
+        obj[j] = p, size[j] = s;
+    }
 }
 
 void bench_touch(void *p, size_t size)

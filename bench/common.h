@@ -59,11 +59,25 @@ struct hist;
 void bench_time_pairs(struct hist *h, uint64_t pairs, unsigned group, size_t size);
 
 /* Resident set size now (from /proc/self/statm) and the peak so far
- * (VmHWM from /proc/self/status), in bytes. */
+ * (VmHWM from /proc/self/status), in bytes.  Both read with open/read into a
+ * stack buffer: sampling RSS never calls malloc, so it cannot disturb the
+ * allocator being measured (an idle program stays idle while it is watched). */
 size_t bench_rss_now(void);
 size_t bench_rss_peak(void);
-/* Voluntary + involuntary context switches of the whole process so far. */
-uint64_t bench_ctx_switches(void);
+
+/* The process's page faults and context switches so far, from getrusage
+ * (RUSAGE_SELF: every thread, those that have exited included). */
+typedef struct bench_usage {
+    uint64_t minflt, majflt;    /* page faults: minor (no I/O) and major */
+    uint64_t nvcsw, nivcsw;     /* context switches: voluntary and involuntary */
+} bench_usage_t;
+bench_usage_t bench_usage(void);
+/* The change since `since`, as the fields every program appends to its `res`
+ * lines, so that all of them count alike:
+ *   " faults=MIN+MAJ majflt=MAJ ctx_switches=VOL+INVOL vol_ctx_switches=VOL
+ *     invol_ctx_switches=INVOL"
+ * Returns a static buffer, overwritten by the next call. */
+const char *bench_usage_fields(const bench_usage_t *since);
 
 /* splitmix64: small, fast, good enough for choosing sizes. */
 static inline uint64_t bench_rand(uint64_t *state)
@@ -80,6 +94,9 @@ static inline uint64_t bench_rand_range(uint64_t *state, uint64_t lo, uint64_t h
 }
 /* Log-uniform in [lo, hi] (each octave equally likely): many small, few big. */
 uint64_t bench_rand_log(uint64_t *state, uint64_t lo, uint64_t hi);
+/* Shuffle n objects and their sizes together (Fisher-Yates), so that freeing
+ * a prefix or a suffix frees a random subset. */
+void bench_shuffle(void **obj, size_t *size, size_t n, uint64_t *state);
 
 /* Write to memory the compiler cannot prove dead, so a malloc/free pair is
  * never elided and every page we claim to use is really touched. */

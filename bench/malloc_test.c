@@ -80,17 +80,16 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < t; i++)
         if (pthread_create(&tids[i], NULL, worker_main, NULL))
             bench_die("pthread_create failed for thread %u", i);
-    uint64_t ctx0 = bench_ctx_switches(), cpu0 = bench_cpu_ns();
+    bench_usage_t u0 = bench_usage();
+    uint64_t cpu0 = bench_cpu_ns();
     pthread_barrier_wait(&start_barrier);
     for (unsigned i = 0; i < t; i++)
         pthread_join(tids[i], NULL);
     uint64_t t1 = bench_now_ns(), t0 = first_start;
     double secs = (double)(t1 - t0) / 1e9;
-    printf("res case=T%u_N%llu_S%zu time_s=%.4f ns_per_obj=%.3f ctx_switches=%llu peak_rss=%zu "
-           "cpu_ms=%.2f\n",
-           t, (unsigned long long)n_objs, obj_size, secs,
-           secs * 1e9 / ((double)n_objs * t), (unsigned long long)(bench_ctx_switches() - ctx0),
-           bench_rss_peak(), (double)(bench_cpu_ns() - cpu0) / 1e6);
+    printf("res case=T%u_N%llu_S%zu time_s=%.4f ns_per_obj=%.3f peak_rss=%zu cpu_ms=%.2f%s\n",
+           t, (unsigned long long)n_objs, obj_size, secs, secs * 1e9 / ((double)n_objs * t),
+           bench_rss_peak(), (double)(bench_cpu_ns() - cpu0) / 1e6, bench_usage_fields(&u0));
     free(tids);
     return 0;
 }

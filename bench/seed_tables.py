@@ -14,7 +14,7 @@ import sys
 
 import benchstats as bs
 
-ORDER = ["glibc", "jemalloc", "tcmalloc", "mimalloc", "alloy"]
+ORDER = ["glibc", "jemalloc", "tcmalloc", "mimalloc", "mimalloc3", "snmalloc", "rpmalloc", "alloy"]
 
 
 def load(path):
@@ -96,7 +96,7 @@ def main(path):
             cell(cells, ("frag", fc, "peak_rss", a), 1.0 / 1048576)))
     out.append("")
 
-    mc = find_case(cells, "malloc_test", "T")
+    mc = find_case(cells, "malloc_test", "T100_") or find_case(cells, "malloc_test", "T")
     out.append("**Seed 004 §1, `malloc_test %s`** (seed: 64 cores, `100 1000000 16`; "
                "cache misses need hardware counters, which this VM lacks)\n" %
                (mc.replace("T", "").replace("_N", " ").replace("_S", " ") if mc else "?"))

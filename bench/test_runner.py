@@ -1,9 +1,12 @@
 #!/usr/bin/python3
 """test_runner.py - tests of the benchmark runner: its statistics (median,
-nearest-rank percentiles), the parsing of workload output, the ratio table and
-target evaluation on synthetic data, the handling of crashing and hanging
-runs, and bad input (unknown allocator or workload, malformed arguments) both
-in run.py and in the workload programs.  Asserts no timing.
+nearest-rank percentiles, geomean), the parsing of workload output, the ratio
+table and both sets of targets (issue 3's and "Beyond the thread cache"'s)
+evaluated on synthetic data that meets and misses them, finding the peers that
+build-peers.sh builds (and reporting them when it cannot), the handling of
+crashing and hanging runs, and bad input (unknown allocator or workload,
+malformed arguments) both in run.py and in the workload programs.  Asserts no
+timing, and needs none of the peers installed or built.
 
 usage: test_runner.py [--build-dir DIR]   (DIR holds the built workload programs)
 """
@@ -80,6 +83,10 @@ class Parsing(unittest.TestCase):
     def test_allocator_list(self):
         a = run.parse_allocators("glibc,alloy,mine=/x/y.so", "bd")
         self.assertEqual(a, [("glibc", None), ("alloy", "bd/liballoy.so"), ("mine", "/x/y.so")])
+        a = run.parse_allocators("mimalloc3,snmalloc,rpmalloc,mimalloc", "bd")
+        self.assertEqual([lib is run.BUILT for _, lib in a], [True, True, True, False])
+        self.assertEqual(run.DEFAULT_ALLOCATORS, ["glibc", "jemalloc", "tcmalloc", "mimalloc",
+                                                  "mimalloc3", "snmalloc", "rpmalloc", "alloy"])
         for bad in ("glibc,nosuch", "glibc,,alloy", "glibc,glibc", "=x.so", "x="):
             with self.assertRaises(run.UsageError, msg=bad):
                 run.parse_allocators(bad, "bd")
@@ -107,6 +114,86 @@ class Parsing(unittest.TestCase):
         for name, mode in run.MODES.items():
             for w in run.WORKLOADS:
                 self.assertIn(w, mode, "%s mode lacks %s" % (name, w))
+            for w in mode.get("reps_for", {}):
+                self.assertIn(w, run.WORKLOADS)
+
+    def test_malloc_test_at_16_and_100_threads(self):
+        for name in ("short", "full"):
+            threads = sorted(int(a[-3]) for a in run.MODES[name]["malloc_test"])
+            self.assertEqual(threads, [16, 100], name)
+
+    def test_every_row_metric_is_known(self):
+        for w, (_, _, metrics) in run.WORKLOADS.items():
+            for m, _ in metrics:
+                self.assertIn(m, bs.METRICS, "%s: %s" % (w, m))
+
+    def test_verdict_kind(self):
+        self.assertEqual(run.verdict_kind("sizes", "ns_per_op", "st"), "time")
+        self.assertEqual(run.verdict_kind("larson", "mops_per_s", "mt"), "time")
+        self.assertEqual(run.verdict_kind("threads", "mops_per_s", None), None)   # threads_1
+        self.assertEqual(run.verdict_kind("handoff", "peak_rss", None), "mem")
+        self.assertEqual(run.verdict_kind("large", "faults", None), "faults")
+        self.assertEqual(run.verdict_kind("mixed", "faults", None), None)
+        self.assertEqual(run.verdict_kind("malloc_test", "ctx_switches", None), "ctx")
+
+
+class BuiltPeers(unittest.TestCase):
+    """build-peers.sh is replaced by small scripts: the real one is not needed."""
+
+    def script(self, d, body):
+        path = os.path.join(d, "build-peers.sh")
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + body + "\n")
+        return path
+
+    def test_parse_peer_lines(self):
+        text = "building...\nmimalloc3 /p/libmimalloc.so.3\nsnmalloc relative.so\nrpmalloc /r.so\n"
+        self.assertEqual(run.parse_peer_lines(text),
+                         {"mimalloc3": "/p/libmimalloc.so.3", "rpmalloc": "/r.so"})
+
+    def test_script_missing(self):
+        found, missing = run.resolve_built_peers(["mimalloc3"], "/nonexistent/build-peers.sh", "/x")
+        self.assertEqual(found, {})
+        self.assertIn("/nonexistent/build-peers.sh not found", missing["mimalloc3"])
+        self.assertIn(run.PEERS_SCRIPT_ENV, missing["mimalloc3"])
+
+    def test_script_fails(self):
+        with tempfile.TemporaryDirectory() as d:
+            sc = self.script(d, "echo 'cmake: no compiler' >&2; exit 3")
+            found, missing = run.resolve_built_peers(["mimalloc3", "rpmalloc"], sc, d)
+            self.assertEqual(found, {})
+            for n in ("mimalloc3", "rpmalloc"):
+                self.assertIn("failed (exit 3): cmake: no compiler", missing[n])
+
+    def test_library_missing_or_not_printed(self):
+        with tempfile.TemporaryDirectory() as d:
+            lib = os.path.join(d, "libsn.so")
+            open(lib, "w").close()
+            sc = self.script(d, 'echo "mimalloc3 %s/gone.so"; echo "snmalloc %s"; echo "$1" > %s/arg'
+                             % (d, lib, d))
+            found, missing = run.resolve_built_peers(["mimalloc3", "snmalloc", "rpmalloc"], sc,
+                                                     os.path.join(d, "out"))
+            self.assertEqual(found, {"snmalloc": lib})
+            self.assertIn("gone.so: library missing", missing["mimalloc3"])
+            self.assertIn("no rpmalloc line", missing["rpmalloc"])
+            with open(os.path.join(d, "arg")) as f:          # OUTDIR is passed on
+                self.assertEqual(f.read().strip(), os.path.join(d, "out"))
+
+    def test_nothing_wanted_runs_nothing(self):
+        self.assertEqual(run.resolve_built_peers([], "/nonexistent", "/x"), ({}, {}))
+
+    def test_default_script_path(self):
+        env = dict(os.environ)
+        try:
+            os.environ.pop(run.PEERS_SCRIPT_ENV, None)
+            root = os.path.dirname(HERE)
+            self.assertEqual(run.peers_script(), os.path.normpath(
+                os.path.join(root, "..", "shared", "peers", "build-peers.sh")))
+            os.environ[run.PEERS_SCRIPT_ENV] = "/elsewhere/b.sh"
+            self.assertEqual(run.peers_script(), "/elsewhere/b.sh")
+        finally:
+            os.environ.clear()
+            os.environ.update(env)
 
 
 class Ratios(unittest.TestCase):
@@ -155,6 +242,102 @@ class Ratios(unittest.TestCase):
         res = {t: met for t, met, _ in bs.evaluate_targets(rows)}
         self.assertFalse([v for k, v in res.items() if "every workload" in k][0])
 
+    def vrow(self, verdict, workload, case, metric, **vals):
+        return {"workload": workload, "case": case, "metric": metric, "group": None,
+                "verdict": verdict, "values": vals}
+
+    def verdicts(self, rows):
+        res = {}
+        for text, met, detail in bs.evaluate_verdicts(rows):
+            key = ("time-geomean" if text.startswith("time: geomean") else
+                   "time-row" if text.startswith("time: no workload") else
+                   "mem-geomean" if text.startswith("memory: peak-RSS geomean") else
+                   "mem-row" if text.startswith("memory: no workload") else
+                   "faults" if text.startswith("faults") else
+                   "ctx" if text.startswith("contention") else text)
+            res[key] = (met, detail)
+        return res
+
+    def meeting_rows(self):
+        """Synthetic results that meet every "Beyond the thread cache" target."""
+        return [
+            self.vrow("time", "sizes", "size_8", "ns_per_op", glibc=10, mimalloc3=5, alloy=4),
+            self.vrow("time", "larson", "larson_4", "mops_per_s", glibc=10, mimalloc3=20,
+                      alloy=21),
+            self.vrow("mem", "mixed", "mixed", "peak_rss", glibc=100, mimalloc3=120, alloy=95),
+            self.vrow("mem", "handoff", "handoff_30", "peak_rss", glibc=10, mimalloc3=9,
+                      alloy=10),
+            self.vrow("faults", "large", "calloc", "faults", glibc=5000, mimalloc3=40, alloy=5000),
+            self.vrow("ctx", "malloc_test", "T16_N200000_S16", "ctx_switches", glibc=100,
+                      mimalloc=50, mimalloc3=20, alloy=40),
+            self.vrow("ctx", "malloc_test", "T100_N50000_S16", "ctx_switches", glibc=100,
+                      mimalloc=30, mimalloc3=60, alloy=60),
+        ]
+
+    def test_verdicts_met(self):
+        res = self.verdicts(self.meeting_rows())
+        for k in ("time-geomean", "time-row", "mem-geomean", "mem-row", "faults", "ctx"):
+            self.assertTrue(res[k][0], (k, res[k]))
+        # sizes 0.40, larson 0.48 against glibc; 0.80 and 0.95 against mimalloc3
+        self.assertIn("glibc 0.44", res["time-geomean"][1])
+        self.assertIn("mimalloc3 0.87", res["time-geomean"][1])
+        self.assertIn("against mimalloc3's 20.0 = 2.00x", res["ctx"][1])   # the best mimalloc
+        self.assertIn("against mimalloc's 30.0 = 2.00x", res["ctx"][1])
+
+    def test_verdicts_missed(self):
+        rows = self.meeting_rows()
+        rows[0]["values"]["alloy"] = 5.5            # 1.10x and 0.95x mimalloc3: geomean 1.02
+        res = self.verdicts(rows)
+        self.assertFalse(res["time-geomean"][0])
+        self.assertIn("mimalloc3 1.02", res["time-geomean"][1])
+        self.assertTrue(res["time-row"][0])         # 1.10 is within 1.15
+        rows[0]["values"]["alloy"] = 5.8            # 1.16x the best peer
+        res = self.verdicts(rows)
+        self.assertFalse(res["time-row"][0])
+        self.assertIn("sizes size_8 1.16x mimalloc3", res["time-row"][1])
+
+        rows = self.meeting_rows()
+        rows[2]["values"]["alloy"] = 106            # 1.06 and 1.0 against glibc: 1.03 > 1.0
+        res = self.verdicts(rows)
+        self.assertFalse(res["mem-geomean"][0])
+        self.assertTrue(res["mem-row"][0])
+        rows[3]["values"]["alloy"] = 11.3           # 1.26x the leanest (mimalloc3, 9)
+        self.assertFalse(self.verdicts(rows)["mem-row"][0])
+
+        rows = self.meeting_rows()
+        rows[4]["values"]["alloy"] = 5001           # one fault more than glibc
+        self.assertFalse(self.verdicts(rows)["faults"][0])
+        rows[5]["values"]["alloy"] = 41             # 2.05x mimalloc3's
+        res = self.verdicts(rows)
+        self.assertFalse(res["ctx"][0])
+        self.assertIn("2.05x", res["ctx"][1])
+
+    def test_verdicts_not_measured(self):
+        rows = self.meeting_rows()
+        res = self.verdicts([r for r in rows if r["case"] != "T100_N50000_S16"])
+        self.assertIsNone(res["ctx"][0])            # both 16 and 100 threads are needed
+        self.assertIn("100", res["ctx"][1])
+        no_mim = [dict(r, values={a: v for a, v in r["values"].items() if "mimalloc" not in a})
+                  for r in rows]
+        self.assertIsNone(self.verdicts(no_mim)["ctx"][0])
+        no_glibc = [dict(r, values={a: v for a, v in r["values"].items() if a != "glibc"})
+                    for r in rows]
+        res = self.verdicts(no_glibc)
+        self.assertIsNone(res["faults"][0])
+        self.assertTrue(all(met is None for _, met, _ in bs.evaluate_verdicts(
+            [self.vrow("time", "sizes", "size_8", "ns_per_op", glibc=10)])))
+
+    def test_geomean(self):
+        self.assertAlmostEqual(bs.geomean([2, 8]), 4.0)
+        self.assertAlmostEqual(bs.geomean([3]), 3.0)
+        for bad in ([], [1, 0], [2, -1]):
+            with self.assertRaises(ValueError):
+                bs.geomean(bad)
+        self.assertAlmostEqual(bs.oriented_ratio(12, 10, "time_ms"), 1.2)
+        self.assertAlmostEqual(bs.oriented_ratio(8, 10, "mops_per_s"), 1.25)
+        self.assertIsNone(bs.oriented_ratio(8, None, "time_ms"))
+        self.assertIsNone(bs.oriented_ratio(0, 10, "time_ms"))
+
     def test_targets_without_alloy(self):
         rows = [self.row("st", "ns_per_op", glibc=10)]
         self.assertTrue(all(met is None for _, met, _ in bs.evaluate_targets(rows)))
@@ -170,6 +353,7 @@ class Ratios(unittest.TestCase):
         self.assertIn("**1.20** ✗", md)
         self.assertIn("tcmalloc: MISSING", md)
         self.assertIn("missed", md)
+        self.assertIn("### Targets (Beyond the thread cache)", md)
 
 
 class Processes(unittest.TestCase):
@@ -216,6 +400,40 @@ class Processes(unittest.TestCase):
             r = self.cli("--mode", "smoke", "--workloads", "realloc", "--no-charts", "--strict",
                          "--allocators", "glibc,ghost=/nonexistent/libghost.so", "--out", out)
             self.assertEqual(r.returncode, 1)                # --strict makes it an error
+
+    def test_built_peer_found_through_the_script(self):
+        # A stand-in build-peers.sh that offers liballoy.so as "mimalloc3"
+        lib = os.path.abspath(os.path.join(BUILD_DIR, "liballoy.so"))
+        with tempfile.TemporaryDirectory() as out:
+            sc = os.path.join(out, "build-peers.sh")
+            with open(sc, "w") as f:
+                f.write("#!/bin/sh\necho mimalloc3 %s\n" % lib)
+            env = dict(os.environ, **{run.PEERS_SCRIPT_ENV: sc})
+            r = subprocess.run([PY, os.path.join(HERE, "run.py"), "--build-dir", BUILD_DIR,
+                                "--mode", "smoke", "--workloads", "realloc", "--no-charts",
+                                "--allocators", "glibc,mimalloc3", "--out", out, "--strict"],
+                               capture_output=True, text=True, timeout=120, env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn("MISSING", r.stdout)
+            self.assertIn("| glibc | mimalloc3 |", r.stdout)
+            with open(os.path.join(out, "commands.txt")) as f:
+                self.assertIn("LD_PRELOAD=%s " % lib, f.read())
+
+    def test_built_peer_missing_is_reported(self):
+        with tempfile.TemporaryDirectory() as out:
+            env = dict(os.environ, **{run.PEERS_SCRIPT_ENV: "/nonexistent/build-peers.sh"})
+            args = [PY, os.path.join(HERE, "run.py"), "--build-dir", BUILD_DIR, "--mode",
+                    "smoke", "--workloads", "realloc", "--no-charts", "--allocators",
+                    "glibc,snmalloc", "--out", out]
+            r = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)      # reported, not fatal...
+            self.assertIn("snmalloc MISSING: /nonexistent/build-peers.sh not found", r.stderr)
+            self.assertIn("**snmalloc: MISSING** (/nonexistent/build-peers.sh not found", r.stdout)
+            with open(os.path.join(out, "summary.md")) as f:  # ...in summary.md too
+                self.assertIn("**snmalloc: MISSING**", f.read())
+            r = subprocess.run(args + ["--strict"], capture_output=True, text=True, timeout=120,
+                               env=env)
+            self.assertEqual(r.returncode, 1)
 
     def test_preload_that_does_not_take(self):
         # A real library that does not define malloc: the run must be flagged.
@@ -264,7 +482,13 @@ class Processes(unittest.TestCase):
                  ("malloc_test", ["4", "100"]), ("malloc_test", ["4", "100", "16x"]),
                  ("bench_mixed", ["-m", "huge"]), ("bench_frag", ["-n", "99999999999999999999999"]),
                  ("bench_xthread", ["-q", "1000"]), ("bench_realloc", ["extra"]),
-                 ("bench_sizes", ["-z"])]
+                 ("bench_sizes", ["-z"]), ("bench_mixed", ["-L", "100"]),
+                 ("bench_frag", ["-m", "bogus"]), ("bench_frag", ["-m", "reuse", "-l", "1k"]),
+                 ("bench_large", ["-m", "zero"]), ("bench_large", ["-l", "5M", "-u", "1M"]),
+                 ("bench_large", ["-k", "0"]), ("bench_handoff", ["-p", "101"]),
+                 ("bench_handoff", ["-t", "x"]), ("bench_idle", ["-f", "0"]),
+                 ("bench_idle", ["-s", "0"]), ("bench_larson", ["-t", "0"]),
+                 ("bench_larson", ["-l", "100", "-u", "10"]), ("bench_larson", ["-g", "2x"])]
         for prog, args in cases:
             r = subprocess.run([os.path.join(BUILD_DIR, prog)] + args, capture_output=True,
                                text=True, timeout=30)

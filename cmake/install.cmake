@@ -5,11 +5,11 @@
 #             bin/alloy                         (if tools/ built it)
 #             share/man/man1/alloy.1, share/man/man3/alloy.3  (if man/ built them)
 #   dev       lib/liballoy.so (the link), lib/liballoy.a
-#             include/alloy.h, include/alloy/*.h
+#             include/alloy.h, include/alloy/*.h, include/alloy/pmr.hpp (C++17)
 #             lib/pkgconfig/alloy.pc            pkg-config --libs alloy
 #             lib/cmake/alloy/alloyConfig.cmake, alloyConfigVersion.cmake,
 #             alloyTargets.cmake                find_package(alloy): alloy::alloy,
-#                                               alloy::alloy_static
+#                                               alloy::alloy_static, alloy::pmr
 #   sim       only with --component sim (not in a plain cmake --install):
 #             libexec/alloy-sim/alloy-sim, alloy-sim-real, bin/alloy-sim -> it,
 #             share/alloy-sim/figures.py, tables.py, share/man/man1/alloy-sim.1
@@ -23,10 +23,21 @@ include(CMakePackageConfigHelpers)
 set(ALLOY_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/alloy)
 set(ALLOY_GEN_DIR ${CMAKE_BINARY_DIR}/cmake-install)
 
+# alloy::pmr: the header-only C++17 std::pmr adapters (include/alloy/pmr.hpp).
+# An INTERFACE target that requires C++17 and links the library holding the
+# hot-path allocators: today that is liballoy.so, which also becomes the
+# program's malloc.
+if(NOT TARGET alloy_pmr)
+  add_library(alloy_pmr INTERFACE)
+  target_compile_features(alloy_pmr INTERFACE cxx_std_17)
+  target_link_libraries(alloy_pmr INTERFACE alloy)
+endif()
+
 # In-tree users (add_subdirectory) get the same names as find_package users.
 if(NOT TARGET alloy::alloy)
   add_library(alloy::alloy ALIAS alloy)
   add_library(alloy::alloy_static ALIAS alloy_static)
+  add_library(alloy::pmr ALIAS alloy_pmr)
 endif()
 
 # Libraries and headers ---------------------------------------------------------
@@ -37,7 +48,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/include/alloy.h DESTINATION ${CMAKE_INSTALL_
         COMPONENT dev)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/alloy/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/alloy COMPONENT dev
-        FILES_MATCHING PATTERN "*.h")
+        FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
 
 # The alloy command and the manual pages (man/) ----------------------------------------
 if(TARGET alloy_cmd)

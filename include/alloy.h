@@ -78,7 +78,7 @@ typedef struct alloy_stats {
     uint64_t spans_allocated;     /* spans the central caches took */
     uint64_t spans_freed;         /* spans the central caches gave back */
     uint64_t central_lock_contended; /* central-cache lock acquisitions that waited */
-    uint64_t purges;              /* madvise calls */
+    uint64_t purges;              /* purges: madvise calls, and unmaps of wholly free blocks */
     uint64_t threads_live;        /* threads bound (per heap) / thread caches (total) */
     uint64_t tcache_overflows;    /* thread-cache lists that reached their limit and gave back */
     uint64_t tcache_scavenges;    /* thread caches found above tcache_max_bytes and scavenged */
@@ -104,6 +104,8 @@ typedef struct alloy_class_stats {
 /* Fill *out.  Returns 0, or EINVAL when out is NULL or out->size is too small. */
 ALLOY_API int alloy_stats_read(alloy_stats_t *out);
 /* Fill *out with one heap's counters (metadata, shared by all heaps, is 0).
+ * Its `allocated` is an estimate when threads bound to other heaps cache
+ * this heap's freed blocks (the total from alloy_stats_read is exact).
  * Returns 0, EINVAL, or ENOENT when no heap has that id. */
 ALLOY_API int alloy_heap_stats_read(unsigned heap_id, alloy_stats_t *out);
 /* Fill *out for class cls, summed over heaps.  Returns 0, EINVAL, or ENOENT

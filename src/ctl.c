@@ -135,8 +135,11 @@ static int heap_destroy(const unsigned *idx, const void *in) {
 }
 
 static int heap_purge(const unsigned *idx, const void *in) {
-    ay_heap_t *h = ay_heap_get(idx[0]);
+    ay_heap_t *h = ay_heap_pin(idx[0]);
+    if (!h)
+        return ENOENT; /* destroyed since the name was checked */
     ay_pageheap_purge(&h->pages, true);
+    ay_heap_unpin(h);
     return 0;
 }
 
@@ -177,7 +180,7 @@ static const ctl_entry_t table[] = {
     BOTH("spans_allocated", spans_allocated, "Spans the central caches took from the page heap."),
     BOTH("spans_freed", spans_freed, "Spans the central caches gave back."),
     BOTH("central_lock_contended", central_lock_contended, "Central-cache lock acquisitions that had to wait."),
-    BOTH("purges", purges, "madvise calls."),
+    BOTH("purges", purges, "Purges: madvise calls, and unmaps of wholly free blocks."),
     BOTH("threads", threads_live, "Threads bound to a heap."),
     BOTH("tcache_overflows", tcache_overflows, "Thread-cache lists that reached their limit and gave objects back."),
     BOTH("tcache_scavenges", tcache_scavenges, "Thread caches found above tcache_max_bytes and scavenged."),

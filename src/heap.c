@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -47,6 +48,19 @@ void ay_heaps_init(unsigned count) {
 ay_heap_t *ay_heap_get(unsigned id) {
     return id < AY_MAX_HEAPS ? __atomic_load_n(&ay_heaps[id], __ATOMIC_ACQUIRE) : NULL;
 }
+
+ay_heap_t *ay_heap_pin(unsigned id) {
+    if (id >= AY_MAX_HEAPS)
+        return NULL;
+    pthread_mutex_lock(&heaps_lock);
+    ay_heap_t *h = ay_heaps[id];
+    if (h)
+        __atomic_add_fetch(&h->pins, 1, __ATOMIC_ACQUIRE);
+    pthread_mutex_unlock(&heaps_lock);
+    return h;
+}
+
+void ay_heap_unpin(ay_heap_t *h) { __atomic_sub_fetch(&h->pins, 1, __ATOMIC_RELEASE); }
 
 ay_heap_t *ay_span_heap(const ay_span_t *s) {
     switch (s->state) {
@@ -126,6 +140,9 @@ int ay_heap_destroy(ay_heap_t *h) {
     pthread_mutex_lock(&heaps_lock);
     __atomic_store_n(&ay_heaps[h->id], NULL, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&heaps_lock);
+    /* no new pin can be taken now; wait for the walkers that have one */
+    while (__atomic_load_n(&h->pins, __ATOMIC_ACQUIRE))
+        sched_yield();
     ay_direct_release_all(&h->direct);
     ay_pageheap_release_all(&h->pages);
     pthread_mutex_lock(&heaps_lock);
@@ -137,9 +154,11 @@ int ay_heap_destroy(ay_heap_t *h) {
 
 void ay_heaps_purge(bool all) {
     for (unsigned i = 0; i < AY_LOAD(&ay_heaps_limit); i++) {
-        ay_heap_t *h = ay_heap_get(i);
-        if (h)
+        ay_heap_t *h = ay_heap_pin(i);
+        if (h) {
             ay_pageheap_purge(&h->pages, all);
+            ay_heap_unpin(h);
+        }
     }
 }
 

@@ -13,7 +13,8 @@
  * Spans record their owner (a central cache, the page heap or the direct
  * maps), so a free always goes back to the heap that owns the memory,
  * whichever thread frees it; ay_span_heap names that heap.
- * Lock order: heaps_lock (create, destroy, bind) is never taken while a
+ * Destroying an explicit heap waits until no walker has it pinned.
+ * Lock order: heaps_lock (create, destroy, bind, pin) is never taken while a
  * central, page-heap or direct-map lock is held, and none of those is taken
  * while heaps_lock is held, except by fork's prepare handler, which takes
  * them all in the global order (see docs/ARCHITECTURE.md).
@@ -37,6 +38,7 @@ typedef struct ay_heap {
     unsigned id;              /* index in ay_heaps */
     bool cached;              /* automatic heap: thread caches fill from it */
     uint32_t nthreads;        /* threads bound to it (automatic heaps) */
+    uint32_t pins;            /* walkers using it without heaps_lock (ay_heap_pin) */
     uint64_t retired_overflows; /* thread-cache events of threads that left it */
     uint64_t retired_scavenges;
     struct ay_heap *next_spare; /* destroyed explicit heaps, for reuse */
@@ -59,8 +61,14 @@ ay_heap_t *ay_heap_bind(void);
 /* A thread leaves heap h / joins heap h (thread counts for binding). */
 void ay_heap_unbind(ay_heap_t *h);
 void ay_heap_adopt(ay_heap_t *h);
-/* The heap with this id, or NULL. */
+/* The heap with this id, or NULL.  Only for reading counters: an explicit
+ * heap may be destroyed, and its memory reused for a new one, meanwhile. */
 ay_heap_t *ay_heap_get(unsigned id);
+/* The heap with this id, pinned: it is not destroyed (nor its memory reused)
+ * until ay_heap_unpin.  NULL when there is none.  For code that works on a
+ * heap it is not bound to, such as purging. */
+ay_heap_t *ay_heap_pin(unsigned id);
+void ay_heap_unpin(ay_heap_t *h);
 /* The heap that owns span s (SMALL, LARGE or DIRECT). */
 ay_heap_t *ay_span_heap(const ay_span_t *s);
 /* Purge every heap's free pages: those due (all = false) or all of them. */

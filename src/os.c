@@ -61,6 +61,10 @@ int ay_os_purge(void *p, size_t size) {
     return madvise(p, size, MADV_DONTNEED) == 0 ? 0 : -errno;
 }
 
+int ay_os_hugepages(void *p, size_t size) {
+    return madvise(p, size, MADV_HUGEPAGE) == 0 ? 0 : -errno;
+}
+
 void *ay_os_remap(void *p, size_t old_size, size_t new_size, void *to) {
     if (!to && should_fail())
         return NULL;

@@ -24,6 +24,9 @@ int ay_os_purge(void *p, size_t size);
  * is not NULL.  Returns NULL on failure, in which case the old mapping is
  * untouched. */
 void *ay_os_remap(void *p, size_t old_size, size_t new_size, void *to);
+/* Ask for transparent huge pages on the range (MADV_HUGEPAGE), for blocks
+ * that are used whole.  Returns 0 or -errno; failure is harmless. */
+int ay_os_hugepages(void *p, size_t size);
 /* Monotonic milliseconds (coarse clock: cheap, ~4 ms resolution). */
 uint64_t ay_os_now_ms(void);
 /* Number of online CPUs, at least 1. */

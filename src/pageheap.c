@@ -2,7 +2,6 @@
  * pageheap.h).  Every system call here runs with the lock dropped. */
 #include "pageheap.h"
 
-#include <sched.h>
 #include <string.h>
 
 #include "conf.h"
@@ -167,6 +166,7 @@ static void block_drop(ay_pageheap_t *ph, ay_span_t *s, uintptr_t *start, uintpt
     ay_list_remove(b);
     ph->mapped_pages -= b->npages;
     ph->blocks_unmapped++;
+    ph->purges++;
     record_give(ph, s);
     record_give(ph, b);
 }
@@ -188,7 +188,7 @@ static size_t dirty_cap(const ay_pageheap_t *ph) {
 /* Under the lock: is the oldest dirty span due to be purged? */
 static bool purge_due(const ay_pageheap_t *ph, uint64_t now, bool all) {
     const ay_span_t *oldest = ph->dirty.dnext;
-    if (ph->dying || oldest == &ph->dirty)
+    if (oldest == &ph->dirty)
         return false;
     if (all)
         return true;
@@ -295,11 +295,17 @@ void ay_pageheap_purge(ay_pageheap_t *ph, bool all) { decay(ph, all); }
  * memory. */
 static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
     uintptr_t pages = (npages + AY_BLOCK_PAGES - 1) / AY_BLOCK_PAGES * AY_BLOCK_PAGES;
-    void *block = ay_os_map(AY_PAGES_BYTES(pages), AY_PAGE_SIZE);
+    /* a block for a request of 2 MiB or more is used whole: 2 MiB aligned,
+     * with transparent huge pages, it faults in 2 MiB at a time */
+    bool huge = pages >= AY_HUGE_PAGES;
+    size_t align = huge ? AY_PAGES_BYTES(AY_HUGE_PAGES) : AY_PAGE_SIZE;
+    void *block = ay_os_map(AY_PAGES_BYTES(pages), align);
     if (!block && release_free_blocks(ph))
-        block = ay_os_map(AY_PAGES_BYTES(pages), AY_PAGE_SIZE);
+        block = ay_os_map(AY_PAGES_BYTES(pages), align);
     if (!block)
         return false;
+    if (huge)
+        ay_os_hugepages(block, AY_PAGES_BYTES(pages));
     ay_span_t *s = ay_span_new(), *rec = ay_span_new();
     if (!s || !rec || ay_pagemap_ensure((uintptr_t)block, pages) != 0) {
         if (s)
@@ -411,9 +417,12 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
     s->state = (uint8_t)state;
     s->owner.pages = ph;
     ph->active_pages += npages;
+    finish(ph, now);
+    /* the span is the caller's now: its pagemap entries and the usage count
+     * need no lock (a neighbour that looks at a boundary page meanwhile sees
+     * NULL or this span, neither of which it merges with) */
     ay_usage_add(ph->usage, (ptrdiff_t)AY_PAGES_BYTES(npages));
     ay_pagemap_set(s->start, npages, s, bin);
-    finish(ph, now);
     return s;
 }
 
@@ -425,10 +434,10 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
     if (purge_now)
         ay_os_purge((void *)s->start, AY_PAGES_BYTES(s->npages));
     uint64_t now = ay_os_now_ms();
+    ay_usage_add(ph->usage, -(ptrdiff_t)AY_PAGES_BYTES(s->npages));
+    ay_pagemap_set(s->start, s->npages, NULL, 0); /* s is still the caller's alone */
     pthread_mutex_lock(&ph->lock);
     ph->active_pages -= s->npages;
-    ay_usage_add(ph->usage, -(ptrdiff_t)AY_PAGES_BYTES(s->npages));
-    ay_pagemap_set(s->start, s->npages, NULL, 0);
     if (purge_now)
         ph->purges++;
     s->dirty = !purge_now;
@@ -459,12 +468,6 @@ static void forget_block_spans(ay_pageheap_t *ph, const ay_span_t *b) {
 
 void ay_pageheap_release_all(ay_pageheap_t *ph) {
     pthread_mutex_lock(&ph->lock);
-    ph->dying = true; /* no new purges; wait for those in flight */
-    while (ph->purging_pages) {
-        pthread_mutex_unlock(&ph->lock);
-        sched_yield();
-        pthread_mutex_lock(&ph->lock);
-    }
     for (ay_span_t *b = ph->blocks.next; b != &ph->blocks; b = b->next)
         forget_block_spans(ph, b);
     ay_span_t blocks;

@@ -45,6 +45,7 @@
 
 #define AY_BLOCK_PAGES 256 /* pages of a block taken from the OS: 1 MiB, or a multiple */
 #define AY_LARGE_MAX_PAGES 8192 /* 32 MiB: larger requests are direct maps */
+#define AY_HUGE_PAGES 512       /* 2 MiB: blocks this large get transparent huge pages */
 
 typedef struct ay_pageheap {
     pthread_mutex_t lock;
@@ -55,14 +56,13 @@ typedef struct ay_pageheap {
     ay_span_t blocks;             /* list head: one record per block taken from the OS */
     ay_span_t *spare;             /* reserve of span records, linked by next */
     unsigned nspare;              /* records in the reserve */
-    bool dying;                   /* being destroyed: no more purging */
     ay_usage_t *usage;            /* the owning heap's active bytes */
     size_t mapped_pages;          /* pages of blocks taken from the OS */
     size_t active_pages;          /* pages of SMALL and LARGE spans */
     size_t free_dirty_pages;      /* free pages that may be resident */
     size_t free_clean_pages;      /* free pages never touched or purged */
     size_t purging_pages;         /* free pages off the lists while being purged */
-    uint64_t purges;              /* madvise calls */
+    uint64_t purges;              /* purges: madvise calls and unmaps of wholly free blocks */
     uint64_t blocks_unmapped;     /* wholly free blocks given back to the OS */
 } ay_pageheap_t;
 
@@ -80,7 +80,7 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s);
 /* Purge dirty free spans: those older than decay_ms, or all when `all`. */
 void ay_pageheap_purge(ay_pageheap_t *ph, bool all);
 /* Forget every span and unmap every block (an explicit heap's destruction;
- * nothing of ph may be in use). */
+ * nothing of ph may be in use, and no purge under way: see ay_heap_pin). */
 void ay_pageheap_release_all(ay_pageheap_t *ph);
 
 /* Check every invariant above; aborts on a violation (debug builds). */

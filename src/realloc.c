@@ -11,8 +11,11 @@
 #include "alloy.h"
 
 /* Can the block at p (of span s, `usable` bytes) hold `size` bytes where it
- * is, without wasting more than half of it? */
-static bool fits_in_place(const ay_span_t *s, size_t usable, size_t size) {
+ * is, without wasting more than half of it, and with the alignment malloc
+ * would give that size (16 bytes for a multiple of 16)? */
+static bool fits_in_place(const ay_span_t *s, const void *p, size_t usable, size_t size) {
+    if (size % 16 == 0 && (uintptr_t)p % 16 != 0)
+        return false;
     if (s->state == AY_SPAN_SMALL)
         return size <= usable && (size > usable / 2 || ay_size_bin(size) == s->cls + 1u);
     if (s->state == AY_SPAN_LARGE)
@@ -32,7 +35,7 @@ void *ay_realloc_in(ay_heap_t *h, void *p, size_t size) {
     ay_span_t *s = ay_block_span(p, "realloc()");
     size_t usable = ay_block_usable(s, p);
     bool same_heap = !h || ay_span_heap(s) == h;
-    if (same_heap && fits_in_place(s, usable, size))
+    if (same_heap && fits_in_place(s, p, usable, size))
         return p;
     if (same_heap && s->state == AY_SPAN_DIRECT && size > AY_PAGES_BYTES(AY_LARGE_MAX_PAGES)) {
         void *q = ay_large_resize(s, size);
@@ -41,8 +44,11 @@ void *ay_realloc_in(ay_heap_t *h, void *p, size_t size) {
     }
     /* a block that grows gets an eighth more room, so that a string or
      * buffer growing a little at a time moves O(log n) times, not at every
-     * class boundary (classes are only 16 bytes apart below 1 KiB) */
-    size_t want = size > usable && size <= AY_MAX_REQUEST - size / 8 ? size + size / 8 : size;
+     * class boundary (classes are only 16 bytes apart below 1 KiB); a size
+     * that is a multiple of 16 keeps that, for malloc's 16-byte alignment */
+    size_t want = size > usable && size <= AY_MAX_REQUEST - size / 8 - 16 ? size + size / 8 : size;
+    if (size % 16 == 0)
+        want = (want + 15) & ~(size_t)15;
     void *q = ay_alloc_in(h, want);
     if (!q)
         return NULL; /* p is untouched */

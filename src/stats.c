@@ -8,7 +8,11 @@
  *   allocated = sum over classes of (objects out - objects in) * size
  *               - thread-cache bytes + large blocks
  *   allocated <= active <= resident <= mapped
- *   each total = the sum over heaps (+ metadata, for resident and mapped)
+ *   each total = the sum over heaps (+ metadata, for resident and mapped),
+ *   but allocated: a heap's allocated subtracts what the threads bound to it
+ *   cache, and a thread may cache another heap's blocks, so the per-heap
+ *   figures are estimates then (clamped at 0 per class); the total, summed
+ *   over classes, stays exact
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -128,6 +132,15 @@ static void totals_read(alloy_stats_t *s) {
         size_t *dst = &s->allocated, *src = &hs.allocated;
         for (size_t k = 0; k < (sizeof *s - offsetof(alloy_stats_t, allocated)) / sizeof(size_t); k++)
             dst[k] += src[k];
+    }
+    /* allocated is summed over classes, not over heaps: a thread may cache
+     * blocks of a heap it is not bound to, so a heap's own figure is an
+     * estimate (clamped at 0 per class), while this one is exact */
+    s->allocated = s->large_allocated;
+    for (unsigned cls = 0; cls < AY_NUM_CLASSES; cls++) {
+        alloy_class_stats_t c;
+        class_read(NULL, cls, &c);
+        s->allocated += c.allocated;
     }
     s->size = sizeof *s;
     s->version = ALLOY_STATS_VERSION;

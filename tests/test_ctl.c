@@ -1,6 +1,10 @@
-/* test_ctl.c - alloy_ctl: every name can be read, the writable ones round
- * trip, and the error codes are the documented ones. */
+/* test_ctl.c - alloy_ctl: every name can be read, the values read are the
+ * right ones (settings, class geometry, exact byte counts, sums over heaps),
+ * the writable ones round trip, and the error codes are the documented ones.
+ * ctest runs it with ALLOY_CONF=heaps:3,tcache_max_bytes:3m,
+ * return_threshold:3 (see EXPECTED_*).  Only the alloy_* names are called. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,7 +13,252 @@
 
 #include "alloy.h"
 #include "alloy/ctl.h"
+#include "alloy/heap.h"
 #include "check.h"
+
+#define EXPECTED_HEAPS 3
+#define EXPECTED_TCACHE_MAX ((uint64_t)3 << 20)
+#define EXPECTED_THRESHOLD_HALVES 6
+#define NCLASSES 208
+
+static size_t class_size[NCLASSES];
+
+static void make_classes(void) {
+    static const size_t band_end[] = {128, 1024, 8192, 65536, 262144};
+    static const size_t band_step[] = {8, 16, 128, 1024, 8192};
+    unsigned n = 0;
+    size_t start = 0;
+    for (unsigned b = 0; b < 5; b++) {
+        for (size_t s = start + band_step[b]; s <= band_end[b] && n < NCLASSES; s += band_step[b])
+            class_size[n++] = s;
+        start = band_end[b];
+    }
+    CHECK_EQ_U(n, NCLASSES);
+}
+
+/* alloy_ctl reads of one type, 0 on error (and a failed check) */
+static uint64_t rd_u64(const char *name) {
+    uint64_t v = 0;
+    size_t len = sizeof v;
+    int r = alloy_ctl(name, &v, &len, NULL, 0);
+    if (r)
+        fprintf(stderr, "reading %s: %d\n", name, r);
+    CHECK(r == 0);
+    return v;
+}
+
+static unsigned rd_uns(const char *name) {
+    unsigned v = 0;
+    size_t len = sizeof v;
+    CHECK(alloy_ctl(name, &v, &len, NULL, 0) == 0);
+    return v;
+}
+
+static bool rd_bool(const char *name) {
+    bool v = false;
+    size_t len = sizeof v;
+    CHECK(alloy_ctl(name, &v, &len, NULL, 0) == 0);
+    return v;
+}
+
+static int64_t rd_i64(const char *name) {
+    int64_t v = 0;
+    size_t len = sizeof v;
+    CHECK(alloy_ctl(name, &v, &len, NULL, 0) == 0);
+    return v;
+}
+
+static const char *rd_str(const char *name) {
+    const char *v = "";
+    size_t len = sizeof v;
+    CHECK(alloy_ctl(name, &v, &len, NULL, 0) == 0);
+    return v ? v : "";
+}
+
+static uint64_t rd_fmt(const char *fmt, unsigned i, const char *field) {
+    char name[96];
+    snprintf(name, sizeof name, fmt, i, field);
+    return rd_u64(name);
+}
+
+/* The settings, as ALLOY_CONF set them, and the defaults for the rest. */
+static void check_settings(void) {
+    CHECK(!strcmp(rd_str("version"), alloy_version()));
+    CHECK(!strcmp(rd_str("opt.batch_policy"), "guard"));
+    CHECK(!strcmp(rd_str("batch_policy"), "guard"));
+    CHECK_EQ_U(rd_u64("opt.batch_budget"), 256 * 1024);
+    CHECK_EQ_U(rd_u64("opt.batch_cap"), 1024);
+    CHECK_EQ_U(rd_uns("opt.return_threshold_halves"), EXPECTED_THRESHOLD_HALVES);
+    CHECK(rd_bool("opt.tcache"));
+    CHECK_EQ_U(rd_u64("opt.tcache_max_bytes"), EXPECTED_TCACHE_MAX);
+    CHECK_EQ_U(rd_i64("opt.decay_ms"), 1000);
+    CHECK_EQ_U(rd_i64("decay_ms"), 1000);
+    CHECK_EQ_U(rd_uns("opt.heaps"), EXPECTED_HEAPS);
+    CHECK_EQ_U(rd_uns("heaps.count"), EXPECTED_HEAPS);
+    CHECK(!rd_bool("opt.background_thread"));
+    CHECK(!rd_bool("background_thread"));
+    CHECK(!rd_bool("opt.junk"));
+    CHECK(!rd_bool("opt.zero"));
+    CHECK(!rd_bool("opt.abort_on_error"));
+    CHECK(!rd_bool("opt.stats_print"));
+    /* the automatic heaps exist, and nothing beyond them yet */
+    for (unsigned i = 0; i < EXPECTED_HEAPS; i++)
+        CHECK(alloy_heap_from_id(i) != NULL);
+    CHECK(alloy_heap_from_id(EXPECTED_HEAPS) == NULL);
+}
+
+/* Every class: its size, L(S) = min(256 KiB / S, 1024), a terminal batch
+ * within it, and the other counters equal to alloy_class_stats_read's. */
+static void check_classes(void) {
+    for (unsigned j = 0; j < NCLASSES; j++) {
+        char name[64];
+        snprintf(name, sizeof name, "stats.classes.%u.size", j);
+        CHECK_EQ_U(rd_u64(name), class_size[j]);
+        snprintf(name, sizeof name, "stats.classes.%u.batch_limit", j);
+        unsigned limit = rd_uns(name), want = (unsigned)(262144 / class_size[j]);
+        want = want > 1024 ? 1024 : want < 1 ? 1 : want;
+        CHECK_EQ_U(limit, want);
+        snprintf(name, sizeof name, "stats.classes.%u.terminal_batch", j);
+        unsigned terminal = rd_uns(name);
+        CHECK(terminal >= 1 && terminal <= limit);
+        alloy_class_stats_t c = {.size = sizeof c};
+        CHECK(alloy_class_stats_read(j, &c) == 0);
+        CHECK(c.class_size == class_size[j] && c.batch_limit == limit && c.terminal_batch == terminal);
+        CHECK_EQ_U(rd_fmt("stats.classes.%u.%s", j, "objects_fetched"), c.objects_fetched);
+        CHECK_EQ_U(rd_fmt("stats.classes.%u.%s", j, "objects_released"), c.objects_released);
+        CHECK_EQ_U(rd_fmt("stats.classes.%u.%s", j, "spans_allocated"), c.spans_allocated);
+        CHECK_EQ_U(rd_fmt("stats.classes.%u.%s", j, "tcache_bytes"), c.tcache_bytes);
+        CHECK_EQ_U(rd_fmt("stats.classes.%u.%s", j, "central_bytes"), c.central_bytes);
+        CHECK_EQ_U(rd_fmt("stats.classes.%u.%s", j, "allocated"), c.allocated);
+    }
+    /* the policy in force shows in the terminal batch (384 bytes: 682 under
+     * clip, 512 under guard and pow2) */
+    const char *pols[] = {"clip", "pow2", "guard"};
+    const unsigned terminal[] = {682, 512, 512};
+    for (int k = 0; k < 3; k++) {
+        CHECK(alloy_ctl("batch_policy", NULL, NULL, &pols[k], sizeof pols[k]) == 0);
+        CHECK_EQ_U(rd_uns("stats.classes.31.terminal_batch"), terminal[k]);
+        CHECK_EQ_U(rd_uns("stats.classes.31.batch_limit"), 682);
+    }
+}
+
+/* The totals by name equal alloy_stats_read's fields, and each is the sum
+ * over the heaps (plus metadata for mapped). */
+static void check_totals(void) {
+    static const char *const names[] = {"allocated", "active", "resident", "mapped", "retained",
+                                        "metadata", "large_allocated", "tcache_bytes", "central_bytes",
+                                        "pageheap_free_bytes", "slow_path_calls", "short_fetches",
+                                        "objects_fetched", "objects_released", "spans_allocated",
+                                        "spans_freed", "purges", "threads"};
+    enum { N = sizeof names / sizeof names[0] };
+    uint64_t total[N], sum[N] = {0};
+    for (unsigned k = 0; k < N; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "stats.%s", names[k]);
+        total[k] = rd_u64(name);
+    }
+    alloy_stats_t s = {.size = sizeof s};
+    CHECK(alloy_stats_read(&s) == 0);
+    const uint64_t fields[N] = {s.allocated, s.active, s.resident, s.mapped, s.pageheap_purged_bytes,
+                                s.metadata, s.large_allocated, s.tcache_bytes, s.central_bytes,
+                                s.pageheap_free_bytes, s.slow_path_calls, s.short_fetches,
+                                s.objects_fetched, s.objects_released, s.spans_allocated,
+                                s.spans_freed, s.purges, s.threads_live};
+    for (unsigned k = 0; k < N; k++) {
+        if (total[k] != fields[k])
+            fprintf(stderr, "stats.%s: %llu by name, %llu in the struct\n", names[k],
+                    (unsigned long long)total[k], (unsigned long long)fields[k]);
+        CHECK(total[k] == fields[k]);
+    }
+    for (unsigned i = 0; i < 256; i++) {
+        if (!alloy_heap_from_id(i))
+            continue;
+        for (unsigned k = 0; k < N; k++)
+            sum[k] += rd_fmt("stats.heaps.%u.%s", i, names[k]);
+    }
+    for (unsigned k = 0; k < N; k++) {
+        uint64_t want = total[k];
+        if (!strcmp(names[k], "metadata"))
+            want = 0; /* no heap owns it */
+        if (!strcmp(names[k], "mapped"))
+            want -= total[5];
+        if (!strcmp(names[k], "resident"))
+            continue; /* the metadata's resident part: not exposed */
+        if (sum[k] != want)
+            fprintf(stderr, "stats.heaps.*.%s sums to %llu, total %llu\n", names[k],
+                    (unsigned long long)sum[k], (unsigned long long)want);
+        CHECK(sum[k] == want);
+    }
+    CHECK(total[0] <= total[1] && total[1] <= total[2] && total[2] <= total[3]);
+}
+
+/* In a fresh thread with its cache flushed, K objects of class j add exactly
+ * K x size to stats.allocated, to stats.classes.<j>.allocated and to the
+ * thread's heap; freeing them takes exactly that away again. */
+static const unsigned probe_classes[] = {0, 1, 15, 31, 71, 100, 150, 183, 207};
+#define K 300
+static void *probe[K];
+
+static void *fresh_thread(void *arg) {
+    alloy_free(alloy_malloc(8)); /* the thread's cache exists */
+    CHECK(alloy_ctl("thread.tcache.flush", NULL, NULL, NULL, 0) == 0);
+    CHECK_EQ_U(rd_u64("thread.tcache.bytes"), 0);
+    unsigned heap = rd_uns("thread.heap");
+    CHECK(heap < EXPECTED_HEAPS);
+    for (unsigned k = 0; k < sizeof probe_classes / sizeof probe_classes[0]; k++) {
+        unsigned j = probe_classes[k];
+        size_t size = class_size[j], n = j >= 183 ? 20 : K, bytes = n * size;
+        uint64_t total0 = rd_u64("stats.allocated"), class0 = rd_fmt("stats.classes.%u.%s", j, "allocated");
+        uint64_t heap0 = rd_fmt("stats.heaps.%u.%s", heap, "allocated");
+        for (size_t i = 0; i < n; i++)
+            probe[i] = alloy_malloc(size - (i % 8)); /* same class */
+        uint64_t total1 = rd_u64("stats.allocated"), class1 = rd_fmt("stats.classes.%u.%s", j, "allocated");
+        uint64_t heap1 = rd_fmt("stats.heaps.%u.%s", heap, "allocated");
+        if (total1 - total0 != bytes || class1 - class0 != bytes || heap1 - heap0 != bytes)
+            fprintf(stderr, "class %u: %zu x %zu bytes: stats.allocated +%llu, class +%llu, heap +%llu\n", j,
+                    n, size, (unsigned long long)(total1 - total0), (unsigned long long)(class1 - class0),
+                    (unsigned long long)(heap1 - heap0));
+        CHECK_EQ_U(total1 - total0, bytes);
+        CHECK_EQ_U(class1 - class0, bytes);
+        CHECK_EQ_U(heap1 - heap0, bytes);
+        /* what the cache holds now is what this thread's cache holds */
+        CHECK_EQ_U(rd_fmt("stats.classes.%u.%s", j, "tcache_bytes"), rd_u64("thread.tcache.bytes"));
+        for (size_t i = 0; i < n; i++)
+            alloy_free(probe[i]);
+        CHECK_EQ_U(rd_u64("stats.allocated"), total0);
+        CHECK_EQ_U(rd_fmt("stats.classes.%u.%s", j, "allocated"), class0);
+        CHECK(alloy_ctl("thread.tcache.flush", NULL, NULL, NULL, 0) == 0);
+        CHECK_EQ_U(rd_u64("thread.tcache.bytes"), 0);
+        CHECK_EQ_U(rd_fmt("stats.classes.%u.%s", j, "tcache_bytes"), 0);
+        CHECK_EQ_U(rd_u64("stats.allocated"), total0);
+    }
+    /* large blocks: whole pages, in large_allocated as well */
+    uint64_t total0 = rd_u64("stats.allocated"), large0 = rd_u64("stats.large_allocated");
+    void *big[3] = {alloy_malloc(300000), alloy_malloc(300001), alloy_malloc(3u << 20)};
+    uint64_t pages = 2 * ((300000 + 4095) / 4096 * 4096) + (3u << 20);
+    CHECK_EQ_U(rd_u64("stats.allocated") - total0, pages);
+    CHECK_EQ_U(rd_u64("stats.large_allocated") - large0, pages);
+    for (int i = 0; i < 3; i++)
+        alloy_free(big[i]);
+    CHECK_EQ_U(rd_u64("stats.allocated"), total0);
+    CHECK_EQ_U(rd_u64("stats.large_allocated"), large0);
+
+    /* thread.heap round trips through every automatic heap, and that
+     * thread's allocations land in the heap it names */
+    for (unsigned i = 0; i < EXPECTED_HEAPS; i++) {
+        CHECK(alloy_ctl("thread.heap", NULL, NULL, &i, sizeof i) == 0);
+        CHECK_EQ_U(rd_uns("thread.heap"), i);
+        CHECK_EQ_U(alloy_heap_id(alloy_heap_get_default()), i);
+        uint64_t before = rd_fmt("stats.heaps.%u.%s", i, "allocated");
+        void *p = alloy_malloc(5000);
+        CHECK_EQ_U(rd_fmt("stats.heaps.%u.%s", i, "allocated") - before, 5120);
+        alloy_free(p);
+    }
+    unsigned missing = 250;
+    CHECK(alloy_ctl("thread.heap", NULL, NULL, &missing, sizeof missing) == ENOENT);
+    CHECK_EQ_U(rd_uns("thread.heap"), EXPECTED_HEAPS - 1);
+    return arg;
+}
 
 /* "stats.heaps.<i>.x" -> "stats.heaps.0.x" */
 static void instantiate(const char *pat, char *out, size_t n) {
@@ -26,7 +275,17 @@ static void instantiate(const char *pat, char *out, size_t n) {
 }
 
 int main(void) {
-    void *warm = malloc(100); /* something to count */
+    void *warm = alloy_malloc(100); /* something to count */
+    make_classes();
+    check_settings();
+    check_classes();
+    alloy_thread_flush();
+    check_totals();
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, fresh_thread, NULL) == 0);
+    pthread_join(t, NULL);
+    alloy_thread_flush();
+    check_totals();
 
     /* every name is readable (actions take no value and are run instead) */
     unsigned names = 0;
@@ -104,9 +363,9 @@ int main(void) {
     CHECK(alloy_ctl(name, &allocated, &len, NULL, 0) == 0 && allocated == 0);
     CHECK(alloy_ctl("thread.heap", NULL, NULL, &id, sizeof id) == 0);
     CHECK(alloy_ctl("thread.heap", &heap_now, &ulen, NULL, 0) == 0 && heap_now == id);
-    void *in_heap = malloc(1000);
+    void *in_heap = alloy_malloc(1000);
     CHECK(alloy_ctl(name, &allocated, &len, NULL, 0) == 0 && allocated >= 1000);
-    free(in_heap);
+    alloy_free(in_heap);
     unsigned zero = 0;
     CHECK(alloy_ctl("thread.heap", NULL, NULL, &zero, sizeof zero) == 0);
     snprintf(name, sizeof name, "heap.%u.destroy", id);
@@ -132,6 +391,6 @@ int main(void) {
     CHECK(alloy_ctl("opt.decay_ms", NULL, NULL, &decay, sizeof decay) == EPERM);
     CHECK(alloy_ctl("version", NULL, NULL, &version, sizeof version) == EPERM);
     CHECK(alloy_ctl("thread.tcache.flush", &allocated, &len, NULL, 0) == EINVAL);
-    free(warm);
+    alloy_free(warm);
     return CHECK_DONE();
 }

@@ -148,6 +148,7 @@ int main(void) {
      * (split, best fit) before any new block is mapped */
     ay_span_t *big3 = ay_pageheap_alloc(ph, 600, 1, AY_SPAN_LARGE, 0);
     CHECK(big3 && big3->npages == 600 && big3->block->npages == 768);
+    CHECK(big3 && (big3->block->start & (PG(AY_HUGE_PAGES) - 1)) == 0); /* huge-page aligned */
     size_t mapped_big = ph->mapped_pages;
     if (big3) {
         memset((void *)big3->start, 9, PG(600));

@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# bench.sh - the full benchmark mode: builds alloy and the workload programs,
-# then reproduces seed 001's tables (§5.1 sizes, §5.2 threads, §5.3
-# fragmentation) and seed 004's comparison (malloc_test 100 1000000 16, the
-# web-service mix) at full scale, plus the cross-thread and realloc workloads,
-# 5 interleaved runs each: about 20 minutes on 2 cores.  Progress shows on
-# stderr when it is a terminal.  Results: build/bench-results/full/ (raw.csv,
-# results.json, summary.md, PNG charts).  Extra arguments go to bench/run.py;
-# a first argument naming a mode (smoke, short, full) replaces full.
+# bench.sh - the full benchmark mode: builds alloy, the workload programs and
+# the peers that Debian lacks (mimalloc 3, snmalloc, rpmalloc, built from
+# source by build-peers.sh: $ALLOY_PEERS_SCRIPT, default
+# ../shared/peers/build-peers.sh beside the repository, into build/peers),
+# then runs every workload against all seven peers (glibc, jemalloc, TCMalloc,
+# mimalloc 2 and 3, snmalloc, rpmalloc) at full scale, 5 interleaved runs
+# each: seed 001's tables (§5.1 sizes, §5.2 threads, §5.3 fragmentation), seed
+# 004's comparison (malloc_test 100 1000000 16, the web-service mix), and the
+# cross-thread, realloc, large-block, hand-off, free-then-idle and Larson
+# workloads; about an hour on 2 cores (estimated from one run of each new
+# case: not yet timed whole).  A peer that cannot be built is
+# reported as MISSING, with the reason, and the run goes on without it.
+# Progress shows on stderr when it is a terminal.  Results:
+# build/bench-results/MODE/ (raw.csv, results.json, summary.md, PNG charts).
+# Extra arguments go to bench/run.py; a first argument naming a mode (smoke,
+# short, full) replaces full.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=full
@@ -14,4 +22,13 @@ case "${1:-}" in smoke|short|full) mode=$1; shift ;; esac
 tools/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target alloy bench_programs >/dev/null
+script=${ALLOY_PEERS_SCRIPT:-../shared/peers/build-peers.sh}
+if [ -f "$script" ]; then
+  echo "bench.sh: building the peers with $script (once, about 30 s)" >&2
+  bash "$script" build/peers >/dev/null ||
+    echo "bench.sh: $script failed; the runner reports the peers it lacks as MISSING" >&2
+else
+  echo "bench.sh: $script not found (set ALLOY_PEERS_SCRIPT); mimalloc3, snmalloc and" \
+       "rpmalloc will be MISSING" >&2
+fi
 exec /usr/bin/python3 bench/run.py --build-dir build --mode "$mode" "$@"

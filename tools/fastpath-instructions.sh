@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # fastpath-instructions.sh - instructions per 64-byte malloc+free pair, counted
-# by callgrind, for glibc, alloy and the installed peers.  Each figure is the
-# difference between runs of 1.1 M and 0.1 M pairs (start-up cancels out),
-# less the benchmark loop's own 10 instructions.  Usage: fastpath-instructions.sh [build dir]
+# by callgrind, for glibc, alloy and the peers: the Debian ones if installed,
+# and mimalloc 3, snmalloc and rpmalloc as built by build-peers.sh
+# ($ALLOY_PEERS_SCRIPT, default ../shared/peers/build-peers.sh beside the
+# repository) into BUILD/peers.  Each figure is the difference between runs of
+# 1.1 M and 0.1 M pairs (start-up cancels out), less the benchmark loop's own
+# 10 instructions.  A peer that is not there prints MISSING and why.
+# Usage: fastpath-instructions.sh [build dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(cd "${1:-build}" && pwd)
@@ -19,15 +23,39 @@ int main(int argc, char **argv) {
 }
 C
 gcc -O2 -o "$tmp/pair" "$tmp/pair.c"
-count() { # preload, pairs
-    LD_PRELOAD="$1" valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$tmp/pair" "$2" 2>&1 |
-        awk '/Collected/ {print $4}'
+count() { # preload, pairs: prints the instruction count, or fails when the run did
+    local out
+    out=$(LD_PRELOAD="$1" valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
+          "$tmp/pair" "$2" 2>&1) || { grep -m1 -v -e '^==' -e '^$' <<<"$out" || echo "no message"; return 1; }
+    awk '/Collected/ {print $4}' <<<"$out"
 }
+# The built peers: "NAME PATH" lines from the script, or the reason it gave none.
+script=${ALLOY_PEERS_SCRIPT:-../shared/peers/build-peers.sh}
+built="" why=""
+if [ ! -f "$script" ]; then
+    why="$script not found (set ALLOY_PEERS_SCRIPT)"
+elif ! built=$(bash "$script" "$build/peers" 2>"$tmp/peers.err"); then
+    why="$script failed: $(tail -n 1 "$tmp/peers.err")"
+    built=""
+fi
 lib=/usr/lib/x86_64-linux-gnu
-for entry in "glibc=" "alloy=$build/liballoy.so" "jemalloc=$lib/libjemalloc.so.2" \
-             "tcmalloc=$lib/libtcmalloc_minimal.so.4" "mimalloc=$lib/libmimalloc.so.2"; do
+entries=("glibc=" "alloy=$build/liballoy.so" "jemalloc=$lib/libjemalloc.so.2"
+         "tcmalloc=$lib/libtcmalloc_minimal.so.4" "mimalloc=$lib/libmimalloc.so.2")
+for name in mimalloc3 snmalloc rpmalloc; do
+    so=$(awk -v n="$name" '$1 == n {print $2}' <<<"$built")
+    entries+=("$name=${so:-}")
+done
+for entry in "${entries[@]}"; do
     name=${entry%%=*}; so=${entry#*=}
+    if [ "$name" != glibc ] && [ -z "$so" ]; then
+        echo "$name: MISSING (${why:-$script printed no $name line})"; continue
+    fi
     if [ -n "$so" ] && [ ! -f "$so" ]; then echo "$name: MISSING ($so)"; continue; fi
-    a=$(count "$so" 100000); b=$(count "$so" 1100000)
+    # An allocator can fail under valgrind (snmalloc 0.7.5 cannot reserve its
+    # address space there): say so and go on with the next.
+    a="" b=""
+    if ! a=$(count "$so" 100000) || ! b=$(count "$so" 1100000); then
+        echo "$name: FAILED under callgrind (${b:-$a})"; continue
+    fi
     echo "$name: $(( (b - a) / 1000000 - 10 )) instructions per malloc+free pair"
 done

@@ -1,17 +1,33 @@
 #!/usr/bin/env bash
 # headline.sh - the README's main job: install what is needed, build alloy
 # (liballoy.so) and the benchmark's workload programs into build/, and run the
-# short default comparison: alloy against glibc, jemalloc, TCMalloc and
-# mimalloc, 5 interleaved runs of each workload (about 2 minutes on 2 cores).
-# It prints the Markdown table of medians (min-max) and alloy's ratio to the
-# best peer, with issue 3's targets.  Raw results and charts land in
-# build/bench-results/short/.  Extra arguments go to the runner (see
-# bench/run.py --help), e.g. --workloads sizes,threads or --reps 3.
-# tools/build.sh builds everything (tests too); this builds only what the
-# comparison needs, to stay well under 3 minutes.
+# short default comparison: alloy against glibc, jemalloc, TCMalloc, mimalloc
+# 2 (Debian's) and mimalloc 3, 5 interleaved runs of each workload (3 for the
+# free-then-idle one).  mimalloc 3 is built from source by build-peers.sh
+# ($ALLOY_PEERS_SCRIPT, default ../shared/peers/build-peers.sh beside the
+# repository; it builds snmalloc and rpmalloc too, once, into build/peers, but
+# this comparison leaves them out to stay under 3 minutes: tools/bench.sh runs
+# all seven peers).  A peer that cannot be had is reported as MISSING, with the
+# reason, and the comparison goes on without it.  It prints the Markdown table
+# of medians (min-max) and alloy's ratio to the best peer, with the targets.
+# Raw results and charts land in build/bench-results/short/.  Extra arguments
+# go to the runner (see bench/run.py --help), e.g. --workloads sizes,threads or
+# --reps 3.  tools/build.sh builds everything (tests too); this builds only
+# what the comparison needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
+# The peers build (once) while alloy builds: their configure steps leave a CPU
+# free.  The runner calls the script again, which then only prints the paths,
+# or reports why it failed.
+script=${ALLOY_PEERS_SCRIPT:-../shared/peers/build-peers.sh}
+peers=""
+if [ -f "$script" ]; then
+  bash "$script" "$PWD/build/peers" >/dev/null 2>&1 &
+  peers=$!
+fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target alloy bench_programs >/dev/null
-exec /usr/bin/python3 bench/run.py --build-dir build --mode short "$@"
+[ -z "$peers" ] || wait "$peers" || true
+exec /usr/bin/python3 bench/run.py --build-dir build --mode short \
+    --allocators glibc,jemalloc,tcmalloc,mimalloc,mimalloc3,alloy "$@"

@@ -51,7 +51,7 @@ typedef struct alloy_arena {
 } alloy_arena_t;
 
 /* A checkpoint: alloy_arena_rewind() frees everything allocated after it. */
-typedef struct alloy_arena_mark {
+typedef struct alloy_arena_mark_s {
     alloy_arena_chunk_t *chunk;
     char *next;
     size_t used_before;

@@ -98,7 +98,7 @@ typedef struct alloy_pool_options {
 
 typedef struct ay_large_block ay_large_block_t; /* private: src/hot/pool_resource.c */
 
-typedef struct alloy_pool_resource {
+typedef struct alloy_pool_resource_s {
     alloy_resource_t base;
     alloy_resource_t *upstream;
     size_t largest_block;
@@ -120,7 +120,7 @@ typedef struct ay_sync_large ay_sync_large_t; /* private: src/hot/pool_resource.
 
 /* The synchronized flavour: one alloy_sync_pool_t per class, and a lock
  * only around the list of large blocks. */
-typedef struct alloy_sync_pool_resource {
+typedef struct alloy_sync_pool_resource_s {
     alloy_resource_t base;
     alloy_resource_t *upstream;  /* must itself be thread-safe */
     size_t largest_block;

@@ -13,6 +13,9 @@
 #       a copy of PREFIX moved elsewhere (relocatable), a CMake project with
 #       find_package(alloy 0.1) linking alloy::alloy and alloy::alloy_static;
 #       both programs run; find_package(alloy 9.9) is refused
+#   find-package-cxx  CMAKE PREFIX CONSUMER_PMR_SRC WORK VERSION CXX
+#       a relocated copy of PREFIX, a C++ project that asks for C++11 and
+#       links alloy::pmr: it must build as C++17 and its program run
 #   pkg-config  PREFIX CONSUMER_SRC WORK VERSION CC
 #       pkg-config --cflags/--libs alloy, a consumer built with them, run
 #   installed   PREFIX WORK VERSION
@@ -158,14 +161,14 @@ tree)
     mkdir -p "$work"
     expect_rc 0 "cmake --install --prefix" "$cmake" --install "$build" --prefix "$prefix"
     for f in lib/liballoy.so lib/liballoy.so.0 lib/liballoy.a include/alloy.h \
-             include/alloy/arena.h include/alloy/pool.h include/alloy/resource.h \
+             include/alloy/arena.h include/alloy/pool.h include/alloy/resource.h include/alloy/pmr.hpp \
              bin/alloy lib/pkgconfig/alloy.pc lib/cmake/alloy/alloyConfig.cmake \
              lib/cmake/alloy/alloyConfigVersion.cmake lib/cmake/alloy/alloyTargets.cmake; do
         [ -e "$prefix/$f" ] || fail "missing $prefix/$f"
     done
     [ -L "$prefix/lib/liballoy.so" ] || fail "lib/liballoy.so is not the soname link"
     [ -x "$prefix/bin/alloy" ] || fail "bin/alloy is not executable"
-    for h in "$src"/include/alloy/*.h; do
+    for h in "$src"/include/alloy/*.h "$src"/include/alloy/*.hpp; do
         [ -e "$prefix/include/alloy/$(basename "$h")" ] || fail "header $(basename "$h") not installed"
     done
     [ -e "$prefix/lib/liballoy_debug.a" ] && fail "the debug flavour was installed"
@@ -223,6 +226,30 @@ find-package)
     expect_rc 1 "find_package(alloy 9.9) is refused" "$cmake" -S "$src" -B "$work/build-wrong" \
         -DCMAKE_PREFIX_PATH="$moved" -DCMAKE_C_COMPILER="$cc" -DALLOY_WANT_VERSION=9.9
     case "$out$err" in *alloy*) ;; *) fail "no message about alloy's version" ;; esac
+    ;;
+
+find-package-cxx)
+    cmake=$1 prefix=$2 src=$3 work=$4 version=$5 cxx=$6
+    rm -rf "$work"
+    mkdir -p "$work"
+    moved="$work/moved prefix" # relocated, and with a space in its name
+    cp -a "$prefix" "$moved"
+    expect_rc 0 "configure a C++ consumer of alloy::pmr with $(basename "$cxx")" "$cmake" -S "$src" \
+        -B "$work/build" -DCMAKE_PREFIX_PATH="$moved" -DCMAKE_CXX_COMPILER="$cxx" \
+        -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+    [ "$rc" -eq 0 ] || { echo "$out"; echo "$err"; finish; }
+    expect_rc 0 "build the C++ consumer" "$cmake" --build "$work/build"
+    [ "$rc" -eq 0 ] || { echo "$out"; finish; }
+    grep -Eq -- '-std=(gnu|c)\+\+17' "$work/build/compile_commands.json" ||
+        fail "alloy::pmr did not raise the consumer's C++11 to C++17: $(grep -o -- '-std=[^ ]*' "$work/build/compile_commands.json")"
+    grep -qF -- "$moved/include" "$work/build/compile_commands.json" ||
+        fail "the consumer does not use the installed headers"
+    expect_rc 0 "consumer_pmr runs" "$work/build/consumer_pmr" "$version"
+    [ "$out" = "consumer_pmr ok $version" ] || fail "consumer_pmr printed '$out' ($err)"
+    if command -v ldd >/dev/null; then
+        ldd "$work/build/consumer_pmr" | grep -q "$moved/lib/liballoy.so.0" ||
+            fail "consumer_pmr does not load the relocated liballoy.so.0: $(ldd "$work/build/consumer_pmr")"
+    fi
     ;;
 
 pkg-config)
