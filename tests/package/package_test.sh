@@ -12,7 +12,8 @@
 #       with their dependencies checked; alloy run, LD_PRELOAD, alloy-sim and
 #       the manual pages work from there; a consumer builds against the
 #       installed -dev package with pkg-config and with find_package, shared
-#       and static; nothing installed names the build or source tree; the
+#       and static, and a C++ one with alloy::pmr; nothing installed names
+#       the build or source tree; the
 #       packages purge cleanly and leave nothing behind
 #   deploy   SRC DEBS WORK CC
 #       the recipes of docs/DEPLOYING.md, on the packaged library in a
@@ -127,7 +128,9 @@ build)
     lacks liballoy-dev 'liballoy\.so\.0' '/bin/' 'liballoy_debug'
     has alloy-sim /usr/bin/alloy-sim /usr/libexec/alloy-sim/alloy-sim /usr/libexec/alloy-sim/alloy-sim-real \
         /usr/share/alloy-sim/figures.py /usr/share/alloy-sim/tables.py /usr/share/man/man1/alloy-sim.1.gz
-    for h in "$src"/include/alloy/*.h; do has liballoy-dev "/usr/include/alloy/$(basename "$h")"; done
+    for h in "$src"/include/alloy/*.h "$src"/include/alloy/*.hpp; do
+        [ -e "$h" ] && has liballoy-dev "/usr/include/alloy/$(basename "$h")"
+    done
     deb0=$debs/liballoy0_${version}_${arch}.deb
     dpkg-deb -I "$deb0" shlibs | grep -qx "liballoy 0 liballoy0 (>= $version)" || fail "liballoy0: no shlibs entry"
     dpkg-deb -I "$deb0" triggers | grep -qx "activate-noawait ldconfig" || fail "liballoy0: no ldconfig trigger"
@@ -249,6 +252,15 @@ print(any("liballoy" in l for l in open("/proc/self/maps")))'
     [ "$out" = "consumer ok $version" ] || fail "consumer_shared printed '$out' ($err)"
     expect_rc 0 "run consumer_static (alloy::alloy_static)" "$work/cmake/consumer_static" "$version"
     [ "$out" = "consumer ok $version" ] || fail "consumer_static printed '$out' ($err)"
+    # ... and the C++ one, alloy::pmr (alloy/pmr.hpp), when the tree has it
+    if [ -d "$src/tests/install/consumer_pmr" ]; then
+        expect_rc 0 "configure the C++ consumer (alloy::pmr)" "$cmake" -S "$src/tests/install/consumer_pmr" \
+            -B "$work/cmake-pmr" -DCMAKE_PREFIX_PATH="$root/usr" -DCMAKE_BUILD_TYPE=Release
+        [ "$rc" -eq 0 ] || echo "$out"
+        expect_rc 0 "build it" "$cmake" --build "$work/cmake-pmr"
+        expect_rc 0 "run consumer_pmr" "$work/cmake-pmr/consumer_pmr" "$version"
+        [ "$out" = "consumer_pmr ok $version" ] || fail "consumer_pmr printed '$out' ($err)"
+    fi
 
     # nothing installed names the tree it was built from
     for t in "$(cd "$src" && pwd -P)" "$(cd "$build" && pwd -P)"; do
