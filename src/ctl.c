@@ -60,6 +60,7 @@ GETTER(opt_junk, bool, ay_conf.junk)
 GETTER(opt_zero, bool, ay_conf.zero)
 GETTER(opt_abort, bool, ay_conf.abort_on_error)
 GETTER(opt_stats_print, bool, ay_conf.stats_print)
+GETTER(opt_stats_print_opts, const char *, ay_conf.stats_print_opts)
 GETTER(get_heaps_count, unsigned, ay_heaps_auto)
 #undef GETTER
 
@@ -184,6 +185,8 @@ static const ctl_entry_t table[] = {
     BOTH("threads", threads_live, "Threads bound to a heap."),
     BOTH("tcache_overflows", tcache_overflows, "Thread-cache lists that reached their limit and gave objects back."),
     BOTH("tcache_scavenges", tcache_scavenges, "Thread caches found above tcache_max_bytes and scavenged."),
+    BOTH("span_tail_bytes", span_tail_bytes, "Bytes of small spans past their last object's room."),
+    TOTAL("metadata_resident", metadata_resident, "The part of `metadata` counted in `resident`."),
     CLASS("size", T_U64, class_size, "Object size of class <j>."),
     CLASS("batch_limit", T_UNS, batch_limit, "L(S) under the current parameters."),
     CLASS("terminal_batch", T_UNS, terminal_batch, "Where the current policy's batch growth stops."),
@@ -197,6 +200,9 @@ static const ctl_entry_t table[] = {
     CLASS("tcache_bytes", T_U64, tcache_bytes, "Bytes of this class in thread caches."),
     CLASS("central_bytes", T_U64, central_bytes, "Bytes of free objects of this class in central caches."),
     CLASS("allocated", T_U64, allocated, "Bytes in live blocks of this class."),
+    CLASS("spans", T_U64, spans, "Spans this class holds now."),
+    CLASS("capacity", T_U64, capacity, "Objects those spans hold room for."),
+    CLASS("span_bytes", T_U64, span_bytes, "Bytes of those spans' pages."),
     FUNC("opt.batch_policy", T_STR, opt_policy, NULL, "The batch_policy setting."),
     FUNC("opt.batch_budget", T_U64, opt_budget, NULL, "The batch_budget setting, in bytes."),
     FUNC("opt.batch_cap", T_U64, opt_cap, NULL, "The batch_cap setting."),
@@ -211,6 +217,8 @@ static const ctl_entry_t table[] = {
     FUNC("opt.zero", T_BOOL, opt_zero, NULL, "The zero setting."),
     FUNC("opt.abort_on_error", T_BOOL, opt_abort, NULL, "The abort_on_error setting."),
     FUNC("opt.stats_print", T_BOOL, opt_stats_print, NULL, "The stats_print setting."),
+    FUNC("opt.stats_print_opts", T_STR, opt_stats_print_opts, NULL,
+         "The stats_print_opts setting (\"\" for the summary)."),
     FUNC("thread.tcache.flush", T_VOID, NULL, do_flush,
          "Return the calling thread's cached objects to the central caches."),
     FUNC("thread.tcache.bytes", T_U64, get_thread_bytes, NULL, "Bytes in the calling thread's cache."),
@@ -259,7 +267,7 @@ static void text_put(void *opaque, const char *text, size_t len) {
 }
 
 static const char *const setting_type[] = {"boolean", "integer", "bytes",
-                                           "milliseconds", "policy", "ratio"};
+                                           "milliseconds", "policy", "ratio", "letters"};
 
 ALLOY_API int alloy_setting_describe(unsigned k, alloy_setting_info_t *out) {
     const ay_conf_key_t *key = ay_conf_key(k);

@@ -115,7 +115,9 @@ ay_tc_step_t ay_policy_on_miss(const ay_batch_params_t *bp, size_t S, uint32_t n
 
 ay_tc_step_t ay_policy_on_overflow(const ay_batch_params_t *bp, size_t S, uint32_t n,
                                    uint32_t len) {
-    ay_tc_step_t t = {n < len ? n : len, ay_policy_next_batch(bp, S, n)};
+    ay_tc_step_t t = {n < len ? n : len, n};
+    if ((uint64_t)n * S < AY_OVERFLOW_GROWTH_BYTES)
+        t.batch = ay_policy_next_batch(bp, S, n);
     return t;
 }
 
@@ -128,10 +130,12 @@ uint32_t ay_policy_list_limit(uint32_t n, uint32_t k_halves) {
     return ay_policy_return_threshold(n, k_halves) - 1;
 }
 
-int ay_policy_scavenge_due(uint32_t *events) {
-    if (++*events < AY_SCAVENGE_PERIOD)
+int ay_policy_scavenge_due(ay_tc_clock_t *c, uint64_t bytes_in, uint64_t limit) {
+    c->bytes_in += bytes_in;
+    if (++c->events < AY_SCAVENGE_PERIOD && c->bytes_in < limit / 4)
         return 0;
-    *events = 0;
+    c->events = 0;
+    c->bytes_in = 0;
     return 1;
 }
 

@@ -27,6 +27,7 @@ static pthread_key_t tc_key;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static ay_tcache_t *registry;     /* live caches, doubly linked */
 static ay_tcache_t *spare;        /* caches of exited threads, for reuse */
+static uint32_t live_caches;      /* records on the registry (written under its lock) */
 
 static void tcache_thread_exit(void *arg);
 
@@ -64,6 +65,7 @@ static ay_tcache_t *tcache_create(void) {
     if (registry)
         registry->prev = tc;
     registry = tc;
+    AY_STORE(&live_caches, live_caches + 1);
     pthread_mutex_unlock(&registry_lock);
     return tc;
 }
@@ -143,15 +145,31 @@ static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
     ay_central_release(b - 1, head, n);
 }
 
-/* One slow-path event: every AY_SCAVENGE_PERIOD of them, check the byte
- * limit, and scavenge every list when the cache is above it. */
-static void scavenge_maybe(ay_tcache_t *tc) {
-    if (!ay_policy_scavenge_due(&tc->slow_events))
+/* A thread's byte limit: tcache_max_bytes, and with many threads a share
+ * of tcache_total_bytes, but never below 256 KiB (or tcache_max_bytes when
+ * that is lower), so that a hundred threads do not each keep megabytes.
+ * With one thread it is tcache_max_bytes (as long as the total is at least
+ * that), which is what the simulator's model assumes. */
+size_t ay_tcache_limit(void) {
+    size_t max = ay_conf.tcache_max_bytes, floor = (size_t)256 << 10;
+    uint32_t n = AY_LOAD(&live_caches);
+    size_t share = ay_conf.tcache_total_bytes / (n ? n : 1);
+    if (floor > max)
+        floor = max;
+    return share < floor ? floor : share > max ? max : share;
+}
+
+/* One slow-path event, which brought bytes_in bytes in: when the policy
+ * says a check is due, check the byte limit, and scavenge every list when
+ * the cache is above it. */
+static void scavenge_maybe(ay_tcache_t *tc, uint64_t bytes_in) {
+    size_t limit = ay_tcache_limit();
+    if (!ay_policy_scavenge_due(&tc->clock, bytes_in, limit))
         return;
     size_t bytes = 0;
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         bytes += ay_tcache_bytes(tc, b);
-    if (bytes <= ay_conf.tcache_max_bytes)
+    if (bytes <= limit)
         return;
     AY_STORE(&tc->scavenges, tc->scavenges + 1);
     for (unsigned b = 1; b < AY_NUM_BINS; b++) {
@@ -163,6 +181,7 @@ static void scavenge_maybe(ay_tcache_t *tc) {
 
 void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     ay_bin_t *bin = &tc->bins[b];
+    uint64_t bytes_in = 0;
     if (!bin->head) {
         ay_tc_step_t step = ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], tc->batch[b]);
         void *head, *tail;
@@ -172,11 +191,12 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
         set_batch(tc, b, step.batch);
         bin->head = head;
         bin->len = got;
+        bytes_in = (uint64_t)got * ay_bin_size[b];
     }
     void *p = bin->head;
     bin->head = *(void **)p;
     bin->len--;
-    scavenge_maybe(tc);
+    scavenge_maybe(tc, bytes_in);
     return p;
 }
 
@@ -192,7 +212,7 @@ void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p) {
         bin_release(tc, b, step.move);
         set_batch(tc, b, step.batch);
     }
-    scavenge_maybe(tc);
+    scavenge_maybe(tc, 0);
 }
 
 void ay_tcache_flush(ay_tcache_t *tc) {
@@ -227,6 +247,7 @@ static void tcache_thread_exit(void *arg) {
     tc->prev = NULL;
     tc->next = spare;
     spare = tc;
+    AY_STORE(&live_caches, live_caches - 1);
     pthread_mutex_unlock(&registry_lock);
 }
 
@@ -241,6 +262,7 @@ void ay_tcache_registry_after_fork_child(void) {
      * allocator.  Keep only this thread's cache on the registry. */
     ay_tcache_t *mine = tc_state == TC_LIVE ? tc_self : NULL;
     registry = mine;
+    live_caches = mine ? 1 : 0;
     if (mine)
         mine->prev = mine->next = NULL;
 }

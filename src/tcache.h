@@ -39,7 +39,7 @@ typedef struct ay_tcache {
     ay_bin_t bins[AY_NUM_BINS];    /* hot: all the fast paths touch */
     /* cold: slow paths only */
     uint32_t batch[AY_NUM_BINS];   /* current batch n, per bin */
-    uint32_t slow_events;          /* slow-path events since the last byte-limit check */
+    ay_tc_clock_t clock;           /* slow-path events and bytes since the last byte-limit check */
     bool cache_on;                 /* lists in use (caches on, no fills) */
     struct ay_heap *heap;          /* the automatic heap misses go to */
     struct ay_heap *explicit_heap; /* an explicit heap set as the thread's default, or NULL */
@@ -102,6 +102,8 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b);
 void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p);
 /* Return every cached object to the central caches. */
 void ay_tcache_flush(ay_tcache_t *tc);
+/* The byte limit of each thread's cache now (see tcache_total_bytes). */
+size_t ay_tcache_limit(void);
 /* Bytes cached in tc's bin b (racy read when tc is another thread's). */
 size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b);
 /* Is p on the calling thread's list for bin b?  (debug double-free check) */

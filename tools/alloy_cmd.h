@@ -18,5 +18,7 @@ void find_library(char *out, size_t cap, const char *dir);
 
 /* alloy settings | alloy names (alloy_describe.c) */
 int cmd_describe(int argc, char **argv, const char *dir);
+/* alloy stats FILE.json [FILE2.json] (alloy_stats.c) */
+int cmd_stats(int argc, char **argv);
 
 #endif

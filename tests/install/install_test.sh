@@ -65,11 +65,10 @@ bad_usage() {
 }
 
 # has_report TEXT : TEXT holds alloy's exit-time statistics report: its header
-# line (`___ alloy VERSION statistics ___`, or `alloy:` in the emitter's
-# text format) and a byte count
+# line (`___ alloy VERSION statistics ___`) and a byte count
 has_report() {
-    printf '%s\n' "$1" | grep -Eq '^(___ alloy|alloy:)' &&
-        printf '%s\n' "$1" | grep -Eq 'allocated: [0-9]+'
+    printf '%s\n' "$1" | grep -Eq '^___ alloy [^ ]+ statistics' &&
+        printf '%s\n' "$1" | grep -Eq '^  allocated: +[0-9]'
 }
 
 # check_run_basics ALLOY : what every alloy command must do, wherever it lives
@@ -79,6 +78,23 @@ check_run_basics() {
     [ "$out" = "hi" ] || fail "run --stats: stdout is '$out', want 'hi'"
     if has_report "$err"; then ok "stats report on stderr"
     else fail "run --stats: no statistics report on stderr: $err"; fi
+
+    # the full report, and a JSON one that `alloy stats` prints as the same tables
+    expect_rc 0 "run --stats=full" env -u ALLOY_CONF "$alloy" run --stats=full -- /bin/echo hi
+    case "$err" in
+    *"statistics (full)"*"heaps:"*"classes:"*) ok "full report with tables" ;;
+    *) fail "run --stats=full: no full report on stderr: $err" ;;
+    esac
+    local json
+    json=$(mktemp)
+    env -u ALLOY_CONF "$alloy" run --stats=json -- /bin/echo hi 2>"$json" >/dev/null
+    expect_rc 0 "stats of a saved JSON report" "$alloy" stats "$json"
+    case "$out" in
+    "___ alloy "*"statistics (full)"*"classes:"*) ok "alloy stats renders the report" ;;
+    *) fail "alloy stats: unexpected output: $out" ;;
+    esac
+    expect_rc 2 "stats of a missing file" "$alloy" stats "$json.missing"
+    rm -f "$json"
 
     expect_rc 0 "run without --stats" env -u ALLOY_CONF "$alloy" run -- /bin/echo hi
     if has_report "$err"; then fail "stats report printed without --stats"; fi
@@ -124,7 +140,7 @@ command)
     [ "$out" = "unset" ] || fail "ALLOY_CONF is '$out', want it unset"
     # a setting from --conf reaches the allocator
     expect_rc 0 "--conf reaches the allocator" env -u ALLOY_CONF "$alloy" run --stats --conf batch_policy:pow2 -- true
-    case "$err" in *"batch_policy: pow2"*) ;; *) fail "--conf batch_policy:pow2 not in the report: $err" ;; esac
+    case "$err" in *"batch_policy pow2"*) ;; *) fail "--conf batch_policy:pow2 not in the report: $err" ;; esac
 
     expect_rc 127 "command not found" "$alloy" run -- /nonexistent/program
     case "$err" in *"/nonexistent/program"*) ;; *) fail "no message naming the missing program: $err" ;; esac
