@@ -27,6 +27,8 @@ static void check_small(const char *fn, ay_span_t *s, const void *p) {
             return;
         if (tag == ay_tag_free(p))
             ay_fatal_in(fn, "double free (block is free)", p);
+        if (ay_tcache_contains(s->cls + 1u, p)) /* a block never handed out has no tag yet */
+            ay_fatal_in(fn, "invalid pointer (block is in the thread cache, never handed out)", p);
         ay_fatal_in(fn, "heap overflow: the canary after the block was overwritten", p);
     }
     if (ay_debug < 3) {
