@@ -1,7 +1,8 @@
 /* alloy.c - the `alloy` command, one entry point for users:
  *
- *   alloy run [--stats] [--conf K:V,...] -- CMD ARGS...
+ *   alloy run [--stats] [--prof] [--leaks] [--conf K:V,...] -- CMD ARGS...
  *       exec CMD with LD_PRELOAD=liballoy.so and ALLOY_CONF set
+ *   alloy prof [--top N] [--folded] FILE.heap   a heap profile, symbolised (alloy_prof.c)
  *   alloy bench ARGS...     the benchmark suite (bench/run.py), build tree only
  *   alloy sim ARGS...       the alloy-sim simulator
  *   alloy settings [--markdown|--man]   the ALLOY_CONF keys   (alloy_describe.c)
@@ -50,10 +51,14 @@
 static const char usage_text[] =
     "usage: alloy COMMAND [ARGS...]\n"
     "\n"
-    "  alloy run [--stats] [--conf K:V,...] -- CMD [ARGS...]\n"
+    "  alloy run [--stats] [--prof] [--leaks] [--conf K:V,...] -- CMD [ARGS...]\n"
     "      Run CMD on the alloy allocator (LD_PRELOAD=liballoy.so).\n"
     "      --stats        print alloy's statistics on stderr when CMD exits\n"
     "                     (adds stats_print:true to ALLOY_CONF)\n"
+    "      --prof         heap profiling, with a profile written when CMD exits\n"
+    "                     (prof:true,prof_final:true): alloy.<pid>.<seq>.f.heap\n"
+    "      --leaks        report the allocations still live when CMD exits\n"
+    "                     (prof_leak:true; add --conf prof_sample:1 to record them all)\n"
     "      --conf K:V,... settings for ALLOY_CONF, e.g. --conf decay_ms:0,tcache:false;\n"
     "                     may be repeated; appended to an ALLOY_CONF already set\n"
     "      CMD's exit status is alloy's exit status.\n"
@@ -65,6 +70,10 @@ static const char usage_text[] =
     "\n"
     "  alloy sim COMMAND [OPTIONS...]\n"
     "      The batch-policy simulator alloy-sim: alloy sim --help lists its commands.\n"
+    "\n"
+    "  alloy prof [--top N] [--folded] [--alloc] [--objects] FILE.heap\n"
+    "      A heap profile, symbolised: the top N functions by live bytes, or\n"
+    "      folded stacks for flame graphs.\n"
     "\n"
     "  alloy settings [--markdown|--man]\n"
     "      Every ALLOY_CONF key: type, default, accepted values and meaning.\n"
@@ -185,7 +194,7 @@ static char *append(char *dst, const char *sep, const char *src) {
 }
 
 static int cmd_run(int argc, char **argv, const char *dir) {
-    bool stats = false, dashdash = false;
+    bool stats = false, dashdash = false, prof = false, leaks = false;
     char *conf = NULL;
     int i = 2;
     const char *env = getenv("ALLOY_CONF");
@@ -200,6 +209,10 @@ static int cmd_run(int argc, char **argv, const char *dir) {
             break;
         } else if (!strcmp(a, "--stats")) {
             stats = true;
+        } else if (!strcmp(a, "--prof")) {
+            prof = true;
+        } else if (!strcmp(a, "--leaks")) {
+            leaks = true;
         } else if (!strcmp(a, "--conf")) {
             if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
                 usage_error("run: --conf needs a value K:V[,K:V...]");
@@ -222,10 +235,15 @@ static int cmd_run(int argc, char **argv, const char *dir) {
     if (i >= argc)
         usage_error("run: missing command after --");
 
-    if (extra)
-        conf = append(conf, ",", extra);
+    /* the options first, so that --conf can override what they set */
     if (stats)
         conf = append(conf, ",", "stats_print:true");
+    if (prof)
+        conf = append(conf, ",", "prof:true,prof_final:true");
+    if (leaks)
+        conf = append(conf, ",", "prof_leak:true");
+    if (extra)
+        conf = append(conf, ",", extra);
 
     char lib[PATH_MAX];
     find_library(lib, sizeof lib, dir);
@@ -330,6 +348,8 @@ int main(int argc, char **argv) {
         self_dir(dir, sizeof dir, argv[0]);
         return cmd_sim(argc, argv, dir);
     }
+    if (!strcmp(cmd, "prof"))
+        return cmd_prof(argc, argv, NULL);
     if (!strcmp(cmd, "settings") || !strcmp(cmd, "names")) {
         self_dir(dir, sizeof dir, argv[0]);
         return cmd_describe(argc, argv, dir);

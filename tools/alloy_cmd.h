@@ -17,5 +17,7 @@ void find_library(char *out, size_t cap, const char *dir);
 
 /* alloy settings | alloy names (alloy_describe.c) */
 int cmd_describe(int argc, char **argv, const char *dir);
+/* alloy prof (alloy_prof.c) */
+int cmd_prof(int argc, char **argv, const char *dir);
 
 #endif
