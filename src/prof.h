@@ -64,6 +64,8 @@ AY_INLINE bool ay_prof_count(size_t size) {
 /* Record the sampled block of span s (LARGE or DIRECT), of `size` bytes
  * requested, in heap `heap`: capture the caller's stack. */
 void ay_prof_record(ay_span_t *s, size_t size, const void *heap);
+/* The sampled block of span s was resized (realloc) to `size` bytes. */
+void ay_prof_resize(ay_span_t *s, size_t size);
 /* The sampled block of span s is being freed: drop its record. */
 void ay_prof_release(ay_span_t *s);
 /* Heap `heap` is destroyed with its blocks: drop their records. */
