@@ -291,6 +291,22 @@ void ay_prof_record(ay_span_t *s, size_t size, const void *heap) {
     ay_prof_leave();
 }
 
+void ay_prof_resize(ay_span_t *s, size_t size) {
+    ay_prof_rec_t *r = s->prof;
+    pthread_mutex_lock(&S.lock);
+    ay_prof_stack_t *st = r->stack;
+    /* the same weight (1/p of the size that was counted), the new size */
+    uint64_t est_bytes = r->size ? (uint64_t)((double)r->est_bytes * (double)size / (double)r->size + 0.5)
+                                 : (uint64_t)size * r->est_n / AY_PROF_FIX;
+    st->live_bytes += size - r->size;
+    st->live_est_bytes += est_bytes - r->est_bytes;
+    st->alloc_bytes += size - r->size;
+    st->alloc_est_bytes += est_bytes - r->est_bytes;
+    r->size = size;
+    r->est_bytes = est_bytes;
+    pthread_mutex_unlock(&S.lock);
+}
+
 void ay_prof_release(ay_span_t *s) {
     ay_prof_rec_t *r = s->prof;
     s->prof = NULL;
