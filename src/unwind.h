@@ -35,6 +35,9 @@
  * skip_hi) at the top of the stack (the allocator's own frames).  Returns
  * how many were stored. */
 unsigned ay_unwind(uintptr_t *pcs, unsigned max, uintptr_t skip_lo, uintptr_t skip_hi);
+/* The same through libgcc's _Unwind_Backtrace alone (ay_unwind's fallback;
+ * tests compare the two). */
+unsigned ay_unwind_libgcc(uintptr_t *pcs, unsigned max, uintptr_t skip_lo, uintptr_t skip_hi);
 
 /* The address range of the object (executable or shared library) that
  * contains `addr`: its lowest and highest loaded addresses.  Returns 0, or

@@ -7,3 +7,10 @@ __attribute__((visibility("default"), noinline)) void *prof_module_alloc(size_t 
     __asm__ volatile("" ::: "memory"); /* not a tail call: this frame stays */
     return p;
 }
+
+/* For test_unwind: a frame of this module between two of the caller's. */
+__attribute__((visibility("default"), noinline)) void unwind_module_call(void (*fn)(void *),
+                                                                          void *arg) {
+    fn(arg);
+    __asm__ volatile("" ::: "memory");
+}
