@@ -34,6 +34,17 @@ static bool cached_for(const ay_tcache_t *tc, const ay_heap_t *h) {
 }
 
 void *ay_alloc_sampled(ay_heap_t *h, size_t size, size_t align, bool zero) {
+    ay_span_t *kept = size <= AY_PAGE_SIZE && align <= AY_PAGE_SIZE && h->cached
+                          ? ay_prof_stash_take() : NULL;
+    if (kept) { /* a page an earlier sample left */
+        void *p = (void *)kept->start;
+        if (zero)
+            memset(p, 0, size);
+        else
+            ay_fill_new(p, AY_PAGE_SIZE);
+        ay_prof_record(kept, size, h);
+        return p;
+    }
     void *p = ay_large_alloc(h, size ? size : 1, align, zero);
     if (p)
         ay_prof_record(ay_pagemap_span(p), size, h);

@@ -11,6 +11,7 @@
 
 #include "conf.h"
 #include "error.h"
+#include "heap.h"
 #include "os.h"
 #include "prof_store.h"
 #include "unwind.h"
@@ -51,7 +52,7 @@ static double prof_ln(double x) {
         e++;
     }
     double z = (m - 1) / (m + 1), z2 = z * z, term = z, sum = 0;
-    for (int k = 1; k < 20; k += 2) { /* |z| < 0.172: ten terms are exact to 1e-16 */
+    for (int k = 1; k < 14; k += 2) { /* |z| < 0.172: seven terms, exact to 1e-12 */
         sum += term / k;
         term *= z2;
     }
@@ -307,12 +308,30 @@ void ay_prof_resize(ay_span_t *s, size_t size) {
     pthread_mutex_unlock(&S.lock);
 }
 
-void ay_prof_release(ay_span_t *s) {
+bool ay_prof_release(ay_span_t *s) {
     ay_prof_rec_t *r = s->prof;
     s->prof = NULL;
+    /* a one-page block of an automatic heap (never destroyed) is kept for
+     * the next sample, which saves two trips through the page heap */
+    bool keep = s->state == AY_SPAN_LARGE && s->npages == 1 && ay_span_heap(s)->cached;
     pthread_mutex_lock(&S.lock);
     live_unlink(r);
+    keep = keep && S.nstash < AY_PROF_STASH;
+    if (keep)
+        S.stash[S.nstash++] = s;
     pthread_mutex_unlock(&S.lock);
+    return keep;
+}
+
+ay_span_t *ay_prof_stash_take(void) {
+    ay_span_t *s = NULL;
+    if (!AY_LOAD(&S.nstash))
+        return NULL;
+    pthread_mutex_lock(&S.lock);
+    if (S.nstash)
+        s = S.stash[--S.nstash];
+    pthread_mutex_unlock(&S.lock);
+    return s;
 }
 
 void ay_prof_forget_heap(const void *heap) {

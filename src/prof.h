@@ -66,8 +66,13 @@ AY_INLINE bool ay_prof_count(size_t size) {
 void ay_prof_record(ay_span_t *s, size_t size, const void *heap);
 /* The sampled block of span s was resized (realloc) to `size` bytes. */
 void ay_prof_resize(ay_span_t *s, size_t size);
-/* The sampled block of span s is being freed: drop its record. */
-void ay_prof_release(ay_span_t *s);
+/* The sampled block of span s is being freed: drop its record.  True when
+ * the profiler keeps the span (a page of an automatic heap) for the next
+ * sample instead: the caller must not free it then. */
+bool ay_prof_release(ay_span_t *s);
+/* A page kept from an earlier sample (see ay_prof_release), or NULL: a
+ * LARGE span of one page of an automatic heap, mapped in the pagemap. */
+ay_span_t *ay_prof_stash_take(void);
 /* Heap `heap` is destroyed with its blocks: drop their records. */
 void ay_prof_forget_heap(const void *heap);
 

@@ -5,6 +5,7 @@
  * A heap profile is
  *     heap profile: N: B [AN: AB] @ heapprofile
  *     n: b [an: ab] @ 0xpc0 0xpc1 ...        one line per stack
+ *     # alloy: prof_sample R, samples ..., store_bytes ...   (pprof skips it)
  *     (blank line)
  *     MAPPED_LIBRARIES:
  *     ... /proc/self/maps ...
@@ -201,6 +202,22 @@ static int dump_to(const char *path) {
         }
         ay_fmt_str(&f, "\n");
     }
+    /* a line pprof ignores (it matches no record): the profiler's own figures */
+    ay_prof_counts_t c;
+    ay_prof_read_counts(&c);
+    ay_fmt_str(&f, "# alloy: prof_sample ");
+    ay_fmt_u64(&f, ay_prof_sample_mean());
+    ay_fmt_str(&f, ", samples ");
+    ay_fmt_u64(&f, c.samples);
+    ay_fmt_str(&f, ", live ");
+    ay_fmt_u64(&f, c.live);
+    ay_fmt_str(&f, ", stacks ");
+    ay_fmt_u64(&f, c.stacks);
+    ay_fmt_str(&f, ", store_bytes ");
+    ay_fmt_u64(&f, c.store_bytes);
+    ay_fmt_str(&f, ", lost ");
+    ay_fmt_u64(&f, c.lost);
+    ay_fmt_str(&f, "\n");
     ay_fmt_str(&f, "\nMAPPED_LIBRARIES:\n");
     put_maps(&f);
     ay_fmt_flush(&f);

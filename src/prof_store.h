@@ -21,11 +21,13 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "span.h"
 
 #define AY_PROF_FIX 256                      /* fixed-point units of an estimated count */
 #define AY_PROF_BUCKETS 65536                /* hash buckets of the stack table */
 #define AY_PROF_CHUNK ((size_t)256 << 10)    /* store memory comes in chunks of this */
 #define AY_PROF_STACK_STORE ((size_t)64 << 20) /* at most this much for stacks */
+#define AY_PROF_STASH 64                     /* one-page spans kept for samples (256 KiB) */
 
 typedef struct ay_prof_stack {
     struct ay_prof_stack *chain; /* hash bucket chain */
@@ -58,6 +60,8 @@ typedef struct ay_prof_store {
     uint64_t samples, live_count, lost, nested;
     uint64_t est_allocated, next_interval; /* estimated bytes allocated; next interval dump */
     uint64_t dump_seq;                     /* numbers the dump files */
+    struct ay_span *stash[AY_PROF_STASH];  /* freed one-page sample spans, kept for the next */
+    unsigned nstash;
 } ay_prof_store_t;
 
 extern AY_HIDDEN ay_prof_store_t ay_prof_store;

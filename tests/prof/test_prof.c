@@ -63,7 +63,7 @@ static int read_profile(const char *path, profile_t *p, uintptr_t lo, uintptr_t 
                &p->head[1], &p->head[2], &p->head[3]) != 4)
         p->bad++;
     while (fgets(line, sizeof line, f)) {
-        if (!strcmp(line, "\n"))
+        if (!strcmp(line, "\n") || !strncmp(line, "# alloy: ", 9))
             continue;
         if (!strncmp(line, "MAPPED_LIBRARIES:", 17)) {
             p->maps = 1;
