@@ -265,8 +265,11 @@ static void run_addr2line(const char *tool, const char *path, const size_t *idx,
         const char *eol = memchr(p, '\n', (size_t)(end - p));
         if (!eol)
             break;
-        if (!(eol - p == 2 && p[0] == '?' && p[1] == '?'))
-            copy_str(s->func, sizeof s->func, p, (size_t)(eol - p));
+        /* addr2line's name is kept only with a line (debug information):
+         * without one it is the nearest symbol before the address, which
+         * for a stripped object is often some other function */
+        const char *fn = p;
+        size_t fn_len = eol - p == 2 && p[0] == '?' && p[1] == '?' ? 0 : (size_t)(eol - p);
         p = eol + 1;
         eol = memchr(p, '\n', (size_t)(end - p));
         if (!eol)
@@ -282,6 +285,8 @@ static void run_addr2line(const char *tool, const char *path, const size_t *idx,
             if (line) {
                 copy_str(s->file, sizeof s->file, p, (size_t)(colon - p));
                 s->line = line;
+                if (fn_len)
+                    copy_str(s->func, sizeof s->func, fn, fn_len);
             }
         }
         p = eol + 1;

@@ -8,8 +8,11 @@
  * ELF symbol that covers it (.symtab when the object has one, else .dynsym).
  * When addr2line (binutils) is installed, it is run once per object for
  * every address in it, and gives file:line where the object has debug
- * information, and demangled names; it runs with LD_PRELOAD and ALLOY_CONF
- * taken out of its environment.
+ * information, and then its (demangled) function name, which knows inlined
+ * and static functions; without a line its name is not used, since for a
+ * stripped object addr2line names the nearest symbol before the address,
+ * whatever function it is really in.  It runs with LD_PRELOAD and
+ * ALLOY_CONF taken out of its environment.
  *
  * It allocates nothing (files are mapped, processes started with vfork) and
  * keeps no state, so it can run at exit inside the allocator.  Bad input
