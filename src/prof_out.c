@@ -500,6 +500,8 @@ static void leak_report(int fd) {
     snapshot_drop(&sn);
 }
 
+extern void __libc_freeres(void) __attribute__((weak));
+
 __attribute__((destructor)) static void prof_at_exit(void) {
     if (!ay_prof_enabled())
         return;
@@ -507,13 +509,19 @@ __attribute__((destructor)) static void prof_at_exit(void) {
         ay_prof_dump_kind('f');
     if (!ay_conf.prof_leak)
         return;
+    /* glibc keeps some blocks for the life of the process (stdio buffers,
+     * NSS modules, the buffers of getpwuid and the like) and frees them on
+     * request, for leak checkers: Valgrind asks too (--run-libc-freeres).
+     * Only libc and the loader finalise after this destructor. */
+    fflush(NULL);
+    if (__libc_freeres)
+        __libc_freeres();
     ay_prof_enter();
     leak_report(leak_fd >= 0 ? leak_fd : 2);
     ay_prof_leave();
     ay_prof_counts_t c;
     ay_prof_read_counts(&c);
     if (c.live && ay_conf.leak_exit_code) {
-        fflush(NULL); /* the program's own buffered output, which _exit would lose */
         _exit((int)ay_conf.leak_exit_code);
     }
 }
