@@ -235,15 +235,14 @@ static int cmd_run(int argc, char **argv, const char *dir) {
     if (i >= argc)
         usage_error("run: missing command after --");
 
-    /* the options first, so that --conf can override what they set */
+    if (extra)
+        conf = append(conf, ",", extra);
     if (stats)
         conf = append(conf, ",", "stats_print:true");
     if (prof)
         conf = append(conf, ",", "prof:true,prof_final:true");
     if (leaks)
         conf = append(conf, ",", "prof_leak:true");
-    if (extra)
-        conf = append(conf, ",", extra);
 
     char lib[PATH_MAX];
     find_library(lib, sizeof lib, dir);
