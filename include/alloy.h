@@ -82,6 +82,10 @@ typedef struct alloy_stats {
     uint64_t threads_live;        /* threads bound (per heap) / thread caches (total) */
     uint64_t tcache_overflows;    /* thread-cache lists that reached their limit and gave back */
     uint64_t tcache_scavenges;    /* thread caches found above tcache_max_bytes and scavenged */
+    /* where the resident bytes are: resident = allocated + tcache_bytes +
+     * central_bytes + span_tail_bytes + pageheap_free_bytes + metadata_resident */
+    size_t span_tail_bytes;       /* pages of small spans past their last object's room */
+    size_t metadata_resident;     /* the part of `metadata` counted in `resident` (totals only) */
 } alloy_stats_t;
 
 typedef struct alloy_class_stats {
@@ -99,6 +103,9 @@ typedef struct alloy_class_stats {
     size_t tcache_bytes;
     size_t central_bytes;
     size_t allocated;             /* live objects of this class, in bytes */
+    uint64_t spans;               /* spans the class holds now */
+    uint64_t capacity;            /* objects those spans hold room for */
+    size_t span_bytes;            /* bytes of those spans' pages */
 } alloy_class_stats_t;
 
 /* Fill *out.  Returns 0, or EINVAL when out is NULL or out->size is too small. */
@@ -115,8 +122,16 @@ ALLOY_API int alloy_class_stats_read(unsigned cls, alloy_class_stats_t *out);
 /* Write callback: receives chunks of text (not NUL-terminated). */
 typedef void alloy_write_cb(void *opaque, const char *text, size_t len);
 /* Print the statistics through cb (NULL: stderr, with write(2)), without
- * allocating.  opts: NULL or a string of flags: "J" JSON instead of text,
- * "h" leave out the per-heap section, "c" leave out the per-class section. */
+ * allocating.  opts: NULL or a string of letters, in the manner of
+ * jemalloc's malloc_stats_print:
+ *   (none) a summary of about 30 lines: totals, where the resident bytes
+ *          are, the slow-path counters, the 5 size classes that waste most;
+ *   "f"    the full report: the summary, then a table of heaps and a table
+ *          of the size classes in use;
+ *   "J"    JSON instead of text, always complete (docs/STATS.md: schema);
+ *   "h"    leave out the heaps;  "c"  leave out the size classes.
+ * The at-exit report (stats_print:true) takes its opts from the
+ * stats_print_opts setting. */
 ALLOY_API void alloy_stats_print(alloy_write_cb *cb, void *opaque, const char *opts);
 
 /* Return the calling thread's cached objects to the central caches. */

@@ -72,7 +72,7 @@ typedef struct model {
     uint32_t central[AY_NUM_CLASSES]; /* spans with free slots, per class */
     model_list_t tc[AY_NUM_CLASSES];
     uint32_t k_halves;
-    uint32_t slow_events; /* misses and overflows since the last byte-limit check */
+    ay_tc_clock_t clock;  /* misses and overflows since the last byte-limit check */
     uint64_t committed;
     int measuring;
     int oom;
@@ -311,9 +311,11 @@ static void tcache_release(model_t *m, model_list_t *l, uint32_t n) {
         m->met->objects_released += n;
 }
 
-/* One slow-path event; the byte-limit check and scavenge when it is due. */
-static void tcache_scavenge_maybe(model_t *m) {
-    if (!ay_policy_scavenge_due(&m->slow_events) || !m->cfg->tcache_max_bytes ||
+/* One slow-path event, which brought bytes_in bytes in; the byte-limit check
+ * and scavenge when it is due. */
+static void tcache_scavenge_maybe(model_t *m, uint64_t bytes_in) {
+    uint64_t limit = m->cfg->tcache_max_bytes ? m->cfg->tcache_max_bytes : UINT64_MAX;
+    if (!ay_policy_scavenge_due(&m->clock, bytes_in, limit) || !m->cfg->tcache_max_bytes ||
         (m->cfg->diverge & SIM_DIVERGE_SCAVENGE))
         return;
     uint64_t bytes = 0;
@@ -357,7 +359,7 @@ static uint64_t tcache_alloc(model_t *m, size_t size, unsigned *cls_out) {
         }
         l->n = step.batch;
         uint64_t obj = l->objs[--l->len];
-        tcache_scavenge_maybe(m);
+        tcache_scavenge_maybe(m, (uint64_t)got * S);
         return obj;
     }
     return l->objs[--l->len];
@@ -376,7 +378,7 @@ static void tcache_free(model_t *m, uint64_t obj) {
     tcache_release(m, l, step.move);
     if (!(m->cfg->diverge & SIM_DIVERGE_OVERFLOW_GROWTH))
         l->n = step.batch;
-    tcache_scavenge_maybe(m);
+    tcache_scavenge_maybe(m, 0);
 }
 
 /* ---- conservation ------------------------------------------------------------ */

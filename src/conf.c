@@ -20,7 +20,9 @@ ay_conf_t ay_conf;
 
 static const ay_conf_key_t keys[] = {
     {"batch_policy", AY_CONF_POLICY, AT(batch.policy), 0, 0, 0, "guard", NULL,
-     "How batches grow: clip (the paper's \"current\" policy), guard or pow2."},
+     "How batches grow: clip (the paper's \"current\" policy), guard or pow2 (the paper's "
+     "guards), or lean (guard's rule with L(S) = min(32 KiB / S, 128): less memory, more "
+     "central-cache trips)."},
     {"batch_budget", AY_CONF_BYTES, AT(batch.byte_budget), 4, 8, GiB, "256k", NULL,
      "Bytes one batch may move: L(S) = min(batch_budget / S, batch_cap)."},
     {"batch_cap", AY_CONF_COUNT, AT(batch.object_cap), 0, 1, 65536, "1024", NULL,
@@ -29,13 +31,19 @@ static const ay_conf_key_t keys[] = {
      "A thread's list gives n objects back when it holds k*n (k = this value)."},
     {"tcache", AY_CONF_BOOL, AT(tcache), 0, 0, 1, "true", NULL, "Thread caches on or off."},
     {"tcache_max_bytes", AY_CONF_BYTES, AT(tcache_max_bytes), 8, 0, (uint64_t)1 << 40, "2m", NULL,
-     "Per-thread cache limit, checked every 16 slow-path events; above it every list gives "
-     "half back."},
+     "Per-thread cache limit, checked every 64 slow-path events or a quarter of the limit "
+     "fetched; above it every list gives half back."},
+    {"tcache_total_bytes", AY_CONF_BYTES, AT(tcache_total_bytes), 8, 0, (uint64_t)1 << 40, "8m", NULL,
+     "All thread caches together: with many threads, each thread's limit is this divided by "
+     "the threads, but at least 256 KiB (or tcache_max_bytes if lower)."},
     {"decay_ms", AY_CONF_MS, AT(decay_ms), 0, 0, (uint64_t)1 << 40, "1000", NULL,
      "Free pages are purged (madvise) after this long; 0 purges at once, -1 never. Dirty free "
      "pages above max(64 MiB, twice the active pages) are purged at once."},
     {"background_thread", AY_CONF_BOOL, AT(background_thread), 0, 0, 1, "false", NULL,
      "Purge from a background thread, so that an idle process also shrinks."},
+    {"thp", AY_CONF_BOOL, AT(thp), 0, 0, 1, "true", NULL,
+     "Ask for transparent huge pages (MADV_HUGEPAGE) on blocks of 2 MiB or more: far fewer page "
+     "faults; false if the kernel's compaction stalls hurt more."},
     {"heaps", AY_CONF_COUNT, AT(heaps), 0, 1, 128, NULL, "number of CPUs",
      "Automatic heaps. Each thread binds to the least loaded one."},
     {"junk", AY_CONF_BOOL, AT(junk), 0, 0, 1, "false", NULL,
@@ -44,6 +52,9 @@ static const ay_conf_key_t keys[] = {
      "Debugging fill: zeros into new blocks. Turns the thread caches off."},
     {"stats_print", AY_CONF_BOOL, AT(stats_print), 0, 0, 1, "false", NULL,
      "Print the statistics report at exit."},
+    {"stats_print_opts", AY_CONF_LETTERS, AT(stats_print_opts), 0, 0, 7, NULL, "none (the summary)",
+     "alloy_stats_print's opts for the report at exit: f the full report with tables, J JSON, "
+     "h no heaps, c no size classes."},
     {"abort_on_error", AY_CONF_BOOL, AT(abort_on_error), 0, 0, 1, "false", NULL,
      "Abort on out-of-memory and on a bad setting."},
     {"prof", AY_CONF_BOOL, AT(prof), 0, 0, 1, "false", NULL,
@@ -147,6 +158,15 @@ static int key_set(const ay_conf_key_t *key, ay_conf_t *c, const char *v, size_t
             return -1;
         *(uint32_t *)field = (uint32_t)u;
         return 0;
+    case AY_CONF_LETTERS:
+        if (vl > key->max)
+            return -1;
+        for (size_t i = 0; i < vl; i++)
+            if (!v[i] || !strchr(AY_CONF_LETTERS_SET, v[i]) || memchr(v, v[i], i))
+                return -1;
+        memcpy(field, v, vl);
+        field[vl] = 0;
+        return 0;
     case AY_CONF_PATH:
         if (vl < key->min || vl > key->max || memchr(v, 0, vl))
             return -1;
@@ -186,7 +206,7 @@ void ay_conf_describe_range(const ay_conf_key_t *key, ay_fmt_t *f) {
         ay_fmt_str(f, "true or false");
         return;
     case AY_CONF_POLICY:
-        ay_fmt_str(f, "clip, guard or pow2");
+        ay_fmt_str(f, "clip, guard, pow2 or lean");
         return;
     case AY_CONF_PATH:
         ay_fmt_str(f, "a file path of 1 to ");
@@ -202,6 +222,15 @@ void ay_conf_describe_range(const ay_conf_key_t *key, ay_fmt_t *f) {
         ay_fmt_str(f, key->min % 2 ? ".5 to " : " to ");
         ay_fmt_u64(f, key->max / 2);
         ay_fmt_str(f, key->max % 2 ? ".5, in steps of 0.5" : ", in steps of 0.5");
+        return;
+    case AY_CONF_LETTERS:
+        ay_fmt_str(f, "none, or any of the letters ");
+        for (const char *l = AY_CONF_LETTERS_SET; *l; l++) {
+            ay_fmt_mem(f, l, 1);
+            if (l[1])
+                ay_fmt_str(f, l[2] ? ", " : " and ");
+        }
+        ay_fmt_str(f, ", each once");
         return;
     case AY_CONF_COUNT:
         ay_fmt_str(f, "an integer from ");

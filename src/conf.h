@@ -26,10 +26,13 @@ typedef struct ay_conf {
     uint32_t return_k_halves;  /* return_threshold k in halves: 4 = 2n */
     bool tcache;               /* thread caches on */
     size_t tcache_max_bytes;   /* per-thread cache limit; scavenged above it */
+    size_t tcache_total_bytes; /* all thread caches: divided among the threads */
     int64_t decay_ms;          /* purge free pages after this; 0 at once, -1 never */
     bool stats_print;          /* print stats at exit */
+    char stats_print_opts[8];  /* alloy_stats_print's opts for that report */
     uint32_t heaps;            /* automatic heaps; 0: one per CPU */
     bool background_thread;    /* purge from a background thread */
+    bool thp;                  /* transparent huge pages for blocks of 2 MiB or more */
     bool junk;                 /* fill new blocks with 0xa5, freed ones with 0x5a */
     bool zero;                 /* fill new blocks with zeros */
     bool abort_on_error;       /* abort on out-of-memory and on a bad setting */
@@ -50,10 +53,15 @@ typedef enum ay_conf_type {
     AY_CONF_COUNT,   /* a whole number, k/m/g suffixes accepted; a uint32_t */
     AY_CONF_BYTES,   /* bytes, k/m/g suffixes accepted; a uint32_t or size_t (width) */
     AY_CONF_MS,      /* milliseconds, or -1 for never; an int64_t */
-    AY_CONF_POLICY,  /* clip, guard or pow2; an ay_batch_policy_t */
+    AY_CONF_POLICY,  /* clip, guard, pow2 or lean; an ay_batch_policy_t */
     AY_CONF_RATIO,   /* 1.5, 2, 2.5, ... stored in halves; a uint32_t */
+    AY_CONF_LETTERS, /* letters of AY_CONF_LETTERS_SET, each at most once; a char[8] */
     AY_CONF_PATH,    /* a file path, copied into a char[AY_CONF_PATH_MAX] (no allocation) */
 } ay_conf_type_t;
+
+/* The letters an AY_CONF_LETTERS key accepts (stats_print_opts, the only
+ * one: alloy_stats_print's opts). */
+#define AY_CONF_LETTERS_SET "fJhc"
 
 typedef struct ay_conf_key {
     const char *name;

@@ -57,15 +57,22 @@ GETTER(opt_tcache_max, uint64_t, ay_conf.tcache_max_bytes)
 GETTER(opt_decay, int64_t, ay_conf.decay_ms)
 GETTER(opt_heaps, unsigned, ay_heaps_auto)
 GETTER(opt_bg, bool, ay_conf.background_thread)
+GETTER(opt_thp, bool, ay_conf.thp)
+GETTER(opt_tcache_total, uint64_t, ay_conf.tcache_total_bytes)
 GETTER(opt_junk, bool, ay_conf.junk)
 GETTER(opt_zero, bool, ay_conf.zero)
 GETTER(opt_abort, bool, ay_conf.abort_on_error)
 GETTER(opt_stats_print, bool, ay_conf.stats_print)
+GETTER(opt_stats_print_opts, const char *, ay_conf.stats_print_opts)
 GETTER(get_heaps_count, unsigned, ay_heaps_auto)
 GETTER(opt_prof, bool, ay_prof_enabled())
 GETTER(opt_prof_sample, uint64_t, ay_conf.prof_sample)
 GETTER(opt_prof_leak, bool, ay_conf.prof_leak)
 GETTER(opt_prof_prefix, const char *, ay_conf.prof_prefix)
+GETTER(opt_prof_active, bool, ay_conf.prof_active)
+GETTER(opt_prof_final, bool, ay_conf.prof_final)
+GETTER(opt_prof_interval, uint64_t, ay_conf.prof_interval)
+GETTER(opt_leak_exit_code, unsigned, ay_conf.leak_exit_code)
 GETTER(get_prof_active, bool, ay_prof_is_active())
 GETTER(get_prof_sample, uint64_t, ay_prof_sample_mean())
 #undef GETTER
@@ -210,7 +217,7 @@ static const ctl_entry_t table[] = {
     FUNC("decay_ms", T_I64, get_decay, set_decay,
          "Purge free pages after this many ms; 0 at once, -1 never. Writable at run time."),
     FUNC("batch_policy", T_STR, get_policy, set_policy,
-         "Batch growth policy (clip, guard or pow2); a write takes effect at the next growth."),
+         "Batch growth policy (clip, guard, pow2 or lean); a write takes effect at the next growth."),
     FUNC("background_thread", T_BOOL, get_bg, set_bg,
          "Whether the background purging thread runs; write true or false to start or stop it."),
     BOTH("allocated", allocated, "Bytes in live blocks, at their class sizes."),
@@ -235,6 +242,8 @@ static const ctl_entry_t table[] = {
     BOTH("threads", threads_live, "Threads bound to a heap."),
     BOTH("tcache_overflows", tcache_overflows, "Thread-cache lists that reached their limit and gave objects back."),
     BOTH("tcache_scavenges", tcache_scavenges, "Thread caches found above tcache_max_bytes and scavenged."),
+    BOTH("span_tail_bytes", span_tail_bytes, "Bytes of small spans past their last object's room."),
+    TOTAL("metadata_resident", metadata_resident, "The part of `metadata` counted in `resident`."),
     CLASS("size", T_U64, class_size, "Object size of class <j>."),
     CLASS("batch_limit", T_UNS, batch_limit, "L(S) under the current parameters."),
     CLASS("terminal_batch", T_UNS, terminal_batch, "Where the current policy's batch growth stops."),
@@ -248,6 +257,9 @@ static const ctl_entry_t table[] = {
     CLASS("tcache_bytes", T_U64, tcache_bytes, "Bytes of this class in thread caches."),
     CLASS("central_bytes", T_U64, central_bytes, "Bytes of free objects of this class in central caches."),
     CLASS("allocated", T_U64, allocated, "Bytes in live blocks of this class."),
+    CLASS("spans", T_U64, spans, "Spans this class holds now."),
+    CLASS("capacity", T_U64, capacity, "Objects those spans hold room for."),
+    CLASS("span_bytes", T_U64, span_bytes, "Bytes of those spans' pages."),
     FUNC("opt.batch_policy", T_STR, opt_policy, NULL, "The batch_policy setting."),
     FUNC("opt.batch_budget", T_U64, opt_budget, NULL, "The batch_budget setting, in bytes."),
     FUNC("opt.batch_cap", T_U64, opt_cap, NULL, "The batch_cap setting."),
@@ -258,10 +270,14 @@ static const ctl_entry_t table[] = {
     FUNC("opt.decay_ms", T_I64, opt_decay, NULL, "The decay_ms setting at start-up."),
     FUNC("opt.heaps", T_UNS, opt_heaps, NULL, "Automatic heaps in use (the heaps setting, or one per CPU)."),
     FUNC("opt.background_thread", T_BOOL, opt_bg, NULL, "The background_thread setting at start-up."),
+    FUNC("opt.thp", T_BOOL, opt_thp, NULL, "The thp setting."),
+    FUNC("opt.tcache_total_bytes", T_U64, opt_tcache_total, NULL, "The tcache_total_bytes setting."),
     FUNC("opt.junk", T_BOOL, opt_junk, NULL, "The junk setting."),
     FUNC("opt.zero", T_BOOL, opt_zero, NULL, "The zero setting."),
     FUNC("opt.abort_on_error", T_BOOL, opt_abort, NULL, "The abort_on_error setting."),
     FUNC("opt.stats_print", T_BOOL, opt_stats_print, NULL, "The stats_print setting."),
+    FUNC("opt.stats_print_opts", T_STR, opt_stats_print_opts, NULL,
+         "The stats_print_opts setting (\"\" for the summary)."),
     FUNC("thread.tcache.flush", T_VOID, NULL, do_flush,
          "Return the calling thread's cached objects to the central caches."),
     FUNC("thread.tcache.bytes", T_U64, get_thread_bytes, NULL, "Bytes in the calling thread's cache."),
@@ -295,6 +311,10 @@ static const ctl_entry_t table[] = {
     FUNC("opt.prof_sample", T_U64, opt_prof_sample, NULL, "The prof_sample setting."),
     FUNC("opt.prof_leak", T_BOOL, opt_prof_leak, NULL, "The prof_leak setting."),
     FUNC("opt.prof_prefix", T_STR, opt_prof_prefix, NULL, "The prof_prefix setting."),
+    FUNC("opt.prof_active", T_BOOL, opt_prof_active, NULL, "The prof_active setting at start-up."),
+    FUNC("opt.prof_final", T_BOOL, opt_prof_final, NULL, "The prof_final setting."),
+    FUNC("opt.prof_interval", T_U64, opt_prof_interval, NULL, "The prof_interval setting, in bytes."),
+    FUNC("opt.leak_exit_code", T_UNS, opt_leak_exit_code, NULL, "The leak_exit_code setting."),
 };
 #define NENTRIES (sizeof table / sizeof table[0])
 
@@ -332,7 +352,7 @@ static void text_put(void *opaque, const char *text, size_t len) {
 }
 
 static const char *const setting_type[] = {"boolean", "integer", "bytes",
-                                           "milliseconds", "policy", "ratio", "path"};
+                                           "milliseconds", "policy", "ratio", "letters", "path"};
 
 ALLOY_API int alloy_setting_describe(unsigned k, alloy_setting_info_t *out) {
     const ay_conf_key_t *key = ay_conf_key(k);

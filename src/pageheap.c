@@ -259,9 +259,9 @@ static void decay(ay_pageheap_t *ph, bool all) {
     }
 }
 
-/* Without the lock: unmap every block that is wholly free, dirty or clean
- * (when the OS refuses a new block).  Returns how many. */
-static unsigned release_free_blocks(ay_pageheap_t *ph) {
+/* Without the lock: unmap every block of at least min_pages pages that is
+ * wholly free, dirty or clean.  Returns how many. */
+static unsigned release_free_blocks(ay_pageheap_t *ph, uintptr_t min_pages) {
     unsigned total = 0;
     for (;;) {
         uintptr_t gone[PURGE_BATCH][2];
@@ -270,7 +270,7 @@ static unsigned release_free_blocks(ay_pageheap_t *ph) {
         ay_span_t *head = &ph->free[AY_MAX_SPAN_PAGES]; /* whole blocks are >= 256 pages */
         for (ay_span_t *s = head->next, *next; s != head && n < PURGE_BATCH; s = next) {
             next = s->next;
-            if (whole_block(s)) {
+            if (whole_block(s) && s->npages >= min_pages) {
                 free_remove(ph, s);
                 block_drop(ph, s, &gone[n][0], &gone[n][1]);
                 n++;
@@ -299,12 +299,17 @@ static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
      * with transparent huge pages, it faults in 2 MiB at a time */
     bool huge = pages >= AY_HUGE_PAGES;
     size_t align = huge ? AY_PAGES_BYTES(AY_HUGE_PAGES) : AY_PAGE_SIZE;
+    /* a request for a block of its own that no free span could serve: the
+     * free blocks of their own (2 MiB or more) are too small for it, so they
+     * go back first, rather than pile up while sizes vary */
+    if (huge)
+        release_free_blocks(ph, AY_HUGE_PAGES);
     void *block = ay_os_map(AY_PAGES_BYTES(pages), align);
-    if (!block && release_free_blocks(ph))
+    if (!block && release_free_blocks(ph, 1))
         block = ay_os_map(AY_PAGES_BYTES(pages), align);
     if (!block)
         return false;
-    if (huge)
+    if (huge && ay_conf.thp)
         ay_os_hugepages(block, AY_PAGES_BYTES(pages));
     ay_span_t *s = ay_span_new(), *rec = ay_span_new();
     if (!s || !rec || ay_pagemap_ensure((uintptr_t)block, pages) != 0) {
@@ -417,9 +422,12 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
     s->state = (uint8_t)state;
     s->owner.pages = ph;
     ph->active_pages += npages;
+    finish(ph, now);
+    /* the span is the caller's now: its pagemap entries and the usage count
+     * need no lock (a neighbour that looks at a boundary page meanwhile sees
+     * NULL or this span, neither of which it merges with) */
     ay_usage_add(ph->usage, (ptrdiff_t)AY_PAGES_BYTES(npages));
     ay_pagemap_set(s->start, npages, s, bin);
-    finish(ph, now);
     return s;
 }
 
@@ -431,10 +439,10 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
     if (purge_now)
         ay_os_purge((void *)s->start, AY_PAGES_BYTES(s->npages));
     uint64_t now = ay_os_now_ms();
+    ay_usage_add(ph->usage, -(ptrdiff_t)AY_PAGES_BYTES(s->npages));
+    ay_pagemap_set(s->start, s->npages, NULL, 0); /* s is still the caller's alone */
     pthread_mutex_lock(&ph->lock);
     ph->active_pages -= s->npages;
-    ay_usage_add(ph->usage, -(ptrdiff_t)AY_PAGES_BYTES(s->npages));
-    ay_pagemap_set(s->start, s->npages, NULL, 0);
     if (purge_now)
         ph->purges++;
     s->dirty = !purge_now;

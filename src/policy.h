@@ -62,7 +62,21 @@ typedef enum ay_batch_policy {
     AY_BATCH_CLIP = 0,
     AY_BATCH_GUARD = 1,
     AY_BATCH_POW2 = 2,
+    AY_BATCH_LEAN = 3, /* alloy's addition, not the paper's: see below */
 } ay_batch_policy_t;
+#define AY_NUM_POLICIES 4
+
+/* lean: guard's growth rule under a smaller limit, L(S) = max(1, min(32 KiB
+ * / S, 128)), at most an eighth of the paper's in bytes, whatever the budget
+ * and cap say (they can only lower it further).  Batches, and so the spans
+ * P(S,n) fetched for them and what thread caches hold, stay small: fewer
+ * bytes cached, more slow-path calls.  The paper's geometry sizes spans for
+ * batches of up to 256 KiB, and a few live objects pin such a span; lean is
+ * the alternative for programs that care about memory more than about
+ * central-cache round trips.  It is not the default.  See
+ * docs/PAPER-REPRODUCTION.md. */
+#define AY_LEAN_BYTE_BUDGET (32u * 1024u)
+#define AY_LEAN_OBJECT_CAP 128u
 
 /* The knobs of the batch policy.  Plain data: the caller owns it. */
 typedef struct ay_batch_params {
@@ -111,18 +125,23 @@ uint32_t ay_policy_return_threshold(uint32_t n, uint32_t k_halves);
  *             central cache; the batch grows to next_batch(n).
  *   overflow  (free pushes the list past its limit): give back
  *             min(n, length) objects, the most recently freed; the batch
- *             grows to next_batch(n), as on a miss (alloy's rule: without
- *             it a thread that only frees keeps n = 1).
- *   scavenge  (every AY_SCAVENGE_PERIOD misses and overflows, the thread's
- *             cache holds more than its byte limit): every list gives back
- *             half of its objects, rounded up, and halves its batch.
+ *             grows to next_batch(n), as on a miss, but only while a batch
+ *             is below AY_OVERFLOW_GROWTH_BYTES (alloy's rule: without it a
+ *             thread that only frees keeps n = 1 and goes to the central
+ *             cache every second free; past the bound, such a thread would
+ *             hold up to 2 L(S) objects of another thread's per class).
+ *   scavenge  (when a check of the byte limit is due, see
+ *             ay_policy_scavenge_due, and the thread's cache holds more
+ *             than its byte limit): every list gives back half of its
+ *             objects, rounded up, and halves its batch.
  * Each function returns how many objects move and the batch afterwards. */
 typedef struct ay_tc_step {
     uint32_t move;  /* objects fetched (miss) or given back (overflow, scavenge) */
     uint32_t batch; /* the batch n afterwards */
 } ay_tc_step_t;
 
-#define AY_SCAVENGE_PERIOD 16u /* slow-path events between two byte-limit checks */
+#define AY_SCAVENGE_PERIOD 64u /* slow-path events between two byte-limit checks */
+#define AY_OVERFLOW_GROWTH_BYTES 8192u /* an overflow grows a batch only below this */
 
 ay_tc_step_t ay_policy_on_miss(const ay_batch_params_t *bp, size_t S, uint32_t n);
 ay_tc_step_t ay_policy_on_overflow(const ay_batch_params_t *bp, size_t S, uint32_t n,
@@ -131,14 +150,24 @@ ay_tc_step_t ay_policy_on_scavenge(uint32_t n, uint32_t len);
 /* The list limit for batch n: a free that finds this many objects on the
  * list overflows. */
 uint32_t ay_policy_list_limit(uint32_t n, uint32_t k_halves);
-/* Count one slow-path event in *events; true when the byte limit is due to
- * be checked (every AY_SCAVENGE_PERIOD events), which resets the count. */
-int ay_policy_scavenge_due(uint32_t *events);
+/* When a thread cache checks its byte limit: the slow-path events, and the
+ * bytes misses brought in, since the last check. */
+typedef struct ay_tc_clock {
+    uint32_t events;
+    uint64_t bytes_in;
+} ay_tc_clock_t;
+/* Count one slow-path event that brought bytes_in bytes into the cache (a
+ * miss: what it fetched; an overflow: 0).  True when the byte limit is due
+ * to be checked: every AY_SCAVENGE_PERIOD events, or as soon as misses have
+ * brought in a quarter of the limit since the last check (one batch can
+ * bring 256 KiB, so counting events alone let a cache overshoot its limit by
+ * megabytes).  A check due resets the clock. */
+int ay_policy_scavenge_due(ay_tc_clock_t *c, uint64_t bytes_in, uint64_t limit);
 
-/* Parses "clip", "guard" or "pow2".  Returns 0 on success, -1 otherwise. */
+/* Parses "clip", "guard", "pow2" or "lean".  Returns 0 on success, -1 otherwise. */
 int ay_policy_parse(const char *s, size_t len, ay_batch_policy_t *out);
 
-/* "clip", "guard" or "pow2". */
+/* "clip", "guard", "pow2" or "lean". */
 const char *ay_policy_name(ay_batch_policy_t p);
 
 #endif

@@ -13,6 +13,11 @@
  *   cache, and a thread may cache another heap's blocks, so the per-heap
  *   figures are estimates then (clamped at 0 per class); the total, summed
  *   over classes, stays exact
+ *   resident = allocated + tcache + central + span tails + page-heap free
+ *              + resident metadata (and the same per heap, without metadata)
+ *   a class's capacity * size + its span tails = its span bytes
+ * (per heap, the thread-cache bytes are those of the threads bound to the
+ * heap: exact while no thread caches objects of another heap)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +32,7 @@
 #include "meta.h"
 #include "os.h"
 #include "pagemap.h"
+#include "report.h"
 #include "tcache.h"
 
 /* Bytes cached for bin b (0: every bin) by the thread caches bound to heap h
@@ -64,7 +70,14 @@ static void class_read(const ay_heap_t *only, unsigned cls, alloy_class_stats_t 
         s->spans_allocated += AY_LOAD(&c->spans_allocated);
         s->spans_freed += AY_LOAD(&c->spans_freed);
         s->lock_contended += AY_LOAD(&c->contended);
-        s->central_bytes += (size_t)AY_LOAD(&c->free_objects) * size;
+        uint64_t out = AY_LOAD(&c->objects_out), in = AY_LOAD(&c->objects_in);
+        uint64_t free_objects = AY_LOAD(&c->free_objects);
+        s->central_bytes += (size_t)free_objects * size;
+        /* a span's room = the objects out of it + the free ones it holds */
+        s->capacity += (out > in ? out - in : 0) + free_objects;
+        s->span_bytes += AY_PAGES_BYTES(AY_LOAD(&c->span_pages));
+        uint64_t sa = AY_LOAD(&c->spans_allocated), sf = AY_LOAD(&c->spans_freed);
+        s->spans += sa > sf ? sa - sf : 0;
     }
     s->tcache_bytes = tcache_bytes(only, cls + 1);
     size_t out = (size_t)(s->objects_fetched - s->objects_released) * size;
@@ -92,6 +105,8 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
         s->spans_freed += c.spans_freed;
         s->central_lock_contended += c.lock_contended;
         small_pages += AY_LOAD(&h->central[cls].span_pages);
+        size_t room = (size_t)c.capacity * c.class_size;
+        s->span_tail_bytes += c.span_bytes > room ? c.span_bytes - room : 0;
     }
     const ay_pageheap_t *ph = &h->pages;
     size_t direct = ay_direct_bytes(&h->direct);
@@ -147,7 +162,8 @@ static void totals_read(alloy_stats_t *s) {
     s->nclasses = AY_NUM_CLASSES;
     s->metadata = ay_meta_mapped() + (size_t)ay_pagemap_mapped();
     s->mapped += s->metadata;
-    s->resident += ay_meta_mapped(); /* pagemap leaves are sparse: not counted */
+    s->metadata_resident = ay_meta_mapped(); /* pagemap leaves are sparse: not counted */
+    s->resident += s->metadata_resident;
 }
 _Static_assert(sizeof(size_t) == sizeof(uint64_t), "stats sums assume 64-bit size_t");
 
@@ -190,99 +206,53 @@ ALLOY_API int alloy_class_stats_read(unsigned cls, alloy_class_stats_t *out) {
     return copy_out(out, out->size, &s, sizeof s);
 }
 
-/* ---- printing ---- */
+/* ---- printing: report.c lays the report out from these ---- */
 
-static void emit_totals(ay_emit_t *e, const alloy_stats_t *s) {
-    ay_emit_u64(e, "allocated", s->allocated);
-    ay_emit_u64(e, "active", s->active);
-    ay_emit_u64(e, "resident", s->resident);
-    ay_emit_u64(e, "mapped", s->mapped);
-    ay_emit_u64(e, "retained", s->pageheap_purged_bytes);
-    ay_emit_u64(e, "metadata", s->metadata);
-    ay_emit_u64(e, "peak_active", s->peak_active);
-    ay_emit_u64(e, "large_allocated", s->large_allocated);
-    ay_emit_u64(e, "tcache_bytes", s->tcache_bytes);
-    ay_emit_u64(e, "central_bytes", s->central_bytes);
-    ay_emit_u64(e, "pageheap_free_bytes", s->pageheap_free_bytes);
-    ay_emit_u64(e, "pageheap_purged_bytes", s->pageheap_purged_bytes);
-    ay_emit_u64(e, "slow_path_calls", s->slow_path_calls);
-    ay_emit_u64(e, "short_fetches", s->short_fetches);
-    ay_emit_u64(e, "objects_fetched", s->objects_fetched);
-    ay_emit_u64(e, "objects_released", s->objects_released);
-    ay_emit_u64(e, "spans_allocated", s->spans_allocated);
-    ay_emit_u64(e, "spans_freed", s->spans_freed);
-    ay_emit_u64(e, "central_lock_contended", s->central_lock_contended);
-    ay_emit_u64(e, "purges", s->purges);
-    ay_emit_u64(e, "threads", s->threads_live);
-    ay_emit_u64(e, "tcache_overflows", s->tcache_overflows);
-    ay_emit_u64(e, "tcache_scavenges", s->tcache_scavenges);
+static bool src_heap(const ay_report_src_t *src, unsigned k, unsigned *id, bool *is_explicit,
+                     alloy_stats_t *out) {
+    (void)src;
+    for (unsigned i = 0; i < ay_heaps_limit; i++) {
+        const ay_heap_t *h = ay_heap_get(i);
+        if (!h || k-- > 0)
+            continue;
+        *id = i;
+        *is_explicit = !h->cached;
+        heap_read(h, out);
+        return true;
+    }
+    return false;
 }
 
-/* opts: "J" JSON instead of text; "h" leave out heaps; "c" leave out classes */
+static bool src_class(const ay_report_src_t *src, unsigned cls, alloy_class_stats_t *out) {
+    (void)src;
+    class_read(NULL, cls, out);
+    return out->slow_path_calls || out->objects_released; /* else never used */
+}
+
 ALLOY_API void alloy_stats_print(alloy_write_cb *cb, void *opaque, const char *opts) {
     opts = opts ? opts : "";
     ay_emit_t e;
-    alloy_stats_t s;
+    ay_report_src_t src;
     ay_ensure_init();
+    memset(&src, 0, sizeof src);
+    memcpy(src.version, ALLOY_VERSION_STRING, sizeof ALLOY_VERSION_STRING);
+    src.nclasses = AY_NUM_CLASSES;
+    const char *policy = ay_policy_name(ay_conf.batch.policy);
+    size_t n = strlen(policy);
+    memcpy(src.opt.batch_policy, policy, n < sizeof src.opt.batch_policy ? n : sizeof src.opt.batch_policy - 1);
+    src.opt.batch_budget = ay_conf.batch.byte_budget;
+    src.opt.batch_cap = ay_conf.batch.object_cap;
+    src.opt.return_threshold_halves = ay_conf.return_k_halves;
+    src.opt.tcache = ay_conf.tcache;
+    src.opt.tcache_max_bytes = ay_conf.tcache_max_bytes;
+    src.opt.decay_ms = ay_conf.decay_ms;
+    src.opt.heaps = ay_heaps_auto;
+    src.opt.background_thread = ay_background_running();
+    totals_read(&src.totals);
+    src.heap = src_heap;
+    src.cls = src_class;
     ay_emit_init(&e, cb, opaque, strchr(opts, 'J') != NULL);
-    ay_emit_begin(&e, "alloy");
-    ay_emit_str(&e, "version", ALLOY_VERSION_STRING);
-    ay_emit_begin(&e, "opt");
-    ay_emit_str(&e, "batch_policy", ay_policy_name(ay_conf.batch.policy));
-    ay_emit_u64(&e, "batch_budget", ay_conf.batch.byte_budget);
-    ay_emit_u64(&e, "batch_cap", ay_conf.batch.object_cap);
-    ay_emit_u64(&e, "return_threshold_halves", ay_conf.return_k_halves);
-    ay_emit_bool(&e, "tcache", ay_conf.tcache);
-    ay_emit_u64(&e, "tcache_max_bytes", ay_conf.tcache_max_bytes);
-    ay_emit_i64(&e, "decay_ms", ay_conf.decay_ms);
-    ay_emit_u64(&e, "heaps", ay_heaps_auto);
-    ay_emit_bool(&e, "background_thread", ay_background_running());
-    ay_emit_end(&e);
-    totals_read(&s);
-    ay_emit_begin(&e, "stats");
-    emit_totals(&e, &s);
-    ay_emit_end(&e);
-    if (!strchr(opts, 'h')) {
-        ay_emit_begin_array(&e, "heaps");
-        for (unsigned i = 0; i < ay_heaps_limit; i++) {
-            const ay_heap_t *h = ay_heap_get(i);
-            if (!h)
-                continue;
-            heap_read(h, &s);
-            ay_emit_begin(&e, NULL);
-            ay_emit_u64(&e, "id", i);
-            ay_emit_bool(&e, "explicit", !h->cached);
-            emit_totals(&e, &s);
-            ay_emit_end(&e);
-        }
-        ay_emit_end_array(&e);
-    }
-    if (!strchr(opts, 'c')) {
-        ay_emit_begin_array(&e, "classes");
-        for (unsigned cls = 0; cls < AY_NUM_CLASSES; cls++) {
-            alloy_class_stats_t c;
-            class_read(NULL, cls, &c);
-            if (!c.slow_path_calls && !c.objects_released)
-                continue; /* never used */
-            ay_emit_begin(&e, NULL);
-            ay_emit_u64(&e, "class", cls);
-            ay_emit_u64(&e, "size", c.class_size);
-            ay_emit_u64(&e, "batch_limit", c.batch_limit);
-            ay_emit_u64(&e, "terminal_batch", c.terminal_batch);
-            ay_emit_u64(&e, "slow_path_calls", c.slow_path_calls);
-            ay_emit_u64(&e, "short_fetches", c.short_fetches);
-            ay_emit_u64(&e, "objects_fetched", c.objects_fetched);
-            ay_emit_u64(&e, "objects_released", c.objects_released);
-            ay_emit_u64(&e, "spans_allocated", c.spans_allocated);
-            ay_emit_u64(&e, "lock_contended", c.lock_contended);
-            ay_emit_u64(&e, "tcache_bytes", c.tcache_bytes);
-            ay_emit_u64(&e, "central_bytes", c.central_bytes);
-            ay_emit_u64(&e, "allocated", c.allocated);
-            ay_emit_end(&e);
-        }
-        ay_emit_end_array(&e);
-    }
-    ay_emit_end(&e);
+    ay_report_print(&e, &src, ay_report_flags(opts));
     ay_emit_finish(&e);
 }
 
@@ -304,5 +274,5 @@ __attribute__((constructor)) static void stats_at_start(void) {
 
 __attribute__((destructor)) static void stats_at_exit(void) {
     if (ay_conf.stats_print && stats_fd >= 0)
-        alloy_stats_print(stats_write, NULL, NULL);
+        alloy_stats_print(stats_write, NULL, ay_conf.stats_print_opts);
 }

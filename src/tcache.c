@@ -27,6 +27,7 @@ static pthread_key_t tc_key;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static ay_tcache_t *registry;     /* live caches, doubly linked */
 static ay_tcache_t *spare;        /* caches of exited threads, for reuse */
+static uint32_t live_caches;      /* records on the registry (written under its lock) */
 
 static void tcache_thread_exit(void *arg);
 
@@ -64,6 +65,7 @@ static ay_tcache_t *tcache_create(void) {
     if (registry)
         registry->prev = tc;
     registry = tc;
+    AY_STORE(&live_caches, live_caches + 1);
     pthread_mutex_unlock(&registry_lock);
     return tc;
 }
@@ -130,28 +132,78 @@ AY_NO_SANITIZE_THREAD size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b) 
     return (size_t)AY_LOAD(&tc->bins[b].len) * ay_bin_size[b];
 }
 
-/* Give the first n objects of bin b back to the central caches. */
-static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
-    ay_bin_t *bin = &tc->bins[b];
-    if (n == 0)
-        return;
-    void *head = bin->head, *last = head;
-    for (uint32_t i = 1; i < n; i++)
-        last = *(void **)last;
-    bin->head = *(void **)last;
-    bin->len -= n;
-    ay_central_release(b - 1, head, n);
+#define CARVE_BATCH 32 /* never-used objects linked into a list at a time */
+
+static uint32_t run_count(const ay_run_t *r, unsigned b) {
+    return (uint32_t)((r->end - r->next) / ay_bin_size[b]);
 }
 
-/* One slow-path event: every AY_SCAVENGE_PERIOD of them, check the byte
- * limit, and scavenge every list when the cache is above it. */
-static void scavenge_maybe(ay_tcache_t *tc) {
-    if (!ay_policy_scavenge_due(&tc->slow_events))
+/* The list of bin b is empty: link up to CARVE_BATCH objects of its run. */
+static void carve(ay_tcache_t *tc, unsigned b) {
+    ay_run_t *r = &tc->run[b];
+    uintptr_t size = ay_bin_size[b], o = r->next;
+    uint32_t k = run_count(r, b);
+    if (k > CARVE_BATCH)
+        k = CARVE_BATCH;
+    for (uint32_t i = 1; i < k; i++, o += size)
+        *(void **)o = (void *)(o + size);
+    *(void **)o = NULL;
+    tc->bins[b].head = (void *)r->next;
+    r->next += k * size;
+}
+
+/* Give n objects of bin b back to the central caches: the list's first,
+ * then, when the list has fewer, some of the run.  Of the run, the last
+ * objects go (they come from one span, as the first would): while nothing
+ * else was taken from that span's bump region since, it takes them back
+ * without a write to them. */
+static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
+    ay_bin_t *bin = &tc->bins[b];
+    ay_run_t *run = &tc->run[b];
+    if (n == 0)
+        return;
+    uint32_t in_run = run_count(run, b), on_list = bin->len - in_run;
+    uint32_t from_list = n < on_list ? n : on_list;
+    bin->len -= n;
+    if (from_list) {
+        void *head = bin->head, *last = head;
+        for (uint32_t i = 1; i < from_list; i++)
+            last = *(void **)last;
+        bin->head = *(void **)last;
+        ay_central_release(b - 1, head, from_list);
+    }
+    if (n > from_list) {
+        ay_run_t part = {run->end - (uintptr_t)(n - from_list) * ay_bin_size[b], run->end};
+        run->end = part.next;
+        ay_central_release_run(b - 1, &part);
+    }
+}
+
+/* A thread's byte limit: tcache_max_bytes, and with many threads a share
+ * of tcache_total_bytes, but never below 256 KiB (or tcache_max_bytes when
+ * that is lower), so that a hundred threads do not each keep megabytes.
+ * With one thread it is tcache_max_bytes (as long as the total is at least
+ * that), which is what the simulator's model assumes. */
+size_t ay_tcache_limit(void) {
+    size_t max = ay_conf.tcache_max_bytes, floor = (size_t)256 << 10;
+    uint32_t n = AY_LOAD(&live_caches);
+    size_t share = ay_conf.tcache_total_bytes / (n ? n : 1);
+    if (floor > max)
+        floor = max;
+    return share < floor ? floor : share > max ? max : share;
+}
+
+/* One slow-path event, which brought bytes_in bytes in: when the policy
+ * says a check is due, check the byte limit, and scavenge every list when
+ * the cache is above it. */
+static void scavenge_maybe(ay_tcache_t *tc, uint64_t bytes_in) {
+    size_t limit = ay_tcache_limit();
+    if (!ay_policy_scavenge_due(&tc->clock, bytes_in, limit))
         return;
     size_t bytes = 0;
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         bytes += ay_tcache_bytes(tc, b);
-    if (bytes <= ay_conf.tcache_max_bytes)
+    if (bytes <= limit)
         return;
     AY_STORE(&tc->scavenges, tc->scavenges + 1);
     for (unsigned b = 1; b < AY_NUM_BINS; b++) {
@@ -163,20 +215,25 @@ static void scavenge_maybe(ay_tcache_t *tc) {
 
 void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     ay_bin_t *bin = &tc->bins[b];
-    if (!bin->head) {
+    ay_run_t *run = &tc->run[b];
+    bool miss = !bin->head && run->next == run->end;
+    if (miss) {
         ay_tc_step_t step = ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], tc->batch[b]);
-        void *head, *tail;
-        uint32_t got = ay_central_fetch(&tc->heap->central[b - 1], step.move, &head, &tail);
+        void *head;
+        uint32_t got = ay_central_fetch(&tc->heap->central[b - 1], step.move, &head, run);
         if (!got)
             return NULL;
         set_batch(tc, b, step.batch);
         bin->head = head;
         bin->len = got;
     }
+    if (!bin->head)
+        carve(tc, b); /* not a miss: the objects are the cache's already */
     void *p = bin->head;
     bin->head = *(void **)p;
     bin->len--;
-    scavenge_maybe(tc);
+    if (miss)
+        scavenge_maybe(tc, (uint64_t)(bin->len + 1) * ay_bin_size[b]);
     return p;
 }
 
@@ -192,7 +249,7 @@ void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p) {
         bin_release(tc, b, step.move);
         set_batch(tc, b, step.batch);
     }
-    scavenge_maybe(tc);
+    scavenge_maybe(tc, 0);
 }
 
 void ay_tcache_flush(ay_tcache_t *tc) {
@@ -203,6 +260,9 @@ void ay_tcache_flush(ay_tcache_t *tc) {
 bool ay_tcache_contains(unsigned b, const void *p) {
     if (tc_state != TC_LIVE)
         return false;
+    const ay_run_t *r = &tc_self->run[b];
+    if ((uintptr_t)p >= r->next && (uintptr_t)p < r->end)
+        return true; /* never handed out yet */
     for (void *q = tc_self->bins[b].head; q; q = *(void **)q)
         if (q == p)
             return true;
@@ -227,6 +287,7 @@ static void tcache_thread_exit(void *arg) {
     tc->prev = NULL;
     tc->next = spare;
     spare = tc;
+    AY_STORE(&live_caches, live_caches - 1);
     pthread_mutex_unlock(&registry_lock);
 }
 
@@ -241,6 +302,7 @@ void ay_tcache_registry_after_fork_child(void) {
      * allocator.  Keep only this thread's cache on the registry. */
     ay_tcache_t *mine = tc_state == TC_LIVE ? tc_self : NULL;
     registry = mine;
+    live_caches = mine ? 1 : 0;
     if (mine)
         mine->prev = mine->next = NULL;
 }

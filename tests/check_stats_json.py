@@ -1,16 +1,47 @@
 # check_stats_json.py - the JSON form of alloy_stats_print parses, and its
-# numbers hold together: allocated <= active <= resident <= mapped, and the
-# totals are the sums over heaps.  Reads the JSON on stdin.
+# numbers hold together (docs/STATS.md, "Identities"):
+#   allocated <= active <= resident <= mapped;
+#   the totals are the sums over heaps (+ metadata for mapped and resident);
+#   the resident breakdown sums to resident, in the totals and in each heap;
+#   each class: 0 <= utilisation <= 1, utilisation = objects in use / capacity,
+#   capacity * size + tails = span bytes, waste = span bytes - allocated.
+# Reads the JSON on stdin, or from the file given as argv[1].
 import json, sys
-d = json.load(sys.stdin)["alloy"]
+
+d = json.load(open(sys.argv[1]) if len(sys.argv) > 1 else sys.stdin)["alloy"]
 s = d["stats"]
 assert d["version"], "version"
 assert s["allocated"] >= 3 << 20, s
 assert s["allocated"] <= s["active"] <= s["resident"] <= s["mapped"], s
 heaps = d["heaps"]
 assert len(heaps) == d["opt"]["heaps"], heaps
-for key in ("allocated", "active", "tcache_bytes", "central_bytes", "slow_path_calls"):
+for key in ("allocated", "active", "tcache_bytes", "central_bytes", "slow_path_calls",
+            "span_tail_bytes", "pageheap_free_bytes", "spans"):
     assert s[key] == sum(h[key] for h in heaps), key
 assert s["mapped"] == sum(h["mapped"] for h in heaps) + s["metadata"]
-assert any(c["size"] == 16 for c in d["classes"])
-print("stats JSON ok:", len(heaps), "heaps,", len(d["classes"]), "classes")
+assert s["resident"] == sum(h["resident"] for h in heaps) + s["metadata_resident"]
+assert 0 < s["metadata_resident"] <= s["metadata"], s
+
+b = d["resident_breakdown"]
+parts = ("in_use", "tcache", "central", "span_tails", "pageheap_free", "metadata")
+assert sum(b[k] for k in parts) == b["total"] == s["resident"], (b, s["resident"])
+assert b["in_use"] == s["allocated"] and b["metadata"] == s["metadata_resident"], b
+for h in heaps:
+    got = (h["allocated"] + h["tcache_bytes"] + h["central_bytes"] + h["span_tail_bytes"]
+           + h["pageheap_free_bytes"])
+    assert got == h["resident"], ("heap breakdown", h["id"], got, h["resident"])
+    assert 0 <= h["utilisation"] <= 1, h
+
+classes = d["classes"]
+assert any(c["size"] == 16 for c in classes)
+for c in classes:
+    assert 0 <= c["utilisation"] <= 1, c
+    assert c["objects_in_use"] == c["allocated"] // c["size"], c
+    assert c["objects_in_use"] <= c["capacity"], c
+    want = c["objects_in_use"] / c["capacity"] if c["capacity"] else 0
+    assert abs(c["utilisation"] - want) <= 0.00005, (c["utilisation"], want)
+    assert c["capacity"] * c["size"] <= c["span_bytes"], c
+    assert c["waste"] == c["span_bytes"] - c["allocated"], c
+    assert c["spans"] == c["spans_allocated"] - c["spans_freed"], c
+assert s["span_tail_bytes"] == sum(c["span_bytes"] - c["capacity"] * c["size"] for c in classes)
+print("stats JSON ok:", len(heaps), "heaps,", len(classes), "classes")

@@ -138,6 +138,15 @@ static void cross_thread_free(void) {
     const size_t sizes[] = {8, 48, 384, 1000, 4096, 20000};
     for (unsigned s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         dirty_size = sizes[s];
+        /* grow this thread's batch for the class first (misses grow it; an
+         * overflow grows it only up to 8 KiB), so that its list keeps a
+         * good part of the blocks it is about to free */
+        void *warm[MAXN];
+        for (unsigned i = 0; i < MAXN; i++)
+            warm[i] = alloy_malloc(dirty_size);
+        for (unsigned i = 0; i < MAXN; i++)
+            alloy_free(warm[i]);
+        alloy_thread_flush(); /* the list is empty, its batch stays grown */
         pthread_t t;
         pthread_create(&t, NULL, thread_c, NULL);
         pthread_join(t, NULL);

@@ -1,7 +1,9 @@
 /* alloy.c - the `alloy` command, one entry point for users:
  *
- *   alloy run [--stats] [--prof] [--leaks] [--conf K:V,...] -- CMD ARGS...
- *       exec CMD with LD_PRELOAD=liballoy.so and ALLOY_CONF set
+ *   alloy run [--stats[=full|json]] [--prof] [--leaks] [--conf K:V,...] -- CMD ARGS...
+ *       exec CMD with LD_PRELOAD=liballoy.so.0 and ALLOY_CONF set
+ *   alloy stats [--summary] FILE.json [FILE2.json]
+ *       a saved JSON report as tables, or the change between two (alloy_stats.c)
  *   alloy prof [--top N] [--folded] FILE.heap   a heap profile, symbolised (alloy_prof.c)
  *   alloy bench ARGS...     the benchmark suite (bench/run.py), build tree only
  *   alloy sim ARGS...       the alloy-sim simulator
@@ -12,9 +14,12 @@
  * Where things are.  The command finds its own files from its real path
  * (/proc/self/exe), so it works from the build tree (build/alloy, next to
  * liballoy.so, alloy-sim and the bench programs) and after `cmake --install`
- * (PREFIX/bin/alloy and PREFIX/<libdir>/liballoy.so; the bin-to-lib path is
+ * (PREFIX/bin/alloy and PREFIX/<libdir>/liballoy.so.0; the bin-to-lib path is
  * fixed at configure time in ALLOY_TOOL_LIBDIR_REL).  A build tree is
- * recognised by the CMakeCache.txt beside the command.
+ * recognised by the CMakeCache.txt beside the command.  The command looks
+ * for the library by its soname (ALLOY_TOOL_SONAME, liballoy.so.0), the file
+ * the runtime package (liballoy0) ships: the liballoy.so link belongs to the
+ * development files and may be absent.
  *
  * Exit status: `run`, `bench` and `sim` replace themselves with the program
  * (exec), so its status passes through.  2: bad usage.  1: a part is missing
@@ -23,8 +28,10 @@
  *
  * The command itself uses only libc and does not run on alloy.  (`settings`
  * and `names` load liballoy.so with dlopen to read its tables; they do not
- * replace the command's malloc.)  Each subcommand that is more than a few
- * lines has a file of its own, declared in alloy_cmd.h.
+ * replace the command's malloc.  `stats` compiles in the library's report
+ * layout, src/report.c with emit.c, fmt.c and os.c, which use libc only.)
+ * Each subcommand that is more than a few lines has a file of its own,
+ * declared in alloy_cmd.h.
  */
 #include <errno.h>
 #include <limits.h>
@@ -43,6 +50,9 @@
 #ifndef ALLOY_TOOL_LIBDIR_REL
 #define ALLOY_TOOL_LIBDIR_REL "../lib" /* from bin/ to the library directory */
 #endif
+#ifndef ALLOY_TOOL_SONAME
+#define ALLOY_TOOL_SONAME "liballoy.so.0" /* the library's soname */
+#endif
 #ifndef ALLOY_TOOL_SOURCE_DIR
 #define ALLOY_TOOL_SOURCE_DIR "" /* the source tree, for bench/run.py */
 #endif
@@ -51,10 +61,13 @@
 static const char usage_text[] =
     "usage: alloy COMMAND [ARGS...]\n"
     "\n"
-    "  alloy run [--stats] [--prof] [--leaks] [--conf K:V,...] -- CMD [ARGS...]\n"
-    "      Run CMD on the alloy allocator (LD_PRELOAD=liballoy.so).\n"
-    "      --stats        print alloy's statistics on stderr when CMD exits\n"
-    "                     (adds stats_print:true to ALLOY_CONF)\n"
+    "  alloy run [--stats[=full|json]] [--prof] [--leaks] [--conf K:V,...] -- CMD [ARGS...]\n"
+    "      Run CMD on the alloy allocator (LD_PRELOAD=" ALLOY_TOOL_SONAME ").\n"
+    "      --stats        print a summary of alloy's statistics on stderr when CMD\n"
+    "                     exits (adds stats_print:true to ALLOY_CONF)\n"
+    "      --stats=full   the full report, with tables of heaps and size classes\n"
+    "                     (also adds stats_print_opts:f)\n"
+    "      --stats=json   the report as JSON, for alloy stats (stats_print_opts:J)\n"
     "      --prof         heap profiling, with a profile written when CMD exits\n"
     "                     (prof:true,prof_final:true): alloy.<pid>.<seq>.f.heap\n"
     "      --leaks        report the allocations still live when CMD exits\n"
@@ -67,6 +80,10 @@ static const char usage_text[] =
     "      The benchmark suite (bench/run.py) on this build tree; default mode\n"
     "      short.  OPTIONS go to the runner: alloy bench --help lists them.\n"
     "      Available from a build tree only (build/alloy), not after install.\n"
+    "\n"
+    "  alloy stats [--summary] FILE.json [FILE2.json]\n"
+    "      A saved JSON report as alloy prints it, with tables; given two, the\n"
+    "      change from the first to the second.  Bad input: one line, status 2.\n"
     "\n"
     "  alloy sim COMMAND [OPTIONS...]\n"
     "      The batch-policy simulator alloy-sim: alloy sim --help lists its commands.\n"
@@ -141,8 +158,9 @@ static bool in_build_tree(const char *dir) {
     return is_file(p);
 }
 
-/* Absolute path of liballoy.so: beside the command in a build tree, in the
- * library directory after install.  Both places are tried, that one first. */
+/* Absolute path of liballoy.so.0 (the soname): beside the command in a build
+ * tree, in the library directory after install.  Both places are tried, that
+ * one first. */
 void find_library(char *out, size_t cap, const char *dir) {
     char installed[PATH_MAX];
     path_join(installed, sizeof installed, dir, ALLOY_TOOL_LIBDIR_REL);
@@ -154,12 +172,12 @@ void find_library(char *out, size_t cap, const char *dir) {
     for (int i = 0; i < 2; i++) {
         char real[PATH_MAX];
         if (realpath(order[i], real)) {
-            path_join(out, cap, real, "liballoy.so");
+            path_join(out, cap, real, ALLOY_TOOL_SONAME);
             if (is_file(out))
                 return;
         }
     }
-    fprintf(stderr, "alloy: liballoy.so not found (looked in %s and %s); "
+    fprintf(stderr, "alloy: " ALLOY_TOOL_SONAME " not found (looked in %s and %s); "
                     "build it (cmake --build) or reinstall\n", order[0], order[1]);
     exit(EXIT_MISSING);
 }
@@ -194,7 +212,8 @@ static char *append(char *dst, const char *sep, const char *src) {
 }
 
 static int cmd_run(int argc, char **argv, const char *dir) {
-    bool stats = false, dashdash = false, prof = false, leaks = false;
+    const char *stats = NULL; /* the settings --stats adds */
+    bool dashdash = false, prof = false, leaks = false;
     char *conf = NULL;
     int i = 2;
     const char *env = getenv("ALLOY_CONF");
@@ -207,12 +226,18 @@ static int cmd_run(int argc, char **argv, const char *dir) {
             dashdash = true;
             i++;
             break;
-        } else if (!strcmp(a, "--stats")) {
-            stats = true;
         } else if (!strcmp(a, "--prof")) {
             prof = true;
         } else if (!strcmp(a, "--leaks")) {
             leaks = true;
+        } else if (!strcmp(a, "--stats") || !strcmp(a, "--stats=summary")) {
+            stats = "stats_print:true";
+        } else if (!strcmp(a, "--stats=full")) {
+            stats = "stats_print:true,stats_print_opts:f";
+        } else if (!strcmp(a, "--stats=json")) {
+            stats = "stats_print:true,stats_print_opts:J";
+        } else if (!strncmp(a, "--stats=", 8)) {
+            usage_error("run: --stats takes summary, full or json, not '%s'", a + 8);
         } else if (!strcmp(a, "--conf")) {
             if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
                 usage_error("run: --conf needs a value K:V[,K:V...]");
@@ -238,7 +263,7 @@ static int cmd_run(int argc, char **argv, const char *dir) {
     if (extra)
         conf = append(conf, ",", extra);
     if (stats)
-        conf = append(conf, ",", "stats_print:true");
+        conf = append(conf, ",", stats);
     if (prof)
         conf = append(conf, ",", "prof:true,prof_final:true");
     if (leaks)
@@ -349,6 +374,8 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(cmd, "prof"))
         return cmd_prof(argc, argv, NULL);
+    if (!strcmp(cmd, "stats"))
+        return cmd_stats(argc, argv);
     if (!strcmp(cmd, "settings") || !strcmp(cmd, "names")) {
         self_dir(dir, sizeof dir, argv[0]);
         return cmd_describe(argc, argv, dir);

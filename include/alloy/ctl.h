@@ -19,14 +19,16 @@
  *          large_allocated,tcache_bytes,central_bytes,pageheap_free_bytes,
  *          slow_path_calls,short_fetches,objects_fetched,objects_released,
  *          spans_allocated,spans_freed,central_lock_contended,purges,threads,
- *          tcache_overflows,tcache_scavenges}
- *   stats.heaps.<i>.{the same names}
+ *          tcache_overflows,tcache_scavenges,span_tail_bytes,metadata_resident}
+ *   stats.heaps.<i>.{the same names but metadata_resident}
  *   stats.classes.<j>.{size,batch_limit,terminal_batch,slow_path_calls,
  *          short_fetches,objects_fetched,objects_released,spans_allocated,
- *          spans_freed,lock_contended,tcache_bytes,central_bytes,allocated}
+ *          spans_freed,lock_contended,tcache_bytes,central_bytes,allocated,
+ *          spans,capacity,span_bytes}
  *   opt.{batch_policy,batch_budget,batch_cap,return_threshold_halves,tcache,
  *        tcache_max_bytes,decay_ms,heaps,background_thread,junk,zero,
- *        abort_on_error,stats_print,prof,prof_sample,prof_leak,prof_prefix}
+ *        abort_on_error,stats_print,stats_print_opts,prof,prof_active,prof_sample,
+ *        prof_prefix,prof_final,prof_interval,prof_leak,leak_exit_code}
  *   thread.tcache.flush  thread.tcache.bytes  thread.heap
  *   heaps.count  heaps.create  heap.<i>.destroy  heap.<i>.purge
  *   prof.{dump,active,sample,reset,samples,live,stacks,store_bytes,nested,lost}
@@ -66,7 +68,7 @@ ALLOY_API int alloy_ctl_describe(unsigned k, alloy_ctl_info_t *out);
 
 typedef struct alloy_setting_info {
     const char *name;           /* the key in ALLOY_CONF */
-    const char *type;           /* "boolean", "integer", "bytes", "milliseconds", "policy", "ratio" */
+    const char *type;           /* "boolean", "integer", "bytes", "milliseconds", "policy", "ratio", "letters" */
     const char *default_value;  /* as written in ALLOY_CONF, or in words */
     const char *help;           /* one or two sentences */
     char range[96];             /* the values it accepts, in words */

@@ -1,0 +1,612 @@
+/* report.c - see report.h. */
+#include "report.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define B AY_FIELD_BYTES
+#define T AY_FIELD_TEXT
+#define V AY_FIELD_EVENT
+#define A AY_FIELD_ALIAS
+#define TOT(k, f, fl) {k, offsetof(alloy_stats_t, f), sizeof(((alloy_stats_t *)0)->f), fl}
+#define CLS(k, f, fl) {k, offsetof(alloy_class_stats_t, f), sizeof(((alloy_class_stats_t *)0)->f), fl}
+
+const ay_report_field_t ay_report_total_fields[] = {
+    TOT("allocated", allocated, B | T),
+    TOT("active", active, B | T),
+    TOT("resident", resident, B | T),
+    TOT("mapped", mapped, B | T),
+    TOT("retained", pageheap_purged_bytes, B | T | A),
+    TOT("metadata", metadata, B),
+    TOT("peak_active", peak_active, B | T),
+    TOT("large_allocated", large_allocated, B),
+    TOT("tcache_bytes", tcache_bytes, B),
+    TOT("central_bytes", central_bytes, B),
+    TOT("pageheap_free_bytes", pageheap_free_bytes, B),
+    TOT("pageheap_purged_bytes", pageheap_purged_bytes, B),
+    TOT("slow_path_calls", slow_path_calls, V),
+    TOT("short_fetches", short_fetches, V),
+    TOT("objects_fetched", objects_fetched, V),
+    TOT("objects_released", objects_released, V),
+    TOT("spans_allocated", spans_allocated, V),
+    TOT("spans_freed", spans_freed, V),
+    TOT("central_lock_contended", central_lock_contended, V),
+    TOT("purges", purges, V),
+    TOT("threads", threads_live, V),
+    TOT("tcache_overflows", tcache_overflows, V),
+    TOT("tcache_scavenges", tcache_scavenges, V),
+    TOT("span_tail_bytes", span_tail_bytes, B),
+    TOT("metadata_resident", metadata_resident, B),
+};
+const unsigned ay_report_ntotal_fields = sizeof ay_report_total_fields / sizeof ay_report_total_fields[0];
+
+const ay_report_field_t ay_report_class_fields[] = {
+    CLS("size", class_size, 0),
+    CLS("batch_limit", batch_limit, 0),
+    CLS("terminal_batch", terminal_batch, 0),
+    CLS("slow_path_calls", slow_path_calls, 0),
+    CLS("short_fetches", short_fetches, 0),
+    CLS("objects_fetched", objects_fetched, 0),
+    CLS("objects_released", objects_released, 0),
+    CLS("spans_allocated", spans_allocated, 0),
+    CLS("spans_freed", spans_freed, 0),
+    CLS("lock_contended", lock_contended, 0),
+    CLS("tcache_bytes", tcache_bytes, B),
+    CLS("central_bytes", central_bytes, B),
+    CLS("allocated", allocated, B),
+    CLS("spans", spans, 0),
+    CLS("capacity", capacity, 0),
+    CLS("span_bytes", span_bytes, B),
+};
+const unsigned ay_report_nclass_fields = sizeof ay_report_class_fields / sizeof ay_report_class_fields[0];
+#undef B
+#undef T
+#undef V
+#undef A
+
+uint64_t ay_report_field_get(const void *s, const ay_report_field_t *f) {
+    const char *p = (const char *)s + f->offset;
+    if (f->width == 4) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+void ay_report_field_set(void *s, const ay_report_field_t *f, uint64_t v) {
+    char *p = (char *)s + f->offset;
+    if (f->width == 4) {
+        uint32_t w = (uint32_t)v;
+        memcpy(p, &w, 4);
+    } else {
+        memcpy(p, &v, 8);
+    }
+}
+
+unsigned ay_report_flags(const char *opts) {
+    unsigned fl = 0;
+    if (opts && strchr(opts, 'f'))
+        fl |= AY_REPORT_FULL;
+    if (opts && strchr(opts, 'h'))
+        fl |= AY_REPORT_NO_HEAPS;
+    if (opts && strchr(opts, 'c'))
+        fl |= AY_REPORT_NO_CLASSES;
+    return fl;
+}
+
+/* ---- derived values ---- */
+
+static uint64_t in_use(const alloy_class_stats_t *c) {
+    return c->class_size ? c->allocated / c->class_size : 0;
+}
+
+static uint64_t waste(const alloy_class_stats_t *c) {
+    return c->span_bytes > c->allocated ? c->span_bytes - c->allocated : 0;
+}
+
+static uint64_t spans(const alloy_stats_t *s) {
+    return s->spans_allocated > s->spans_freed ? s->spans_allocated - s->spans_freed : 0;
+}
+
+/* A small string builder on the caller's stack. */
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+} sbuf_t;
+
+static void sb_str(sbuf_t *b, const char *s) {
+    size_t n = strlen(s);
+    if (n > b->cap - 1 - b->len)
+        n = b->cap - 1 - b->len;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+static void sb_u64(sbuf_t *b, uint64_t v) {
+    char tmp[24];
+    ay_emit_fmt_count(tmp, v);
+    sb_str(b, tmp);
+}
+
+/* ---- the columns of the tables ---- */
+
+static const ay_emit_col_t heap_cols[] = {
+    {"id", "heap", 4},           {"kind", "kind", 4},
+    {"threads", "threads", 7},   {"allocated", "in use", 6},
+    {"active", "active", 6},     {"resident", "resident", 8},
+    {"utilisation", "util", 6},  {"tcache_bytes", "tcache", 6},
+    {"central_bytes", "central", 7}, {"pageheap_free_bytes", "free", 6},
+    {"spans", "spans", 5},       {"slow_path_calls", "slow", 6},
+    {"short_fetches", "short", 5}, {"central_lock_contended", "waits", 5},
+};
+#define NHEAP_COLS (sizeof heap_cols / sizeof heap_cols[0])
+
+static const ay_emit_col_t class_cols[] = {
+    {"class", "class", 5},       {"size", "size", 6},
+    {"objects_in_use", "in use", 8}, {"capacity", "capacity", 8},
+    {"spans", "spans", 5},       {"utilisation", "util", 6},
+    {"tcache_bytes", "tcache", 6}, {"central_bytes", "central", 7},
+    {"waste", "waste", 6},       {"slow_path_calls", "slow", 7},
+    {"short_fetches", "short", 6}, {"lock_contended", "waits", 6},
+};
+#define NCLASS_COLS (sizeof class_cols / sizeof class_cols[0])
+
+static const ay_emit_col_t waste_cols[] = {
+    {"class", "class", 5},       {"size", "size", 6},
+    {"objects_in_use", "in use", 8}, {"capacity", "capacity", 8},
+    {"utilisation", "util", 6},  {"waste", "waste", 6},
+    {"tcache_bytes", "tcache", 6}, {"central_bytes", "central", 7},
+};
+#define NWASTE_COLS (sizeof waste_cols / sizeof waste_cols[0])
+
+#define TOP_WASTE 5
+
+/* ---- the report ---- */
+
+static void emit_opt(ay_emit_t *e, const ay_report_opt_t *o) {
+    ay_emit_begin_inline(e, "opt");
+    ay_emit_str(e, "batch_policy", o->batch_policy);
+    ay_emit_bytes(e, "batch_budget", o->batch_budget);
+    ay_emit_u64(e, "batch_cap", o->batch_cap);
+    ay_emit_u64(e, "return_threshold_halves", o->return_threshold_halves);
+    ay_emit_bool(e, "tcache", o->tcache);
+    ay_emit_bytes(e, "tcache_max_bytes", o->tcache_max_bytes);
+    ay_emit_i64(e, "decay_ms", o->decay_ms);
+    ay_emit_u64(e, "heaps", o->heaps);
+    ay_emit_bool(e, "background_thread", o->background_thread);
+    ay_emit_end(e);
+}
+
+/* Every field of s: text sees those with `text_flag` (0: none). */
+static void emit_fields(ay_emit_t *e, const alloy_stats_t *s, unsigned text_flag) {
+    for (unsigned i = 0; i < ay_report_ntotal_fields; i++) {
+        const ay_report_field_t *f = &ay_report_total_fields[i];
+        ay_emit_only(e, f->flags & text_flag ? AY_EMIT_BOTH : AY_EMIT_JSON);
+        uint64_t v = ay_report_field_get(s, f);
+        if (f->flags & AY_FIELD_BYTES)
+            ay_emit_bytes(e, f->key, v);
+        else
+            ay_emit_u64(e, f->key, v);
+    }
+    ay_emit_only(e, AY_EMIT_BOTH);
+}
+
+static void emit_breakdown(ay_emit_t *e, const alloy_stats_t *s) {
+    ay_emit_begin(e, "resident_breakdown");
+    ay_emit_share(e, "in_use", s->allocated, s->resident);
+    ay_emit_share(e, "tcache", s->tcache_bytes, s->resident);
+    ay_emit_share(e, "central", s->central_bytes, s->resident);
+    /* spans are sized to hold whole objects (policy.c), so tails are rare:
+     * text shows them only when there are some */
+    ay_emit_only(e, s->span_tail_bytes ? AY_EMIT_BOTH : AY_EMIT_JSON);
+    ay_emit_share(e, "span_tails", s->span_tail_bytes, s->resident);
+    ay_emit_only(e, AY_EMIT_BOTH);
+    ay_emit_share(e, "pageheap_free", s->pageheap_free_bytes, s->resident);
+    ay_emit_share(e, "metadata", s->metadata_resident, s->resident);
+    ay_emit_share(e, "total", s->resident, s->resident);
+    ay_emit_end(e);
+}
+
+static void emit_counters(ay_emit_t *e, const alloy_stats_t *s) {
+    ay_emit_only(e, AY_EMIT_TEXT);
+    ay_emit_begin_inline(e, "counters");
+    for (unsigned i = 0; i < ay_report_ntotal_fields; i++) {
+        const ay_report_field_t *f = &ay_report_total_fields[i];
+        if (f->flags & AY_FIELD_EVENT)
+            ay_emit_u64(e, f->key, ay_report_field_get(s, f));
+    }
+    ay_emit_end(e);
+    ay_emit_only(e, AY_EMIT_BOTH);
+}
+
+static void emit_heap_row(ay_emit_t *e, unsigned id, bool is_explicit, const alloy_stats_t *s) {
+    ay_emit_begin(e, NULL);
+    ay_emit_u64(e, "id", id);
+    ay_emit_bool(e, "explicit", is_explicit);
+    ay_emit_only(e, AY_EMIT_TEXT);
+    ay_emit_str(e, "kind", is_explicit ? "expl" : "auto");
+    ay_emit_only(e, AY_EMIT_BOTH);
+    emit_fields(e, s, AY_FIELD_BYTES | AY_FIELD_EVENT); /* the columns pick theirs */
+    ay_emit_u64(e, "spans", spans(s));
+    ay_emit_ratio(e, "utilisation", s->allocated, s->active);
+    ay_emit_end(e);
+}
+
+static void emit_class_row(ay_emit_t *e, unsigned cls, const alloy_class_stats_t *c) {
+    ay_emit_begin(e, NULL);
+    ay_emit_u64(e, "class", cls);
+    for (unsigned i = 0; i < ay_report_nclass_fields; i++) {
+        const ay_report_field_t *f = &ay_report_class_fields[i];
+        uint64_t v = ay_report_field_get(c, f);
+        if (f->flags & AY_FIELD_BYTES)
+            ay_emit_bytes(e, f->key, v);
+        else
+            ay_emit_u64(e, f->key, v);
+    }
+    ay_emit_u64(e, "objects_in_use", in_use(c));
+    ay_emit_ratio(e, "utilisation", in_use(c), c->capacity);
+    ay_emit_bytes(e, "waste", waste(c));
+    ay_emit_end(e);
+}
+
+static void emit_top_waste(ay_emit_t *e, const ay_report_src_t *src) {
+    unsigned top[TOP_WASTE], n = 0;
+    uint64_t topw[TOP_WASTE];
+    alloy_class_stats_t c;
+    for (unsigned cls = 0; cls < src->nclasses; cls++) {
+        c.size = sizeof c;
+        if (!src->cls(src, cls, &c))
+            continue;
+        uint64_t w = waste(&c);
+        if (w == 0)
+            continue;
+        unsigned at = n < TOP_WASTE ? n++ : TOP_WASTE;
+        while (at > 0 && topw[at - 1] < w) { /* insertion into a sorted top list */
+            if (at < TOP_WASTE) {
+                top[at] = top[at - 1];
+                topw[at] = topw[at - 1];
+            }
+            at--;
+        }
+        if (at < TOP_WASTE) {
+            top[at] = cls;
+            topw[at] = w;
+        }
+    }
+    char caption[96];
+    sbuf_t b = {caption, 0, sizeof caption};
+    caption[0] = 0;
+    sb_str(&b, "the ");
+    sb_u64(&b, n);
+    sb_str(&b, n == 1 ? " size class" : " size classes");
+    sb_str(&b, " holding most bytes not in use (waste = span bytes - in use)");
+    ay_emit_only(e, AY_EMIT_TEXT);
+    if (n == 0) {
+        ay_emit_line(e, "waste: no size class holds memory it does not use");
+        ay_emit_only(e, AY_EMIT_BOTH);
+        return;
+    }
+    ay_emit_begin_table(e, "waste", caption, waste_cols, NWASTE_COLS);
+    for (unsigned i = 0; i < n; i++) {
+        c.size = sizeof c;
+        src->cls(src, top[i], &c);
+        emit_class_row(e, top[i], &c);
+    }
+    ay_emit_end_table(e);
+    ay_emit_only(e, AY_EMIT_BOTH);
+}
+
+static void emit_heaps(ay_emit_t *e, const ay_report_src_t *src) {
+    ay_emit_begin_table(e, "heaps", NULL, heap_cols, NHEAP_COLS);
+    alloy_stats_t s;
+    unsigned id;
+    bool ex;
+    for (unsigned k = 0; (s.size = sizeof s, src->heap(src, k, &id, &ex, &s)); k++)
+        emit_heap_row(e, id, ex, &s);
+    ay_emit_end_table(e);
+}
+
+static void emit_classes(ay_emit_t *e, const ay_report_src_t *src) {
+    alloy_class_stats_t c;
+    unsigned used = 0;
+    for (unsigned cls = 0; cls < src->nclasses; cls++)
+        used += (c.size = sizeof c, src->cls(src, cls, &c));
+    char caption[64];
+    sbuf_t b = {caption, 0, sizeof caption};
+    caption[0] = 0;
+    sb_u64(&b, used);
+    sb_str(&b, " of ");
+    sb_u64(&b, src->nclasses);
+    sb_str(&b, " size classes used (util = objects in use / capacity)");
+    ay_emit_begin_table(e, "classes", caption, class_cols, NCLASS_COLS);
+    for (unsigned cls = 0; cls < src->nclasses; cls++) {
+        c.size = sizeof c;
+        if (src->cls(src, cls, &c))
+            emit_class_row(e, cls, &c);
+    }
+    ay_emit_end_table(e);
+}
+
+void ay_report_print(ay_emit_t *e, const ay_report_src_t *src, unsigned flags) {
+    bool full = e->json || (flags & AY_REPORT_FULL);
+    char title[80];
+    sbuf_t b = {title, 0, sizeof title};
+    title[0] = 0;
+    sb_str(&b, "___ alloy ");
+    sb_str(&b, src->version);
+    sb_str(&b, full ? " statistics (full) ___" : " statistics ___");
+    ay_emit_line(e, title);
+    ay_emit_only(e, AY_EMIT_JSON);
+    ay_emit_begin(e, "alloy");
+    ay_emit_str(e, "version", src->version);
+    ay_emit_u64(e, "nclasses", src->nclasses);
+    ay_emit_only(e, AY_EMIT_BOTH);
+    emit_opt(e, &src->opt);
+    ay_emit_begin(e, "stats");
+    emit_fields(e, &src->totals, AY_FIELD_TEXT);
+    ay_emit_only(e, AY_EMIT_JSON);
+    ay_emit_u64(e, "spans", spans(&src->totals));
+    ay_emit_only(e, AY_EMIT_BOTH);
+    ay_emit_end(e);
+    emit_breakdown(e, &src->totals);
+    emit_counters(e, &src->totals);
+    if (!e->json)
+        emit_top_waste(e, src);
+    if (full && !(flags & AY_REPORT_NO_HEAPS))
+        emit_heaps(e, src);
+    if (full && !(flags & AY_REPORT_NO_CLASSES))
+        emit_classes(e, src);
+    ay_emit_line(e, full ? "(sizes in bytes, K = 1024; fields: docs/STATS.md)"
+                         : "(sizes in bytes, K = 1024; opts \"f\" for tables, \"J\" for JSON: "
+                           "docs/STATS.md)");
+    ay_emit_only(e, AY_EMIT_JSON);
+    ay_emit_end(e);
+    ay_emit_only(e, AY_EMIT_BOTH);
+}
+
+/* ---- the difference of two reports ---- */
+
+static bool find_heap(const ay_report_src_t *src, unsigned want, bool *ex, alloy_stats_t *out) {
+    unsigned id;
+    for (unsigned k = 0; (out->size = sizeof *out, src->heap(src, k, &id, ex, out)); k++)
+        if (id == want)
+            return true;
+    memset(out, 0, sizeof *out);
+    *ex = false;
+    return false;
+}
+
+static unsigned total_changes(const alloy_stats_t *a, const alloy_stats_t *b) {
+    unsigned n = 0;
+    for (unsigned i = 0; i < ay_report_ntotal_fields; i++) {
+        const ay_report_field_t *f = &ay_report_total_fields[i];
+        if (!(f->flags & AY_FIELD_ALIAS))
+            n += ay_report_field_get(a, f) != ay_report_field_get(b, f);
+    }
+    return n;
+}
+
+static unsigned class_changes(const alloy_class_stats_t *a, const alloy_class_stats_t *b) {
+    unsigned n = 0;
+    for (unsigned i = 0; i < ay_report_nclass_fields; i++)
+        n += ay_report_field_get(a, &ay_report_class_fields[i]) !=
+             ay_report_field_get(b, &ay_report_class_fields[i]);
+    return n;
+}
+
+static bool class_or_zero(const ay_report_src_t *src, unsigned cls, alloy_class_stats_t *c) {
+    c->size = sizeof *c;
+    if (cls < src->nclasses && src->cls(src, cls, c))
+        return true;
+    memset(c, 0, sizeof *c);
+    return false;
+}
+
+#define D(x, y) ((int64_t)((uint64_t)(y) - (uint64_t)(x)))
+
+static void diff_heap_row(ay_emit_t *e, unsigned id, bool ex, const alloy_stats_t *a,
+                          const alloy_stats_t *b) {
+    ay_emit_begin(e, NULL);
+    ay_emit_u64(e, "id", id);
+    ay_emit_str(e, "kind", ex ? "expl" : "auto");
+    ay_emit_dcount(e, "threads", D(a->threads_live, b->threads_live));
+    ay_emit_dbytes(e, "allocated", D(a->allocated, b->allocated));
+    ay_emit_dbytes(e, "active", D(a->active, b->active));
+    ay_emit_dbytes(e, "resident", D(a->resident, b->resident));
+    ay_emit_dratio(e, "utilisation", a->allocated, a->active, b->allocated, b->active);
+    ay_emit_dbytes(e, "tcache_bytes", D(a->tcache_bytes, b->tcache_bytes));
+    ay_emit_dbytes(e, "central_bytes", D(a->central_bytes, b->central_bytes));
+    ay_emit_dbytes(e, "pageheap_free_bytes", D(a->pageheap_free_bytes, b->pageheap_free_bytes));
+    ay_emit_dcount(e, "spans", D(spans(a), spans(b)));
+    ay_emit_dcount(e, "slow_path_calls", D(a->slow_path_calls, b->slow_path_calls));
+    ay_emit_dcount(e, "short_fetches", D(a->short_fetches, b->short_fetches));
+    ay_emit_dcount(e, "central_lock_contended", D(a->central_lock_contended, b->central_lock_contended));
+    ay_emit_end(e);
+}
+
+static void diff_class_row(ay_emit_t *e, unsigned cls, const alloy_class_stats_t *a,
+                           const alloy_class_stats_t *b) {
+    ay_emit_begin(e, NULL);
+    ay_emit_u64(e, "class", cls);
+    ay_emit_u64(e, "size", b->class_size ? b->class_size : a->class_size);
+    ay_emit_dcount(e, "objects_in_use", D(in_use(a), in_use(b)));
+    ay_emit_dcount(e, "capacity", D(a->capacity, b->capacity));
+    ay_emit_dcount(e, "spans", D(a->spans, b->spans));
+    ay_emit_dratio(e, "utilisation", in_use(a), a->capacity, in_use(b), b->capacity);
+    ay_emit_dbytes(e, "tcache_bytes", D(a->tcache_bytes, b->tcache_bytes));
+    ay_emit_dbytes(e, "central_bytes", D(a->central_bytes, b->central_bytes));
+    ay_emit_dbytes(e, "waste", D(waste(a), waste(b)));
+    ay_emit_dcount(e, "slow_path_calls", D(a->slow_path_calls, b->slow_path_calls));
+    ay_emit_dcount(e, "short_fetches", D(a->short_fetches, b->short_fetches));
+    ay_emit_dcount(e, "lock_contended", D(a->lock_contended, b->lock_contended));
+    ay_emit_end(e);
+}
+
+/* The settings that differ, as "name A -> B" members of an inline object. */
+static unsigned diff_opt(ay_emit_t *e, const ay_report_opt_t *a, const ay_report_opt_t *b,
+                         bool write) {
+    struct {
+        const char *key;
+        uint64_t x, y;
+        bool bytes;
+    } num[] = {
+        {"batch_budget", a->batch_budget, b->batch_budget, true},
+        {"batch_cap", a->batch_cap, b->batch_cap, false},
+        {"return_threshold_halves", a->return_threshold_halves, b->return_threshold_halves, false},
+        {"tcache", a->tcache, b->tcache, false},
+        {"tcache_max_bytes", a->tcache_max_bytes, b->tcache_max_bytes, true},
+        {"decay_ms", (uint64_t)a->decay_ms, (uint64_t)b->decay_ms, false},
+        {"heaps", a->heaps, b->heaps, false},
+        {"background_thread", a->background_thread, b->background_thread, false},
+    };
+    unsigned n = 0;
+    char buf[80];
+    if (strcmp(a->batch_policy, b->batch_policy)) {
+        n++;
+        if (write) {
+            sbuf_t s = {buf, 0, sizeof buf};
+            buf[0] = 0;
+            sb_str(&s, a->batch_policy);
+            sb_str(&s, " -> ");
+            sb_str(&s, b->batch_policy);
+            ay_emit_str(e, "batch_policy", buf);
+        }
+    }
+    for (unsigned i = 0; i < sizeof num / sizeof num[0]; i++) {
+        if (num[i].x == num[i].y)
+            continue;
+        n++;
+        if (!write)
+            continue;
+        char x[24], y[24];
+        bool is_bool = !strcmp(num[i].key, "tcache") || !strcmp(num[i].key, "background_thread");
+        bool is_ms = !strcmp(num[i].key, "decay_ms");
+        for (int side = 0; side < 2; side++) {
+            uint64_t v = side ? num[i].y : num[i].x;
+            char *out = side ? y : x;
+            if (is_bool)
+                strcpy(out, v ? "true" : "false");
+            else if (is_ms && (int64_t)v < 0)
+                strcpy(out, "-1");
+            else if (num[i].bytes)
+                ay_emit_fmt_bytes(out, v);
+            else
+                ay_emit_fmt_count(out, v);
+        }
+        sbuf_t s = {buf, 0, sizeof buf};
+        buf[0] = 0;
+        sb_str(&s, x);
+        sb_str(&s, " -> ");
+        sb_str(&s, y);
+        ay_emit_str(e, num[i].key, buf);
+    }
+    return n;
+}
+
+unsigned ay_report_diff(ay_emit_t *e, const ay_report_src_t *a, const ay_report_src_t *b,
+                        unsigned flags) {
+    unsigned changes = 0, n;
+    char line[128];
+    sbuf_t sb = {line, 0, sizeof line};
+    line[0] = 0;
+    sb_str(&sb, "___ alloy statistics: the change from A (alloy ");
+    sb_str(&sb, a->version);
+    sb_str(&sb, ") to B (alloy ");
+    sb_str(&sb, b->version);
+    sb_str(&sb, ") ___");
+    ay_emit_line(e, line);
+
+    if ((n = diff_opt(e, &a->opt, &b->opt, false)) != 0) {
+        changes += n;
+        ay_emit_begin_inline(e, "opt");
+        diff_opt(e, &a->opt, &b->opt, true);
+        ay_emit_end(e);
+    }
+
+    const alloy_stats_t *ta = &a->totals, *tb = &b->totals;
+    if ((n = total_changes(ta, tb)) != 0) {
+        changes += n;
+        ay_emit_begin(e, "stats");
+        for (unsigned i = 0; i < ay_report_ntotal_fields; i++) {
+            const ay_report_field_t *f = &ay_report_total_fields[i];
+            uint64_t x = ay_report_field_get(ta, f), y = ay_report_field_get(tb, f);
+            if (x != y && !(f->flags & AY_FIELD_ALIAS))
+                ay_emit_change(e, f->key, f->flags & AY_FIELD_BYTES, x, y);
+        }
+        ay_emit_end(e);
+        ay_emit_begin(e, "resident_breakdown");
+        struct {
+            const char *key;
+            uint64_t x, y;
+        } parts[] = {
+            {"in_use", ta->allocated, tb->allocated},
+            {"tcache", ta->tcache_bytes, tb->tcache_bytes},
+            {"central", ta->central_bytes, tb->central_bytes},
+            {"span_tails", ta->span_tail_bytes, tb->span_tail_bytes},
+            {"pageheap_free", ta->pageheap_free_bytes, tb->pageheap_free_bytes},
+            {"metadata", ta->metadata_resident, tb->metadata_resident},
+            {"total", ta->resident, tb->resident},
+        };
+        for (unsigned i = 0; i < sizeof parts / sizeof parts[0]; i++)
+            if (parts[i].x != parts[i].y || !strcmp(parts[i].key, "total"))
+                ay_emit_change(e, parts[i].key, true, parts[i].x, parts[i].y);
+        ay_emit_end(e);
+    }
+
+    if (!(flags & AY_REPORT_NO_HEAPS)) {
+        alloy_stats_t ha, hb;
+        unsigned id, rows = 0;
+        bool ex, exa;
+        /* heaps of B (with A's of the same id, or zeros), then those only in A */
+        for (int pass = 0; pass < 2; pass++) {
+            const ay_report_src_t *p = pass ? a : b, *q = pass ? b : a;
+            for (unsigned k = 0; (hb.size = sizeof hb, p->heap(p, k, &id, &ex, &hb)); k++) {
+                bool both = find_heap(q, id, &exa, &ha);
+                if (pass && both)
+                    continue;
+                const alloy_stats_t *x = pass ? &hb : &ha, *y = pass ? &ha : &hb;
+                if (!(n = total_changes(x, y)))
+                    continue;
+                changes += n;
+                if (!rows++)
+                    ay_emit_begin_table(e, "heaps", "the change in each heap that changed",
+                                        heap_cols, NHEAP_COLS);
+                diff_heap_row(e, id, ex, x, y);
+            }
+        }
+        if (rows)
+            ay_emit_end_table(e);
+    }
+
+    if (!(flags & AY_REPORT_NO_CLASSES)) {
+        alloy_class_stats_t ca, cb;
+        unsigned rows = 0, nmax = a->nclasses > b->nclasses ? a->nclasses : b->nclasses;
+        for (unsigned cls = 0; cls < nmax; cls++) {
+            bool ina = class_or_zero(a, cls, &ca), inb = class_or_zero(b, cls, &cb);
+            if ((!ina && !inb) || !(n = class_changes(&ca, &cb)))
+                continue;
+            changes += n;
+            if (!rows++)
+                ay_emit_begin_table(e, "classes", "the change in each size class that changed",
+                                    class_cols, NCLASS_COLS);
+            diff_class_row(e, cls, &ca, &cb);
+        }
+        if (rows)
+            ay_emit_end_table(e);
+    }
+
+    sb.len = 0;
+    line[0] = 0;
+    if (changes) {
+        sb_u64(&sb, changes);
+        sb_str(&sb, changes == 1 ? " value changed" : " values changed");
+    } else {
+        sb_str(&sb, "no change");
+    }
+    ay_emit_line(e, line);
+    return changes;
+}
