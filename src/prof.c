@@ -317,8 +317,10 @@ bool ay_prof_release(ay_span_t *s) {
     pthread_mutex_lock(&S.lock);
     live_unlink(r);
     keep = keep && S.nstash < AY_PROF_STASH;
-    if (keep)
-        S.stash[S.nstash++] = s;
+    if (keep) {
+        S.stash[S.nstash] = s;
+        AY_STORE(&S.nstash, S.nstash + 1); /* read without the lock, below */
+    }
     pthread_mutex_unlock(&S.lock);
     return keep;
 }
@@ -328,8 +330,10 @@ ay_span_t *ay_prof_stash_take(void) {
     if (!AY_LOAD(&S.nstash))
         return NULL;
     pthread_mutex_lock(&S.lock);
-    if (S.nstash)
-        s = S.stash[--S.nstash];
+    if (S.nstash) {
+        s = S.stash[S.nstash - 1];
+        AY_STORE(&S.nstash, S.nstash - 1);
+    }
     pthread_mutex_unlock(&S.lock);
     return s;
 }
