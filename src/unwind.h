@@ -12,12 +12,15 @@
  * allocates).  A program linked with liballoy.a gets libgcc_s from its own
  * link, at start-up.
  *
- * What a capture does: for each frame, libgcc finds the frame's FDE through
- * dl_iterate_phdr (glibc's loader lock, which is recursive) and the
- * object's binary-search table (.eh_frame_hdr), and interprets its CFA
- * program on the stack.  It allocates nothing: the only allocating path in
- * libgcc's FDE lookup serves objects registered with __register_frame_info,
- * and nothing registers with liballoy's private copy.  The profiler also
+ * What a capture does: for each frame, the rule that unwinds it (where its
+ * CFA, return address and saved rbp are) is looked up by PC in a lock-free
+ * table; a PC not seen before has its FDE found by libgcc
+ * (_Unwind_Find_FDE: glibc's _dl_find_object, lock-free, then the object's
+ * .eh_frame_hdr search table) and its CFA program interpreted once.  A frame
+ * the interpreter cannot describe hands the whole capture to libgcc's
+ * _Unwind_Backtrace (unwind.c explains).  Neither allocates: the only
+ * allocating path in libgcc's FDE lookup serves objects registered with
+ * __register_frame_info, and nothing registers with liballoy's private copy.  The profiler also
  * refuses to sample an allocation made while it is itself running, so a
  * nested malloc could never recurse into it (prof.c counts such
  * allocations, and the test prof-unwind-noalloc checks that there are none).

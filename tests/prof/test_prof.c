@@ -277,6 +277,7 @@ static int run_all(const char *dir, const char *module) {
         for (int i = 0; i < 4; i++)
             free(blocks[i]);
     }
+    CHECK_EQ_U(u64("prof.nested"), 0); /* still none, the module's frames included */
     return CHECK_DONE();
 }
 
