@@ -66,10 +66,32 @@ AY_COLD static void check_not_under_asan(void) {
                  NULL);
 }
 
+void *ay_alloc_sampled(ay_heap_t *h, size_t size, size_t align, bool zero) {
+    ay_span_t *kept = size <= AY_PAGE_SIZE && align <= AY_PAGE_SIZE && h->cached
+                          ? ay_prof_stash_take() : NULL;
+    if (kept) { /* a page an earlier sample left */
+        void *p = (void *)ay_large_start(kept);
+        if (zero)
+            memset(p, 0, size);
+        else
+            ay_fill_new(p, AY_PAGE_SIZE);
+        ay_prof_record(kept, size, h);
+        return p;
+    }
+    void *p = ay_large_alloc(h, size ? size : 1, align, zero);
+    if (p)
+        ay_prof_record(ay_pagemap_span(p), size, h);
+    return p;
+}
+
 void *ay_malloc_slow(size_t size) {
     if (AY_UNLIKELY(__atomic_load_n(&ay_init_state, __ATOMIC_RELAXED) == 0))
         check_not_under_asan();
     ay_ensure_init();
+    if (AY_UNLIKELY(ay_tls.prof_left < 0) && ay_prof_tick(size) && size <= AY_MAX_REQUEST) {
+        void *p = ay_alloc_sampled(ay_tcache_heap(), size, 1, false);
+        return p ? p : ay_oom();
+    }
     if (size > AY_MAX_REQUEST)
         return ay_oom();
     /* sampled guarded allocations (guard.h): the fast path jumped here, so
@@ -108,7 +130,8 @@ void *ay_alloc_in(ay_heap_t *h, size_t size) {
         return ay_malloc_fast(size);
     if (size > AY_MAX_REQUEST)
         return ay_oom();
-    void *p = ay_alloc_uncached(h, size, false);
+    void *p = ay_prof_count(size) ? ay_alloc_sampled(h, size, 1, false)
+                                   : ay_alloc_uncached(h, size, false);
     return p ? p : ay_oom();
 }
 
@@ -124,7 +147,9 @@ void *ay_calloc_in(ay_heap_t *h, size_t n, size_t size) {
     ay_ensure_init();
     if (total > AY_MAX_REQUEST)
         return ay_oom();
-    void *p = ay_large_alloc(h ? h : ay_tcache_heap(), total, 1, true);
+    ay_heap_t *in = h ? h : ay_tcache_heap();
+    void *p = ay_prof_count(total) ? ay_alloc_sampled(in, total, 1, true)
+                                   : ay_large_alloc(in, total, 1, true);
     return p ? p : ay_oom();
 }
 

@@ -31,6 +31,7 @@
 #include "heap.h"
 #include "error.h"
 #include "pagemap.h"
+#include "prof.h"
 #include "quarantine.h"
 #include "secure.h"
 #include "tcache.h"
@@ -44,17 +45,24 @@ void ay_free_secure(void *p);
 /* A free small block goes back to a list, without checks (free.c). */
 void ay_free_unchecked(void *p);
 
-/* The fast paths.  A pair of them (64 bytes) is 42 instructions in the
- * release build, a hard limit (tools/fastpath-instructions.sh); every
- * instruction below is counted.  The bin is the cache plus the offset the
- * size table or the pagemap gives (no shift).  malloc's one branch tests
- * that the head is a user-space address (secure.h): an empty list (NULL)
- * and a corrupted one both miss.  free's second branch sends the block
- * freed twice in a row to the slow path, which reports it. */
+/* The fast paths.  A pair of them (64 bytes) is 44 instructions in the
+ * release build, 2 of them the heap profiler's countdown; every instruction
+ * below is counted (tools/fastpath-instructions.sh), and the hardening adds
+ * none.  The bin is the cache plus the offset the size table or the pagemap
+ * gives (no shift).  malloc's one branch tests that the head is a
+ * user-space address (secure.h): an empty list (NULL), a corrupted one, and
+ * the profiler's countdown running out (prof.h: the subtraction's sign
+ * selects NULL for p with a conditional move) all miss.  free's second
+ * branch sends the block freed twice in a row to the slow path, which
+ * reports it. */
 AY_INLINE void *ay_malloc_fast(size_t size) {
     unsigned off = ay_size_bin_offset(size);
     ay_bin_t *bin = (ay_bin_t *)((char *)ay_tc + off);
     void *p = bin->head;
+    int64_t left;
+    __builtin_sub_overflow(ay_tls.prof_left, (int64_t)size, &left);
+    ay_tls.prof_left = left;
+    p = left < 0 ? ay_prof_null : p;
     if (AY_UNLIKELY(!ay_link_plausible(p)))
         return ay_malloc_slow(size);
     bin->len--;
@@ -120,6 +128,9 @@ void *ay_oom(void);
  * its pages above 256 KiB); `zero` asks for zeroed memory.  NULL when out of
  * memory (errno is the caller's to set). */
 void *ay_alloc_uncached(ay_heap_t *h, size_t size, bool zero);
+/* A sampled block (prof.h): whole pages of heap h, recorded with its stack.
+ * NULL when out of memory (errno is the caller's to set). */
+void *ay_alloc_sampled(ay_heap_t *h, size_t size, size_t align, bool zero);
 /* size bytes from heap h (NULL: the calling thread's heap), through the
  * thread cache when h is the thread's own cached heap.  ENOMEM on failure. */
 void *ay_alloc_in(ay_heap_t *h, size_t size);
