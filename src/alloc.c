@@ -95,10 +95,9 @@ void *ay_malloc_slow(size_t size) {
     if (size > AY_MAX_REQUEST)
         return ay_oom();
     /* sampled guarded allocations (guard.h): the fast path jumped here, so
-     * the return address is the caller's, and this frame's saved frame
-     * pointer is the caller's too */
+     * the return address is the caller's */
     if (AY_UNLIKELY(ay_guard_hi) && size <= AY_PAGE_SIZE && ay_guard_due()) {
-        void *g = ay_guard_alloc(size, __builtin_return_address(0), AY_CALLER_FRAME());
+        void *g = ay_guard_alloc(size, __builtin_return_address(0));
         if (g)
             return g;
     }

@@ -84,7 +84,7 @@ void ay_free_slow(void *p) {
     if (!p)
         return;
     if (AY_UNLIKELY(ay_guard_owns(p))) /* free jumped here: its caller's return address */
-        return ay_guard_free(p, __builtin_return_address(0), AY_CALLER_FRAME(), "free()");
+        return ay_guard_free(p, __builtin_return_address(0), "free()");
     ay_span_t *s = ay_block_span(p, "free()");
     if (s->state != AY_SPAN_SMALL) {
         ay_large_free(s, p);
@@ -105,7 +105,7 @@ void ay_free_secure(void *p) {
     if (!p)
         return;
     if (AY_UNLIKELY(ay_guard_owns(p)))
-        return ay_guard_free(p, __builtin_return_address(0), AY_CALLER_FRAME(), "free()");
+        return ay_guard_free(p, __builtin_return_address(0), "free()");
     ay_span_t *s = ay_block_span(p, "free()");
     if (s->state != AY_SPAN_SMALL) {
         ay_large_free(s, p);

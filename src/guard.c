@@ -25,8 +25,9 @@
 #include "meta.h"
 #include "os.h"
 #include "secure.h"
+#include "unwind.h"
 
-#define TRACE_FRAMES 8
+#define TRACE_FRAMES 16
 
 enum { SLOT_UNUSED = 0, SLOT_BUSY, SLOT_LIVE, SLOT_FREED };
 
@@ -62,29 +63,27 @@ void ay_guard_charge(uint32_t objects) {
 
 /* ---- stack traces ---- */
 
-/* Code addresses from frame pointer fp: each frame is [saved fp, return
- * address].  Every read goes through the kernel (ay_os_peek), so a chain
- * that leads nowhere ends the walk instead of faulting; it also ends at the
- * first frame that does not lie above the last one, within 8 MiB. */
-static unsigned walk(const void *fp, const void **out, unsigned max) {
-    unsigned n = 0;
-    uintptr_t at = (uintptr_t)fp;
-    while (n < max && at && at % sizeof(void *) == 0) {
-        uintptr_t frame[2];
-        if (ay_os_peek((const void *)at, frame, sizeof frame) != 0 || !frame[1])
-            break;
-        out[n++] = (const void *)frame[1];
-        if (frame[0] <= at || frame[0] - at > ((uintptr_t)8 << 20))
-            break;
-        at = frame[0];
-    }
-    return n;
-}
+static uintptr_t self_lo, self_hi; /* liballoy's own code (its frames are left out) */
 
-/* The caller, then what a walk from the caller's frame finds above it. */
-static unsigned trace(const void **out, const void *caller, const void *frame) {
-    out[0] = caller;
-    return 1 + walk(frame, out + 1, TRACE_FRAMES - 1);
+/* The stack of the malloc or free being recorded, through the profiler's
+ * unwinder (unwind.h: the .eh_frame rules, no frame pointers needed, no
+ * malloc), from `caller` (the code address that called malloc or free) on.
+ * When alloy is linked into the program, its frames cannot be told apart by
+ * address, so the stack starts at `caller` when it is found in it. */
+static unsigned trace(const void **out, const void *caller) {
+    uintptr_t pcs[AY_UNWIND_MAX];
+    unsigned n = ay_unwind(pcs, AY_UNWIND_MAX, self_lo, self_hi), first = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (pcs[i] == (uintptr_t)caller) {
+            first = i;
+            break;
+        }
+    unsigned k = 0;
+    if (n == 0 || pcs[first] != (uintptr_t)caller)
+        out[k++] = caller; /* the unwinder found nothing, or not it */
+    for (unsigned i = first; i < n && k < TRACE_FRAMES; i++)
+        out[k++] = (const void *)pcs[i];
+    return k;
 }
 
 /* ---- the report ---- */
@@ -213,6 +212,10 @@ void ay_guard_init(void) {
     slots = s;
     fifo = q;
     nslots = n;
+    int is_main = 0;
+    if (ay_unwind_object_range((uintptr_t)&ay_guard_alloc, &self_lo, &self_hi, &is_main) != 0 ||
+        is_main)
+        self_lo = self_hi = 0; /* linked into the program: trace() starts at the caller */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_segv;
@@ -226,7 +229,7 @@ void ay_guard_init(void) {
 
 /* ---- allocation ---- */
 
-void *ay_guard_alloc(size_t size, const void *caller, const void *frame) {
+void *ay_guard_alloc(size_t size, const void *caller) {
     rearm();
     pthread_mutex_lock(&guard_lock);
     unsigned i;
@@ -256,7 +259,7 @@ void *ay_guard_alloc(size_t size, const void *caller, const void *frame) {
     s->user = page + AY_PAGE_SIZE - need;
     s->size = (uint32_t)size;
     s->alloc_tid = ay_os_tid();
-    s->alloc_frames = trace(s->alloc_trace, caller, frame);
+    s->alloc_frames = trace(s->alloc_trace, caller);
     s->free_frames = 0;
     __atomic_store_n(&s->state, SLOT_LIVE, __ATOMIC_RELEASE);
     return (void *)s->user;
@@ -276,12 +279,12 @@ static slot_t *live_slot(const void *p, const char *fn) {
     ay_fatal_in(fn, what, p);
 }
 
-void ay_guard_free(void *p, const void *caller, const void *frame, const char *fn) {
+void ay_guard_free(void *p, const void *caller, const char *fn) {
     slot_t *s = live_slot(p, fn);
     unsigned i = (unsigned)(s - slots);
     s->state = SLOT_BUSY;
     s->free_tid = ay_os_tid();
-    s->free_frames = trace(s->free_trace, caller, frame);
+    s->free_frames = trace(s->free_trace, caller);
     ay_os_protect((void *)slot_page(i), AY_PAGE_SIZE, 0);
     pthread_mutex_lock(&guard_lock);
     s->state = SLOT_FREED;

@@ -11,10 +11,10 @@
  * slots are used: slots are reused least recently freed first.  A fault in
  * the region, read or write, is reported by alloy's SIGSEGV handler before
  * the process dies: the block, its size, the access (use after free,
- * overflow, underflow), and the code addresses where it was allocated and
- * freed (the caller of malloc and free, then a frame-pointer walk: deeper
- * frames need code built with frame pointers).  The handler writes with
- * write(2), then puts the previous handler back and returns, so that the
+ * overflow, underflow), and the stacks where it was allocated and freed
+ * (code addresses, from the heap profiler's unwinder, unwind.h: no frame
+ * pointers needed; `addr2line -f -e PROGRAM ADDRESS` names them).  The
+ * handler writes with write(2), then puts the previous handler back and returns, so that the
  * access faults again and ends the process as it would have (or reaches
  * the program's own handler).  A fault outside the region goes straight to
  * the previous handler.  free, realloc and malloc_usable_size on a guarded
@@ -45,11 +45,6 @@ extern AY_HIDDEN uintptr_t ay_guard_lo, ay_guard_hi;
 /* Objects still to be handed out before the next sample (when on). */
 extern AY_HIDDEN int64_t ay_guard_countdown;
 
-/* In a slow path that a fast path jumped to (so that its return address
- * is the caller's): the caller's frame pointer, which this function's frame
- * saved.  Using it gives the function a frame pointer of its own. */
-#define AY_CALLER_FRAME() (*(void *const *)__builtin_frame_address(0))
-
 /* Is p in the region (a guarded block, or a guard)? */
 AY_INLINE bool ay_guard_owns(const void *p) {
     return (uintptr_t)p - ay_guard_lo < ay_guard_hi - ay_guard_lo;
@@ -63,13 +58,13 @@ AY_INLINE bool ay_guard_due(void) { return AY_LOAD(&ay_guard_countdown) <= 0; }
 /* Charge the countdown with `objects` handed out (when on). */
 void ay_guard_charge(uint32_t objects);
 /* A guarded block of `size` bytes (at most a page), or NULL when no slot
- * is free.  `caller` is the code address that called malloc, `frame` the
- * caller's frame pointer (AY_CALLER_FRAME in the slow path that malloc
- * jumped to), where a frame-pointer walk starts.  Re-arms the countdown. */
-void *ay_guard_alloc(size_t size, const void *caller, const void *frame);
+ * is free.  `caller` is the code address that called malloc (the slow path
+ * that malloc jumped to has it as its return address).  Re-arms the
+ * countdown. */
+void *ay_guard_alloc(size_t size, const void *caller);
 /* Free the guarded block p (ay_guard_owns(p)); aborts with a report when p
  * is not a live guarded block.  `fn` names the function in the report. */
-void ay_guard_free(void *p, const void *caller, const void *frame, const char *fn);
+void ay_guard_free(void *p, const void *caller, const char *fn);
 /* Usable bytes of the guarded block p (aborts like ay_guard_free when p is
  * not a live guarded block). */
 size_t ay_guard_usable(const void *p, const char *fn);

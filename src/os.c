@@ -9,7 +9,6 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -149,14 +148,6 @@ uint64_t ay_os_auxv_random(void) {
     if (r)
         memcpy(&v, r, sizeof v);
     return v;
-}
-
-int ay_os_peek(const void *p, void *buf, size_t len) {
-    int saved = errno;
-    struct iovec local = {buf, len}, remote = {(void *)p, len};
-    ssize_t n = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);
-    errno = saved;
-    return n == (ssize_t)len ? 0 : -1;
 }
 
 unsigned ay_os_tid(void) { return (unsigned)syscall(SYS_gettid); }

@@ -43,9 +43,6 @@ unsigned ay_os_ncpus(void);
 int ay_os_random(void *buf, size_t len);
 /* Eight of the kernel's AT_RANDOM bytes (random at exec), or 0. */
 uint64_t ay_os_auxv_random(void);
-/* Copy len bytes from p into buf through the kernel (process_vm_readv):
- * 0, or -1 when p is not readable, instead of a fault. */
-int ay_os_peek(const void *p, void *buf, size_t len);
 /* The calling thread's id (gettid). */
 unsigned ay_os_tid(void);
 /* write(2) all of buf to fd, ignoring errors. */

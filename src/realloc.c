@@ -46,7 +46,7 @@ void *ay_realloc_in(ay_heap_t *h, void *p, size_t size) {
         if (!q)
             return NULL;
         memcpy(q, p, usable < size ? usable : size);
-        ay_guard_free(p, __builtin_return_address(0), NULL, "realloc()");
+        ay_guard_free(p, __builtin_return_address(0), "realloc()");
         return q;
     }
     ay_span_t *s = ay_block_span(p, "realloc()");

@@ -3,8 +3,8 @@
  *   test_guard report    (ALLOY_CONF=guard_sample:1) a use after free, an
  *                        overflow and an underflow of a guarded block each
  *                        kill a forked child with SIGSEGV, after alloy's
- *                        report naming the block, its size, and where it was
- *                        allocated and freed; a double free and an interior
+ *                        report naming the block, its size, and the stacks
+ *                        where it was allocated and freed; a double free and an interior
  *                        free abort with the same report; realloc and
  *                        malloc_usable_size work on guarded blocks; a fault
  *                        elsewhere is a plain SIGSEGV with no report.
@@ -110,7 +110,24 @@ static void expect(const char *name, case_fn *fn, int sig, const char *const *te
     CHECK(ok);
 }
 
+/* The number of addresses on the report's line that starts with `what`. */
+static unsigned frames_on(const char *out, const char *what) {
+    const char *l = strstr(out, what);
+    unsigned n = 0;
+    for (; l && *l && *l != '\n'; l++)
+        n += l[0] == ' ' && l[1] == '0' && l[2] == 'x';
+    return n;
+}
+
 static int report_case(void) {
+    {   /* the stacks come from the unwinder: the test's own frames, main's, libc's */
+        char out[4096];
+        CHECK(run(use_after_free, out, sizeof out) == SIGSEGV);
+        unsigned a = frames_on(out, "allocated by thread"), f = frames_on(out, "freed by thread");
+        if (a < 3 || f < 3)
+            fprintf(stderr, "stacks of %u and %u frames:\n%s\n", a, f, out);
+        CHECK(a >= 3 && f >= 3);
+    }
     expect("use after free", use_after_free, SIGSEGV,
            (const char *const[]){"SIGSEGV: a read of a guarded page", "guarded block: use after free",
                                  "8 bytes into the block", "of 40 bytes", "allocated by thread",
