@@ -301,14 +301,13 @@ static void release_groups(release_group_t *g, unsigned ng) {
 /* Every object that comes back is checked, in every flavour: it must be
  * the start of an object of class cls in a small span (the checks of
  * free's slow path, made here for the blocks that a thread cache took in on
- * its fast path, where nothing is checked but the last block freed). */
-static void check_returned(const ay_span_t *s, const void *o, unsigned cls) {
+ * its fast path, where nothing is checked but the last block freed).  The
+ * span is checked once per group, the offset once per object. */
+static void check_span(const ay_span_t *s, const void *o, unsigned cls) {
     if (AY_UNLIKELY(!s || s->state != AY_SPAN_SMALL))
         ay_fatal("free(): invalid pointer in a thread cache (not a small block)", o);
     if (AY_UNLIKELY(s->cls != cls))
         ay_fatal("free(): object returned to the wrong size class", o);
-    if (AY_UNLIKELY(!ay_offset_is_object((uintptr_t)o - s->start, cls, s->size)))
-        ay_fatal("free(): pointer is not the start of a block", o);
 }
 
 void ay_central_release(unsigned cls, void *head, uint32_t n) {
@@ -316,15 +315,17 @@ void ay_central_release(unsigned cls, void *head, uint32_t n) {
      * is taken; under the lock each span then takes its objects at once */
     release_group_t g[RELEASE_GROUPS];
     unsigned ng = 0;
+    const uint64_t magic = ay_class_magic[cls];
+    const uint32_t size = (uint32_t)ay_policy_class_size(cls);
     for (uint32_t i = 0; i < n; i++) {
         void *o = head;
         head = ay_link_get(o);
         ay_span_t *s = ay_pagemap_span(o);
-        check_returned(s, o, cls);
         unsigned k = 0;
         while (k < ng && g[k].span != s)
             k++;
         if (k == ng) {
+            check_span(s, o, cls);
             if (ng == RELEASE_GROUPS) {
                 release_groups(g, ng);
                 k = ng = 0;
@@ -336,8 +337,8 @@ void ay_central_release(unsigned cls, void *head, uint32_t n) {
             g[k].top = 0;
             ng++;
         }
-        if (AY_UNLIKELY(o == g[k].head))
-            ay_fatal("free(): double free (a block is twice in a thread cache)", o);
+        if (AY_UNLIKELY(!ay_offset_is_object_m((uintptr_t)o - s->start, magic, size)))
+            ay_fatal("free(): pointer is not the start of a block", o);
         if ((uintptr_t)o > g[k].top)
             g[k].top = (uintptr_t)o;
         ay_link_set(o, g[k].head); /* pushed in front, as one by one */

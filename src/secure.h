@@ -95,10 +95,15 @@ AY_INLINE void ay_link_set(void *at, const void *next) {
     *(uintptr_t *)at = ay_link_encode(at, next);
 }
 
+/* Is offset d (from a span's start) the start of an object of `size`
+ * bytes, whose magic (ay_class_magic of its class) is given? */
+AY_INLINE bool ay_offset_is_object_m(uintptr_t d, uint64_t magic, uint32_t size) {
+    return (((uint64_t)d * magic) >> 40) * size == d;
+}
+
 /* Is offset d (from a span's start) the start of an object of class cls? */
 AY_INLINE bool ay_offset_is_object(uintptr_t d, unsigned cls, uint32_t size) {
-    uint64_t q = ((uint64_t)d * ay_class_magic[cls]) >> 40;
-    return q * size == d;
+    return ay_offset_is_object_m(d, ay_class_magic[cls], size);
 }
 
 /* ---- tags (secure flavour) ----

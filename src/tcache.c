@@ -197,9 +197,10 @@ static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
          * to it: Brent's cycle detection, as the walk goes */
         void *mark = head;
         for (uint32_t i = 1, power = 1, lam = 0; i < from_list; i++) {
-            last = tcache_next(last);
-            if (AY_UNLIKELY(!last))
-                ay_fatal("free list corrupted: shorter than its count", bin->head);
+            void *next = ay_link_get(last); /* not the end yet: an address */
+            if (AY_UNLIKELY(!ay_link_plausible(next)))
+                ay_fatal("free list corrupted: a block was written to after it was freed", last);
+            last = next;
             if (AY_UNLIKELY(last == mark))
                 ay_fatal("free(): double free (a block is twice in a thread cache)", last);
             if (++lam == power) {
