@@ -106,6 +106,12 @@ AY_INLINE void ay_free_fast_secure(void *p) {
     if (AY_UNLIKELY(*ay_tag_at(p, size) != ay_tag_live(p) || size > AY_QUARANTINE_MAX_BLOCK))
         return ay_free_secure(p);
     ay_quarantine_mark(p, size);
+    if (!ay_secure_quarantine) { /* (a build without it, to measure it) */
+        ay_link_set(p, bin->head);
+        bin->head = p;
+        bin->len++;
+        return;
+    }
     ay_quarantine_slot_t out;
     ay_quarantine_swap(tc->quarantine, p, off, size, &out);
     void *e = out.block;

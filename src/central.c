@@ -43,7 +43,7 @@ typedef struct bump_run {
 static void run_order(bump_run_t *r) {
     r->mult = 1;
     r->add = 0;
-    if (!ay_secure)
+    if (!ay_secure_random)
         return;
     uint64_t x = ay_random();
     uint32_t k = r->count, m = (uint32_t)(x % k), a, b;
@@ -129,7 +129,7 @@ static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
         f->got += k;
         s->bump += (uintptr_t)k * s->size;
         got += k;
-    } else if (ay_secure && k >= 2) {
+    } else if (ay_secure_random && k >= 2) {
         bump_run_t r = {s->bump, k, s->size, NULL, 1, 0};
         run_order(&r);
         for (uint32_t j = 0; j < k; j++)
@@ -150,7 +150,7 @@ static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
 static void fetch_link_runs(const fetch_t *f) {
     for (unsigned i = 0; i < f->nruns; i++) {
         const bump_run_t *r = &f->runs[i];
-        if (ay_secure) {
+        if (ay_secure_random) {
             run_link(r);
             continue;
         }

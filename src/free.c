@@ -113,7 +113,7 @@ void ay_free_secure(void *p) {
     }
     ay_quarantine_mark(p, s->size);
     ay_tcache_t *tc = s->owner.central->bin ? ay_tcache_get() : NULL;
-    if (tc && tc->cache_on && s->size <= AY_QUARANTINE_MAX_BLOCK) {
+    if (ay_secure_quarantine && tc && tc->cache_on && s->size <= AY_QUARANTINE_MAX_BLOCK) {
         ay_quarantine_slot_t e;
         ay_quarantine_swap(tc->quarantine, p, (s->cls + 1u) * AY_BIN_BYTES, s->size, &e);
         if (!e.block)

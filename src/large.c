@@ -41,10 +41,10 @@ void *ay_large_alloc(ay_heap_t *h, size_t size, size_t align, bool zero) {
         npages = 1;
     ay_span_t *s;
     bool known_zero;
-    if (ay_secure && npages + align_pages + 1 <= AY_LARGE_MAX_PAGES) {
+    if (ay_secure_guards && npages + align_pages + 1 <= AY_LARGE_MAX_PAGES) {
         s = large_guarded(h, npages, align);
         known_zero = s && !s->dirty;
-    } else if (!ay_secure && npages + align_pages - 1 <= AY_LARGE_MAX_PAGES) {
+    } else if (!ay_secure_guards && npages + align_pages - 1 <= AY_LARGE_MAX_PAGES) {
         s = ay_pageheap_alloc(&h->pages, npages, align_pages, AY_SPAN_LARGE, 0);
         known_zero = s && !s->dirty;
     } else {

@@ -55,7 +55,7 @@ void *ay_realloc_in(ay_heap_t *h, void *p, size_t size) {
     if (same_heap && fits_in_place(s, p, usable, size))
         return sampled_resized(s, p, size);
     /* (not in the secure flavour: mremap would move the guard pages) */
-    if (!ay_secure && same_heap && s->state == AY_SPAN_DIRECT &&
+    if (!ay_secure_guards && same_heap && s->state == AY_SPAN_DIRECT &&
         size > AY_PAGES_BYTES(AY_LARGE_MAX_PAGES)) {
         void *q = ay_large_resize(s, size);
         if (q)

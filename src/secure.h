@@ -51,6 +51,21 @@
 #define AY_SECURE 0
 #endif
 static const bool ay_secure = AY_SECURE;
+/* The secure flavour's parts, each on with it; a build can turn one off
+ * (-DAY_SECURE_QUARANTINE=0, ...) to measure what it costs (README,
+ * "Hardening").  The tags and the checks on every free are the flavour. */
+#ifndef AY_SECURE_QUARANTINE
+#define AY_SECURE_QUARANTINE AY_SECURE
+#endif
+#ifndef AY_SECURE_RANDOM
+#define AY_SECURE_RANDOM AY_SECURE
+#endif
+#ifndef AY_SECURE_GUARDS
+#define AY_SECURE_GUARDS AY_SECURE
+#endif
+static const bool ay_secure_quarantine = AY_SECURE && AY_SECURE_QUARANTINE;
+static const bool ay_secure_random = AY_SECURE && AY_SECURE_RANDOM;
+static const bool ay_secure_guards = AY_SECURE && AY_SECURE_GUARDS;
 
 /* Bytes at the end of every small block that hold its tag (secure only). */
 #define AY_TAG_BYTES ((size_t)(AY_SECURE ? 8 : 0))
@@ -120,10 +135,10 @@ AY_INLINE uintptr_t ay_tag_free(const void *p) { return ~((uintptr_t)p ^ ay_tag_
  * secure flavour puts an inaccessible page before and after each mapping,
  * so that no linear overflow runs from one into another. */
 AY_INLINE void *ay_chunk_map(size_t size, size_t align) {
-    return ay_secure ? ay_os_map_guarded(size, align) : ay_os_map(size, align);
+    return ay_secure_guards ? ay_os_map_guarded(size, align) : ay_os_map(size, align);
 }
 AY_INLINE void ay_chunk_unmap(void *p, size_t size) {
-    if (ay_secure)
+    if (ay_secure_guards)
         ay_os_unmap_guarded(p, size);
     else
         ay_os_unmap(p, size);

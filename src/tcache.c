@@ -69,7 +69,7 @@ static ay_tcache_t *tcache_create(void) {
     if (!tc && !(tc = ay_meta_alloc(sizeof *tc)))
         return NULL;
     ay_quarantine_t *q = tc->quarantine; /* empty: kept for the next thread */
-    if (ay_secure && !q && !(q = ay_quarantine_new()))
+    if (ay_secure_quarantine && !q && !(q = ay_quarantine_new()))
         return NULL; /* (tc, zeroed, stays for the next thread) */
     memset(tc, 0, sizeof *tc);
     tc->quarantine = q;
@@ -262,7 +262,7 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
         void *head;
         /* (the secure flavour takes every object linked, in its random order) */
         uint32_t got =
-            ay_central_fetch(&tc->heap->central[b - 1], step.move, &head, ay_secure ? NULL : run);
+            ay_central_fetch(&tc->heap->central[b - 1], step.move, &head, ay_secure_random ? NULL : run);
         if (!got)
             return NULL;
         set_batch(tc, b, step.batch);
@@ -296,7 +296,7 @@ void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p) {
 
 void ay_tcache_flush(ay_tcache_t *tc) {
     ay_quarantine_slot_t e; /* the secure flavour's quarantine first, to the central caches */
-    while (ay_secure && tc->quarantine && ay_quarantine_take(tc->quarantine, &e)) {
+    while (ay_secure_quarantine && tc->quarantine && ay_quarantine_take(tc->quarantine, &e)) {
         if (!ay_quarantine_intact(e.block, e.size))
             ay_fatal("free(): a block was written to after it was freed", e.block);
         ay_central_release(e.off / AY_BIN_BYTES - 1, e.block, 1);
