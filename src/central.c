@@ -210,8 +210,7 @@ uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, ay_run_t 
     }
     /* a last run, after which nothing was taken, goes to the caller as it is */
     bump_run_t *last = f.nruns ? &f.runs[f.nruns - 1] : NULL;
-    if (run && last &&
-        f.link == (void **)(last->start + (uintptr_t)(last->count - 1) * last->size)) {
+    if (run && last && f.link == (void **)run_object(last, last->count - 1)) {
         ay_link_set(last->before, NULL);
         run->next = last->start;
         run->end = last->start + (uintptr_t)last->count * last->size;

@@ -164,13 +164,31 @@ static uint32_t run_count(const ay_run_t *r, unsigned b) {
     return (uint32_t)((r->end - r->next) / ay_bin_size[b]);
 }
 
-/* The list of bin b is empty: link up to CARVE_BATCH objects of its run. */
+/* The list of bin b is empty: link up to CARVE_BATCH objects of its run
+ * (the secure flavour links them in a random order). */
 static void carve(ay_tcache_t *tc, unsigned b) {
     ay_run_t *r = &tc->run[b];
     uintptr_t size = ay_bin_size[b], o = r->next;
     uint32_t k = run_count(r, b);
     if (k > CARVE_BATCH)
         k = CARVE_BATCH;
+    if (ay_secure_random && k >= 2) { /* in a random order: a shuffle of the k */
+        uint32_t idx[CARVE_BATCH];
+        uint64_t x = ay_random();
+        for (uint32_t i = 0; i < k; i++)
+            idx[i] = i;
+        for (uint32_t i = k - 1; i > 0; i--, x = x * 6364136223846793005u + 1442695040888963407u) {
+            uint32_t j = (uint32_t)((x >> 33) % (i + 1)), t = idx[i];
+            idx[i] = idx[j];
+            idx[j] = t;
+        }
+        for (uint32_t i = 1; i < k; i++)
+            ay_link_set((void *)(o + idx[i - 1] * size), (void *)(o + idx[i] * size));
+        ay_link_set((void *)(o + idx[k - 1] * size), NULL);
+        tc->bins[b].head = (void *)(o + idx[0] * size);
+        r->next += k * size;
+        return;
+    }
     for (uint32_t i = 1; i < k; i++, o += size)
         ay_link_set((void *)o, (void *)(o + size));
     ay_link_set((void *)o, NULL);
@@ -260,9 +278,7 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     if (miss) {
         ay_tc_step_t step = ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], tc->batch[b]);
         void *head;
-        /* (the secure flavour takes every object linked, in its random order) */
-        uint32_t got =
-            ay_central_fetch(&tc->heap->central[b - 1], step.move, &head, ay_secure_random ? NULL : run);
+        uint32_t got = ay_central_fetch(&tc->heap->central[b - 1], step.move, &head, run);
         if (!got)
             return NULL;
         set_batch(tc, b, step.batch);
