@@ -9,6 +9,7 @@
 #include "conf.h"
 #include "heap.h"
 #include "meta.h"
+#include "topology.h"
 
 __thread ay_tcache_t *ay_tc __attribute__((tls_model("initial-exec"))) = &ay_tcache_empty;
 ay_tcache_t ay_tcache_empty; /* all lists empty, all limits 0: never written */
@@ -59,6 +60,7 @@ static ay_tcache_t *tcache_create(void) {
     memset(tc, 0, sizeof *tc);
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         set_batch(tc, b, 1);
+    tc->node_pending = AY_NODE_NONE;
     tc->heap = ay_heap_bind();
     pthread_mutex_lock(&registry_lock);
     tc->next = registry;
@@ -179,6 +181,17 @@ static void scavenge_maybe(ay_tcache_t *tc, uint64_t bytes_in) {
     }
 }
 
+/* NUMA (heap.h): every AY_NUMA_CHECK_EVENTS slow-path events, move to a
+ * heap of the node the thread now runs on, if the heap module says so. */
+static void node_check_maybe(ay_tcache_t *tc) {
+    if (AY_LIKELY(!ay_numa) || ++tc->node_clock < AY_NUMA_CHECK_EVENTS || tc->heap_chosen)
+        return;
+    tc->node_clock = 0;
+    ay_heap_t *h = ay_heap_numa_check(tc->heap, &tc->node_pending);
+    if (h)
+        ay_tcache_rebind(tc, h);
+}
+
 void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     ay_bin_t *bin = &tc->bins[b];
     uint64_t bytes_in = 0;
@@ -197,6 +210,7 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     bin->head = *(void **)p;
     bin->len--;
     scavenge_maybe(tc, bytes_in);
+    node_check_maybe(tc);
     return p;
 }
 
@@ -213,6 +227,7 @@ void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p) {
         set_batch(tc, b, step.batch);
     }
     scavenge_maybe(tc, 0);
+    node_check_maybe(tc);
 }
 
 void ay_tcache_flush(ay_tcache_t *tc) {
