@@ -20,15 +20,16 @@
  *          slow_path_calls,short_fetches,objects_fetched,objects_released,
  *          spans_allocated,spans_freed,central_lock_contended,purges,threads,
  *          tcache_overflows,tcache_scavenges,span_tail_bytes,metadata_resident}
- *   stats.heaps.<i>.{the same names but metadata_resident}
+ *   stats.heaps.<i>.{the same names but metadata_resident, and node}
  *   stats.classes.<j>.{size,batch_limit,terminal_batch,slow_path_calls,
  *          short_fetches,objects_fetched,objects_released,spans_allocated,
  *          spans_freed,lock_contended,tcache_bytes,central_bytes,allocated,
  *          spans,capacity,span_bytes}
  *   opt.{batch_policy,batch_budget,batch_cap,return_threshold_halves,tcache,
  *        tcache_max_bytes,decay_ms,heaps,background_thread,junk,zero,
- *        abort_on_error,stats_print,stats_print_opts}
- *   thread.tcache.flush  thread.tcache.bytes  thread.heap
+ *        abort_on_error,stats_print,stats_print_opts,numa}
+ *   numa.nodes  numa.moves
+ *   thread.tcache.flush  thread.tcache.bytes  thread.heap  thread.node
  *   heaps.count  heaps.create  heap.<i>.destroy  heap.<i>.purge
  * alloy_ctl_name(k) lists them, k = 0, 1, ... until NULL, and
  * alloy_ctl_describe(k) gives each one's type and meaning.
