@@ -182,14 +182,21 @@ static void scavenge_maybe(ay_tcache_t *tc, uint64_t bytes_in) {
 }
 
 /* NUMA (heap.h): every AY_NUMA_CHECK_EVENTS slow-path events, move to a
- * heap of the node the thread now runs on, if the heap module says so. */
-static void node_check_maybe(ay_tcache_t *tc) {
-    if (AY_LIKELY(!ay_numa) || ++tc->node_clock < AY_NUMA_CHECK_EVENTS || tc->heap_chosen)
-        return;
+ * heap of the node the thread now runs on, if the heap module says so.
+ * Inline, the count costs a slow path a few instructions; on one node, a
+ * load and a branch. */
+static AY_NOINLINE void node_check(ay_tcache_t *tc) {
     tc->node_clock = 0;
+    if (tc->heap_chosen)
+        return;
     ay_heap_t *h = ay_heap_numa_check(tc->heap, &tc->node_pending);
     if (h)
         ay_tcache_rebind(tc, h);
+}
+
+AY_INLINE void node_check_maybe(ay_tcache_t *tc) {
+    if (AY_UNLIKELY(ay_numa) && AY_UNLIKELY(++tc->node_clock >= AY_NUMA_CHECK_EVENTS))
+        node_check(tc);
 }
 
 void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
