@@ -79,10 +79,15 @@ static void warn(const problem_t *p) {
     ay_msg_end(&f);
 }
 
-/* Read the file at `path` into text.  false with *p set on a problem. */
-static bool read_list(problem_t *p) {
+/* Read the file at `path` into text.  false with *p set on a problem; a
+ * missing file is none when *missing_ok, which is then left true. */
+static bool read_list(problem_t *p, bool *missing_ok) {
     long n = ay_os_read_file(path, text, sizeof text);
     p->with_path = true;
+    if (missing_ok)
+        *missing_ok = *missing_ok && n == -ENOENT;
+    if (missing_ok && *missing_ok)
+        return false;
     if (n == -ENOENT) {
         p->what = "missing";
     } else if (n < 0) {
@@ -154,7 +159,7 @@ static bool malformed(problem_t *p) {
  * set on a problem; an empty list is a node without CPUs (memory only). */
 static bool read_cpus(const char *root, unsigned id, unsigned idx, problem_t *p) {
     path_make(root, "node%u/cpulist", (int)id);
-    if (!read_list(p))
+    if (!read_list(p, NULL))
         return false;
     if (!one_line())
         return malformed(p);
@@ -188,8 +193,9 @@ static bool read_cpus(const char *root, unsigned id, unsigned idx, problem_t *p)
 /* The nodes and their CPUs; false with *p set on a problem. */
 static bool topology_read(const char *root, problem_t *p) {
     path_make(root, "online", -1);
-    if (!read_list(p))
-        return false;
+    bool missing = true;
+    if (!read_list(p, &missing))
+        return missing; /* no node directory: a kernel without NUMA, or no /sys */
     if (!one_line())
         return malformed(p);
     /* the node ids first: cpulists are read into text too */

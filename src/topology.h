@@ -9,10 +9,12 @@
  *
  * Nodes are known by an index 0 .. nnodes-1 (ay_topo.id[] gives the
  * kernel's id of each, ascending: ids may have gaps).  Only nodes with CPUs
- * are counted: a node of memory only has no thread to serve.  A topology
- * that cannot be read or makes no sense (a file missing, empty or
- * malformed, a CPU listed twice, a node id or a CPU beyond what alloy
- * supports) gives one warning, and alloy uses a single node.
+ * are counted: a node of memory only has no thread to serve.  No `online`
+ * file (a kernel without NUMA, or no /sys mounted) means one node, without
+ * a word.  A topology that cannot be read or makes no sense (a file missing
+ * or unreadable, empty or malformed, a CPU listed twice, a node id or a CPU
+ * beyond what alloy supports) gives one warning, and alloy uses a single
+ * node.
  *
  * The test flavour (built with AY_TEST_HOOKS=1, never installed) reads the
  * tree under $ALLOY_TEST_SYSFS_ROOT instead of /sys, so that tests can show
