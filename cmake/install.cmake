@@ -1,11 +1,18 @@
-# install.cmake - what `cmake --install build --prefix P` puts under P:
-#   lib/liballoy.so (+ soname links), lib/liballoy.a
-#   include/alloy.h, include/alloy/*.h, include/alloy/pmr.hpp (C++17)
-#   bin/alloy                                   (if tools/ built it)
-#   lib/pkgconfig/alloy.pc                      pkg-config --libs alloy
-#   lib/cmake/alloy/alloyConfig.cmake, alloyConfigVersion.cmake,
-#   alloyTargets.cmake                          find_package(alloy): alloy::alloy,
+# install.cmake - what `cmake --install build --prefix P` puts under P, by
+# component (`--component NAME` installs one; tools/package.sh makes one
+# Debian package of each):
+#   runtime   lib/liballoy.so.0 -> liballoy.so.0.1.0
+#             bin/alloy                         (if tools/ built it)
+#             share/man/man1/alloy.1, share/man/man3/alloy.3  (if man/ built them)
+#   dev       lib/liballoy.so (the link), lib/liballoy.a
+#             include/alloy.h, include/alloy/*.h, include/alloy/pmr.hpp (C++17)
+#             lib/pkgconfig/alloy.pc            pkg-config --libs alloy
+#             lib/cmake/alloy/alloyConfig.cmake, alloyConfigVersion.cmake,
+#             alloyTargets.cmake                find_package(alloy): alloy::alloy,
 #                                               alloy::alloy_static, alloy::pmr
+#   sim       only with --component sim (not in a plain cmake --install):
+#             libexec/alloy-sim/alloy-sim, alloy-sim-real, bin/alloy-sim -> it,
+#             share/alloy-sim/figures.py, tables.py, share/man/man1/alloy-sim.1
 # The prefix may be chosen at install time (--prefix), so nothing installed
 # may hold the configure-time CMAKE_INSTALL_PREFIX: the CMake files find the
 # prefix from their own location, and alloy.pc is written during install.
@@ -34,18 +41,51 @@ if(NOT TARGET alloy::alloy)
 endif()
 
 # Libraries and headers ---------------------------------------------------------
-install(TARGETS alloy alloy_static
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES ${PROJECT_SOURCE_DIR}/include/alloy.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS alloy
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev)
+install(TARGETS alloy_static ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
+install(FILES ${PROJECT_SOURCE_DIR}/include/alloy.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        COMPONENT dev)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/alloy/
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/alloy
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/alloy COMPONENT dev
         FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
 
-# The alloy command -----------------------------------------------------------------
+# The alloy command and the manual pages (man/) ----------------------------------------
 if(TARGET alloy_cmd)
-  install(TARGETS alloy_cmd RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(TARGETS alloy_cmd RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+endif()
+if(TARGET man)
+  install(FILES ${CMAKE_BINARY_DIR}/man/alloy.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1
+          COMPONENT runtime)
+  install(FILES ${CMAKE_BINARY_DIR}/man/alloy.3 DESTINATION ${CMAKE_INSTALL_MANDIR}/man3
+          COMPONENT runtime)
+endif()
+
+# The simulator: only on request (--component sim; the alloy-sim package) ---------------
+# alloy-sim finds alloy-sim-real beside itself through its real path, and
+# figures.py in DATADIR/alloy-sim (sim/CMakeLists.txt), so both programs
+# live in LIBEXECDIR/alloy-sim and BINDIR/alloy-sim is a relative link.
+if(TARGET alloy-sim AND TARGET alloy-sim-real)
+  set(ALLOY_SIM_LIBEXEC ${CMAKE_INSTALL_LIBEXECDIR}/alloy-sim)
+  install(TARGETS alloy-sim alloy-sim-real RUNTIME DESTINATION ${ALLOY_SIM_LIBEXEC}
+          COMPONENT sim EXCLUDE_FROM_ALL)
+  install(PROGRAMS ${PROJECT_SOURCE_DIR}/sim/figures.py ${PROJECT_SOURCE_DIR}/sim/tables.py
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/alloy-sim COMPONENT sim EXCLUDE_FROM_ALL)
+  if(TARGET man)
+    install(FILES ${CMAKE_BINARY_DIR}/man/alloy-sim.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1
+            COMPONENT sim EXCLUDE_FROM_ALL)
+  endif()
+  file(RELATIVE_PATH ALLOY_SIM_LINK ${CMAKE_INSTALL_FULL_BINDIR}
+       ${CMAKE_INSTALL_FULL_LIBEXECDIR}/alloy-sim/alloy-sim)
+  install(CODE "
+    set(_bindir \"${CMAKE_INSTALL_BINDIR}\")
+    if(NOT IS_ABSOLUTE \"\${_bindir}\")
+      set(_bindir \"\${CMAKE_INSTALL_PREFIX}/\${_bindir}\")
+    endif()
+    message(STATUS \"Installing: \$ENV{DESTDIR}\${_bindir}/alloy-sim -> ${ALLOY_SIM_LINK}\")
+    file(MAKE_DIRECTORY \"\$ENV{DESTDIR}\${_bindir}\")
+    file(CREATE_LINK \"${ALLOY_SIM_LINK}\" \"\$ENV{DESTDIR}\${_bindir}/alloy-sim\" SYMBOLIC)
+  " COMPONENT sim EXCLUDE_FROM_ALL)
 endif()
 
 # CMake package: alloyConfig.cmake, its version file, the imported targets ----------
@@ -71,7 +111,7 @@ file(GENERATE OUTPUT ${ALLOY_GEN_DIR}/alloyTargets.cmake
 install(FILES ${ALLOY_GEN_DIR}/alloyConfig.cmake
               ${ALLOY_GEN_DIR}/alloyConfigVersion.cmake
               ${ALLOY_GEN_DIR}/alloyTargets.cmake
-        DESTINATION ${ALLOY_CMAKE_DIR})
+        DESTINATION ${ALLOY_CMAKE_DIR} COMPONENT dev)
 
 # pkg-config: alloy.pc, with the prefix of this install ------------------------------
 # Written at install time (CMAKE_INSTALL_PREFIX then is the --prefix in use);
@@ -92,4 +132,4 @@ install(CODE "
     set(_pcdir \"\${CMAKE_INSTALL_PREFIX}/\${_pcdir}\")
   endif()
   file(INSTALL DESTINATION \"\${_pcdir}\" TYPE FILE FILES \"${ALLOY_GEN_DIR}/alloy.pc\")
-")
+" COMPONENT dev)

@@ -27,6 +27,11 @@
 #ifndef SIM_SOURCE_DIR
 #define SIM_SOURCE_DIR "sim"
 #endif
+/* Where an installed alloy-sim keeps figures.py, relative to the directory
+ * of its own executable (libexec/alloy-sim -> share/alloy-sim). */
+#ifndef SIM_DATA_DIR_REL
+#define SIM_DATA_DIR_REL "../../share/alloy-sim"
+#endif
 
 typedef struct main_opts {
     const char *cmd;
@@ -304,11 +309,34 @@ static int main_run(const main_opts_t *o) {
     return 0;
 }
 
+/* figures.py: installed beside the executable's data directory
+ * (SIM_DATA_DIR_REL), or in the source tree this alloy-sim was built from.
+ * Writes its path into out; returns 0, or -1 when neither exists. */
+static int main_figures_script(char *out, size_t cap) {
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = 0;
+    char *slash = strrchr(self, '/');
+    if (slash) {
+        *slash = 0;
+        snprintf(out, cap, "%s/%s/figures.py", self, SIM_DATA_DIR_REL);
+        if (access(out, R_OK) == 0)
+            return 0;
+    }
+    snprintf(out, cap, "%s/figures.py", SIM_SOURCE_DIR);
+    return SIM_SOURCE_DIR[0] && access(out, R_OK) == 0 ? 0 : -1;
+}
+
 /* Runs `python3 figures.py DIR`; returns its exit status (127 when missing). */
 static int main_figures(const char *dir) {
-    char cmd[8400];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/figures.py' '%s'", SIM_SOURCE_DIR, dir);
-    if (strchr(dir, '\''))
+    char cmd[8400], script[4200];
+    if (main_figures_script(script, sizeof script)) {
+        fprintf(stderr, "alloy-sim: figures.py not found (looked in %s beside this executable and "
+                        "in %s)\n", SIM_DATA_DIR_REL, SIM_SOURCE_DIR[0] ? SIM_SOURCE_DIR : "no source tree");
+        return 127;
+    }
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s'", script, dir);
+    if (strchr(dir, '\'') || strchr(script, '\''))
         return 127;
     int rc = system(cmd);
     return rc == -1 ? 127 : rc;

@@ -20,8 +20,8 @@ void *ay_alloc_uncached(ay_heap_t *h, size_t size, bool zero) {
     unsigned b = ay_size_bin(size);
     if (!b)
         return ay_large_alloc(h, size, 1, zero);
-    void *head, *tail;
-    if (!ay_central_fetch(&h->central[b - 1], 1, &head, &tail))
+    void *head;
+    if (!ay_central_fetch(&h->central[b - 1], 1, &head, NULL))
         return NULL;
     if (zero)
         return memset(head, 0, ay_bin_size[b]);

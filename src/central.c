@@ -32,6 +32,7 @@ typedef struct bump_run {
     uintptr_t start;  /* first object */
     uint32_t count;   /* objects, at least 2 */
     uint32_t size;    /* object size */
+    void **before;    /* the link that points at the run's first object */
 } bump_run_t;
 
 #define FETCH_RUNS 8 /* runs a fetch defers; more are linked under the lock */
@@ -78,6 +79,7 @@ static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
         r->start = s->bump;
         r->count = k;
         r->size = s->size;
+        r->before = f->link;
         *f->link = (void *)s->bump;
         f->link = (void **)(s->bump + (uintptr_t)(k - 1) * s->size);
         f->got += k;
@@ -124,7 +126,7 @@ static ay_span_t *span_new(ay_central_t *c, uint32_t want) {
     return s;
 }
 
-uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, void **tail) {
+uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, ay_run_t *run) {
     fetch_t f;
     f.first = NULL;
     f.link = &f.first;
@@ -151,7 +153,19 @@ uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, void **ta
                 ay_list_push(&c->nonempty, s);
         }
     }
-    *f.link = NULL;
+    /* a last run, after which nothing was taken, goes to the caller as it is */
+    bump_run_t *last = f.nruns ? &f.runs[f.nruns - 1] : NULL;
+    if (run && last &&
+        f.link == (void **)(last->start + (uintptr_t)(last->count - 1) * last->size)) {
+        *last->before = NULL;
+        run->next = last->start;
+        run->end = last->start + (uintptr_t)last->count * last->size;
+        f.nruns--;
+    } else {
+        *f.link = NULL;
+        if (run)
+            run->next = run->end = 0;
+    }
     if (f.got < want)
         c->short_fetches++;
     c->objects_out += f.got;
@@ -159,7 +173,6 @@ uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, void **ta
     ay_central_unlock(c);
     fetch_link_runs(&f);
     *head = f.first;
-    *tail = f.got ? (void *)f.link : NULL;
     return f.got;
 }
 
@@ -253,6 +266,46 @@ void ay_central_release(unsigned cls, void *head, uint32_t n) {
         g[k].last = i;
     }
     release_groups(g, ng);
+}
+
+void ay_central_release_run(unsigned cls, ay_run_t *run) {
+    if (run->next == run->end)
+        return;
+    ay_span_t *s = ay_pagemap_span((void *)run->next);
+    ay_central_t *c = s->owner.central;
+    uint32_t n = (uint32_t)((run->end - run->next) / s->size);
+    ay_central_lock(c);
+    bool back = s->bump == run->end; /* nothing was handed out after the run */
+    bool empty = false;
+    if (back) {
+        bool was_exhausted = span_exhausted(s);
+        s->bump = run->next;
+        s->used -= n;
+        c->objects_in += n;
+        c->free_objects += n;
+        empty = s->used == 0;
+        if (empty) {
+            if (!was_exhausted)
+                ay_list_remove(s);
+            c->free_objects -= s->capacity;
+            c->spans_freed++;
+            c->span_pages -= s->npages;
+        } else if (was_exhausted) {
+            ay_list_push(&c->nonempty, s);
+        }
+    }
+    ay_central_unlock(c);
+    if (back) {
+        if (empty)
+            ay_pageheap_free(c->pages, s);
+    } else {
+        /* the region moved on: the objects go back one by one, linked now */
+        for (uintptr_t o = run->next; o + s->size < run->end; o += s->size)
+            *(void **)o = (void *)(o + s->size);
+        *(void **)(run->end - s->size) = NULL;
+        ay_central_release(cls, (void *)run->next, n);
+    }
+    run->next = run->end = 0;
 }
 
 bool ay_central_holds(ay_span_t *s, const void *p) {

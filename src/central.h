@@ -50,18 +50,34 @@ typedef struct ay_central {
     uint64_t contended;          /* lock acquisitions that had to wait */
 } __attribute__((aligned(AY_CACHELINE))) ay_central_t;
 
+/* A run of never-used objects of one span, in address order, not linked:
+ * the objects at next, next + size, ... up to end.  Empty when next == end. */
+typedef struct ay_run {
+    uintptr_t next;
+    uintptr_t end;
+} ay_run_t;
+
 /* cached: frees of its objects may enter thread caches (their pages carry
  * the class's bin). */
 void ay_central_init(ay_central_t *c, ay_pageheap_t *pages, unsigned cls, bool cached);
 
-/* Fetch up to `want` objects as a NULL-terminated intrusive list in *head,
- * its last node in *tail.  Returns how many (0 only when out of memory). */
-uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, void **tail);
+/* Fetch up to `want` objects.  They are, in the order the central cache
+ * took them, a NULL-terminated intrusive list in *head (maybe empty), then,
+ * when run is not NULL, the never-used objects of *run (maybe empty): those
+ * are not written at all, so their pages are touched only when the caller
+ * carves them (lazy carving).  With run NULL, every object is on the list.
+ * Returns how many in all (0 only when out of memory). */
+uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, ay_run_t *run);
 
 /* Return `n` objects of class cls linked from head (exactly n are taken).
  * Each goes back to its own span, in the central cache that owns the span,
  * whichever heap the caller is bound to. */
 void ay_central_release(unsigned cls, void *head, uint32_t n);
+
+/* Give back the objects of run (of class cls), which a fetch handed out:
+ * when they are still the end of their span's handed-out bump region, the
+ * region just takes them back, without a write to them. */
+void ay_central_release_run(unsigned cls, ay_run_t *run);
 
 /* Debug check: is p, an object of SMALL span s, free (in the span's free
  * list or bump region)? */

@@ -20,7 +20,9 @@ ay_conf_t ay_conf;
 
 static const ay_conf_key_t keys[] = {
     {"batch_policy", AY_CONF_POLICY, AT(batch.policy), 0, 0, 0, "guard", NULL,
-     "How batches grow: clip (the paper's \"current\" policy), guard or pow2."},
+     "How batches grow: clip (the paper's \"current\" policy), guard or pow2 (the paper's "
+     "guards), or lean (guard's rule with L(S) = min(32 KiB / S, 128): less memory, more "
+     "central-cache trips)."},
     {"batch_budget", AY_CONF_BYTES, AT(batch.byte_budget), 4, 8, GiB, "256k", NULL,
      "Bytes one batch may move: L(S) = min(batch_budget / S, batch_cap)."},
     {"batch_cap", AY_CONF_COUNT, AT(batch.object_cap), 0, 1, 65536, "1024", NULL,
@@ -29,7 +31,7 @@ static const ay_conf_key_t keys[] = {
      "A thread's list gives n objects back when it holds k*n (k = this value)."},
     {"tcache", AY_CONF_BOOL, AT(tcache), 0, 0, 1, "true", NULL, "Thread caches on or off."},
     {"tcache_max_bytes", AY_CONF_BYTES, AT(tcache_max_bytes), 8, 0, (uint64_t)1 << 40, "2m", NULL,
-     "Per-thread cache limit, checked every 16 slow-path events or a quarter of the limit "
+     "Per-thread cache limit, checked every 64 slow-path events or a quarter of the limit "
      "fetched; above it every list gives half back."},
     {"tcache_total_bytes", AY_CONF_BYTES, AT(tcache_total_bytes), 8, 0, (uint64_t)1 << 40, "8m", NULL,
      "All thread caches together: with many threads, each thread's limit is this divided by "
@@ -39,6 +41,9 @@ static const ay_conf_key_t keys[] = {
      "pages above max(64 MiB, twice the active pages) are purged at once."},
     {"background_thread", AY_CONF_BOOL, AT(background_thread), 0, 0, 1, "false", NULL,
      "Purge from a background thread, so that an idle process also shrinks."},
+    {"thp", AY_CONF_BOOL, AT(thp), 0, 0, 1, "true", NULL,
+     "Ask for transparent huge pages (MADV_HUGEPAGE) on blocks of 2 MiB or more: far fewer page "
+     "faults; false if the kernel's compaction stalls hurt more."},
     {"heaps", AY_CONF_COUNT, AT(heaps), 0, 1, 128, NULL, "number of CPUs",
      "Automatic heaps. Each thread binds to the least loaded one; with NUMA, to the least "
      "loaded of its node's, and each node has at least one."},
@@ -182,7 +187,7 @@ void ay_conf_describe_range(const ay_conf_key_t *key, ay_fmt_t *f) {
         ay_fmt_str(f, "true or false");
         return;
     case AY_CONF_POLICY:
-        ay_fmt_str(f, "clip, guard or pow2");
+        ay_fmt_str(f, "clip, guard, pow2 or lean");
         return;
     case AY_CONF_MS:
         ay_fmt_str(f, "-1 (never), or milliseconds from ");

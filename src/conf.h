@@ -31,6 +31,7 @@ typedef struct ay_conf {
     uint32_t heaps;            /* automatic heaps; 0: one per CPU */
     bool numa;                 /* node-aware heaps and pages, when there are nodes */
     bool background_thread;    /* purge from a background thread */
+    bool thp;                  /* transparent huge pages for blocks of 2 MiB or more */
     bool junk;                 /* fill new blocks with 0xa5, freed ones with 0x5a */
     bool zero;                 /* fill new blocks with zeros */
     bool abort_on_error;       /* abort on out-of-memory and on a bad setting */
@@ -43,7 +44,7 @@ typedef enum ay_conf_type {
     AY_CONF_COUNT,   /* a whole number, k/m/g suffixes accepted; a uint32_t */
     AY_CONF_BYTES,   /* bytes, k/m/g suffixes accepted; a uint32_t or size_t (width) */
     AY_CONF_MS,      /* milliseconds, or -1 for never; an int64_t */
-    AY_CONF_POLICY,  /* clip, guard or pow2; an ay_batch_policy_t */
+    AY_CONF_POLICY,  /* clip, guard, pow2 or lean; an ay_batch_policy_t */
     AY_CONF_RATIO,   /* 1.5, 2, 2.5, ... stored in halves; a uint32_t */
     AY_CONF_LETTERS, /* letters of AY_CONF_LETTERS_SET, each at most once; a char[8] */
 } ay_conf_type_t;

@@ -57,6 +57,8 @@ GETTER(opt_tcache_max, uint64_t, ay_conf.tcache_max_bytes)
 GETTER(opt_decay, int64_t, ay_conf.decay_ms)
 GETTER(opt_heaps, unsigned, ay_heaps_auto)
 GETTER(opt_bg, bool, ay_conf.background_thread)
+GETTER(opt_thp, bool, ay_conf.thp)
+GETTER(opt_tcache_total, uint64_t, ay_conf.tcache_total_bytes)
 GETTER(opt_junk, bool, ay_conf.junk)
 GETTER(opt_zero, bool, ay_conf.zero)
 GETTER(opt_abort, bool, ay_conf.abort_on_error)
@@ -177,7 +179,7 @@ static const ctl_entry_t table[] = {
     FUNC("decay_ms", T_I64, get_decay, set_decay,
          "Purge free pages after this many ms; 0 at once, -1 never. Writable at run time."),
     FUNC("batch_policy", T_STR, get_policy, set_policy,
-         "Batch growth policy (clip, guard or pow2); a write takes effect at the next growth."),
+         "Batch growth policy (clip, guard, pow2 or lean); a write takes effect at the next growth."),
     FUNC("background_thread", T_BOOL, get_bg, set_bg,
          "Whether the background purging thread runs; write true or false to start or stop it."),
     BOTH("allocated", allocated, "Bytes in live blocks, at their class sizes."),
@@ -232,6 +234,8 @@ static const ctl_entry_t table[] = {
     FUNC("opt.decay_ms", T_I64, opt_decay, NULL, "The decay_ms setting at start-up."),
     FUNC("opt.heaps", T_UNS, opt_heaps, NULL, "Automatic heaps in use (the heaps setting, or one per CPU)."),
     FUNC("opt.background_thread", T_BOOL, opt_bg, NULL, "The background_thread setting at start-up."),
+    FUNC("opt.thp", T_BOOL, opt_thp, NULL, "The thp setting."),
+    FUNC("opt.tcache_total_bytes", T_U64, opt_tcache_total, NULL, "The tcache_total_bytes setting."),
     FUNC("opt.junk", T_BOOL, opt_junk, NULL, "The junk setting."),
     FUNC("opt.zero", T_BOOL, opt_zero, NULL, "The zero setting."),
     FUNC("opt.abort_on_error", T_BOOL, opt_abort, NULL, "The abort_on_error setting."),

@@ -261,9 +261,9 @@ static void decay(ay_pageheap_t *ph, bool all) {
     }
 }
 
-/* Without the lock: unmap every block that is wholly free, dirty or clean
- * (when the OS refuses a new block).  Returns how many. */
-static unsigned release_free_blocks(ay_pageheap_t *ph) {
+/* Without the lock: unmap every block of at least min_pages pages that is
+ * wholly free, dirty or clean.  Returns how many. */
+static unsigned release_free_blocks(ay_pageheap_t *ph, uintptr_t min_pages) {
     unsigned total = 0;
     for (;;) {
         uintptr_t gone[PURGE_BATCH][2];
@@ -272,7 +272,7 @@ static unsigned release_free_blocks(ay_pageheap_t *ph) {
         ay_span_t *head = &ph->free[AY_MAX_SPAN_PAGES]; /* whole blocks are >= 256 pages */
         for (ay_span_t *s = head->next, *next; s != head && n < PURGE_BATCH; s = next) {
             next = s->next;
-            if (whole_block(s)) {
+            if (whole_block(s) && s->npages >= min_pages) {
                 free_remove(ph, s);
                 block_drop(ph, s, &gone[n][0], &gone[n][1]);
                 n++;
@@ -301,12 +301,17 @@ static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
      * with transparent huge pages, it faults in 2 MiB at a time */
     bool huge = pages >= AY_HUGE_PAGES;
     size_t align = huge ? AY_PAGES_BYTES(AY_HUGE_PAGES) : AY_PAGE_SIZE;
+    /* a request for a block of its own that no free span could serve: the
+     * free blocks of their own (2 MiB or more) are too small for it, so they
+     * go back first, rather than pile up while sizes vary */
+    if (huge)
+        release_free_blocks(ph, AY_HUGE_PAGES);
     void *block = ay_os_map(AY_PAGES_BYTES(pages), align);
-    if (!block && release_free_blocks(ph))
+    if (!block && release_free_blocks(ph, 1))
         block = ay_os_map(AY_PAGES_BYTES(pages), align);
     if (!block)
         return false;
-    if (huge)
+    if (huge && ay_conf.thp)
         ay_os_hugepages(block, AY_PAGES_BYTES(pages));
     ay_topology_place(block, AY_PAGES_BYTES(pages), ph->node); /* NUMA: before any touch */
     ay_span_t *s = ay_span_new(), *rec = ay_span_new();

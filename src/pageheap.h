@@ -16,6 +16,9 @@
  * Purging a span that is a whole block unmaps the block (address space goes
  * back too); any other span is purged with madvise.  When the OS refuses a
  * new block, every wholly free block is unmapped and the map tried again.
+ * A request that needs a new block of its own (2 MiB or more) first unmaps
+ * the free blocks of their own, which were too small for it: with varying
+ * sizes they would otherwise pile up, resident, without serving anything.
  *
  * No system call runs under the page-heap lock.  A new block is mapped, and
  * its pagemap leaves and span records made, before the lock is taken; spans

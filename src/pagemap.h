@@ -8,8 +8,10 @@
  * A root entry stores its leaf as an offset from ay_pagemap_zero, an all-zero
  * leaf in .bss (never written, so never resident): an unset entry (0) reads
  * as that empty leaf, and lookups need no NULL test.
- * Writers (the page heap and central caches, under their locks) only set
- * entries of pages they own.
+ * Two modules write entries, and only for pages they own: the page heap
+ * (free spans' boundary pages under its lock; a span's pages while the span
+ * is between the page heap and its user, which owns it alone) and the direct
+ * maps (a map's first page).  The central caches only read.
  */
 #ifndef ALLOY_PAGEMAP_H
 #define ALLOY_PAGEMAP_H

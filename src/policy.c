@@ -62,9 +62,14 @@ static uint64_t lcm_pages(uint64_t bytes) {
 }
 
 uint32_t ay_policy_batch_limit(const ay_batch_params_t *bp, size_t S) {
-    size_t l = bp->byte_budget / S;
-    if (l > bp->object_cap)
-        l = bp->object_cap;
+    uint32_t budget = bp->byte_budget, cap = bp->object_cap;
+    if (bp->policy == AY_BATCH_LEAN) {
+        budget = budget < AY_LEAN_BYTE_BUDGET ? budget : AY_LEAN_BYTE_BUDGET;
+        cap = cap < AY_LEAN_OBJECT_CAP ? cap : AY_LEAN_OBJECT_CAP;
+    }
+    size_t l = budget / S;
+    if (l > cap)
+        l = cap;
     return l ? (uint32_t)l : 1;
 }
 
@@ -85,6 +90,7 @@ uint32_t ay_policy_next_batch(const ay_batch_params_t *bp, size_t S, uint32_t n)
     int clipped = c < 2 * n;
     switch (bp->policy) {
     case AY_BATCH_GUARD:
+    case AY_BATCH_LEAN:
         if (clipped && ay_policy_span_objects(S, ay_policy_span_pages(S, c)) < c)
             return n;
         return c;
@@ -139,10 +145,10 @@ int ay_policy_scavenge_due(ay_tc_clock_t *c, uint64_t bytes_in, uint64_t limit) 
     return 1;
 }
 
-static const char *const policy_names[] = {"clip", "guard", "pow2"};
+static const char *const policy_names[AY_NUM_POLICIES] = {"clip", "guard", "pow2", "lean"};
 
 int ay_policy_parse(const char *s, size_t len, ay_batch_policy_t *out) {
-    for (unsigned i = 0; i < 3; i++) {
+    for (unsigned i = 0; i < AY_NUM_POLICIES; i++) {
         if (strlen(policy_names[i]) == len && memcmp(s, policy_names[i], len) == 0) {
             *out = (ay_batch_policy_t)i;
             return 0;
@@ -152,5 +158,5 @@ int ay_policy_parse(const char *s, size_t len, ay_batch_policy_t *out) {
 }
 
 const char *ay_policy_name(ay_batch_policy_t p) {
-    return (unsigned)p < 3 ? policy_names[p] : "?";
+    return (unsigned)p < AY_NUM_POLICIES ? policy_names[p] : "?";
 }

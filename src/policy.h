@@ -62,7 +62,21 @@ typedef enum ay_batch_policy {
     AY_BATCH_CLIP = 0,
     AY_BATCH_GUARD = 1,
     AY_BATCH_POW2 = 2,
+    AY_BATCH_LEAN = 3, /* alloy's addition, not the paper's: see below */
 } ay_batch_policy_t;
+#define AY_NUM_POLICIES 4
+
+/* lean: guard's growth rule under a smaller limit, L(S) = max(1, min(32 KiB
+ * / S, 128)), at most an eighth of the paper's in bytes, whatever the budget
+ * and cap say (they can only lower it further).  Batches, and so the spans
+ * P(S,n) fetched for them and what thread caches hold, stay small: fewer
+ * bytes cached, more slow-path calls.  The paper's geometry sizes spans for
+ * batches of up to 256 KiB, and a few live objects pin such a span; lean is
+ * the alternative for programs that care about memory more than about
+ * central-cache round trips.  It is not the default.  See
+ * docs/PAPER-REPRODUCTION.md. */
+#define AY_LEAN_BYTE_BUDGET (32u * 1024u)
+#define AY_LEAN_OBJECT_CAP 128u
 
 /* The knobs of the batch policy.  Plain data: the caller owns it. */
 typedef struct ay_batch_params {
@@ -126,7 +140,7 @@ typedef struct ay_tc_step {
     uint32_t batch; /* the batch n afterwards */
 } ay_tc_step_t;
 
-#define AY_SCAVENGE_PERIOD 16u /* slow-path events between two byte-limit checks */
+#define AY_SCAVENGE_PERIOD 64u /* slow-path events between two byte-limit checks */
 #define AY_OVERFLOW_GROWTH_BYTES 8192u /* an overflow grows a batch only below this */
 
 ay_tc_step_t ay_policy_on_miss(const ay_batch_params_t *bp, size_t S, uint32_t n);
@@ -150,10 +164,10 @@ typedef struct ay_tc_clock {
  * megabytes).  A check due resets the clock. */
 int ay_policy_scavenge_due(ay_tc_clock_t *c, uint64_t bytes_in, uint64_t limit);
 
-/* Parses "clip", "guard" or "pow2".  Returns 0 on success, -1 otherwise. */
+/* Parses "clip", "guard", "pow2" or "lean".  Returns 0 on success, -1 otherwise. */
 int ay_policy_parse(const char *s, size_t len, ay_batch_policy_t *out);
 
-/* "clip", "guard" or "pow2". */
+/* "clip", "guard", "pow2" or "lean". */
 const char *ay_policy_name(ay_batch_policy_t p);
 
 #endif

@@ -134,17 +134,51 @@ AY_NO_SANITIZE_THREAD size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b) 
     return (size_t)AY_LOAD(&tc->bins[b].len) * ay_bin_size[b];
 }
 
-/* Give the first n objects of bin b back to the central caches. */
+#define CARVE_BATCH 32 /* never-used objects linked into a list at a time */
+
+static uint32_t run_count(const ay_run_t *r, unsigned b) {
+    return (uint32_t)((r->end - r->next) / ay_bin_size[b]);
+}
+
+/* The list of bin b is empty: link up to CARVE_BATCH objects of its run. */
+static void carve(ay_tcache_t *tc, unsigned b) {
+    ay_run_t *r = &tc->run[b];
+    uintptr_t size = ay_bin_size[b], o = r->next;
+    uint32_t k = run_count(r, b);
+    if (k > CARVE_BATCH)
+        k = CARVE_BATCH;
+    for (uint32_t i = 1; i < k; i++, o += size)
+        *(void **)o = (void *)(o + size);
+    *(void **)o = NULL;
+    tc->bins[b].head = (void *)r->next;
+    r->next += k * size;
+}
+
+/* Give n objects of bin b back to the central caches: the list's first,
+ * then, when the list has fewer, some of the run.  Of the run, the last
+ * objects go (they come from one span, as the first would): while nothing
+ * else was taken from that span's bump region since, it takes them back
+ * without a write to them. */
 static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
     ay_bin_t *bin = &tc->bins[b];
+    ay_run_t *run = &tc->run[b];
     if (n == 0)
         return;
-    void *head = bin->head, *last = head;
-    for (uint32_t i = 1; i < n; i++)
-        last = *(void **)last;
-    bin->head = *(void **)last;
+    uint32_t in_run = run_count(run, b), on_list = bin->len - in_run;
+    uint32_t from_list = n < on_list ? n : on_list;
     bin->len -= n;
-    ay_central_release(b - 1, head, n);
+    if (from_list) {
+        void *head = bin->head, *last = head;
+        for (uint32_t i = 1; i < from_list; i++)
+            last = *(void **)last;
+        bin->head = *(void **)last;
+        ay_central_release(b - 1, head, from_list);
+    }
+    if (n > from_list) {
+        ay_run_t part = {run->end - (uintptr_t)(n - from_list) * ay_bin_size[b], run->end};
+        run->end = part.next;
+        ay_central_release_run(b - 1, &part);
+    }
 }
 
 /* A thread's byte limit: tcache_max_bytes, and with many threads a share
@@ -201,23 +235,27 @@ AY_INLINE void node_check_maybe(ay_tcache_t *tc) {
 
 void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     ay_bin_t *bin = &tc->bins[b];
-    uint64_t bytes_in = 0;
-    if (!bin->head) {
+    ay_run_t *run = &tc->run[b];
+    bool miss = !bin->head && run->next == run->end;
+    if (miss) {
         ay_tc_step_t step = ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], tc->batch[b]);
-        void *head, *tail;
-        uint32_t got = ay_central_fetch(&tc->heap->central[b - 1], step.move, &head, &tail);
+        void *head;
+        uint32_t got = ay_central_fetch(&tc->heap->central[b - 1], step.move, &head, run);
         if (!got)
             return NULL;
         set_batch(tc, b, step.batch);
         bin->head = head;
         bin->len = got;
-        bytes_in = (uint64_t)got * ay_bin_size[b];
     }
+    if (!bin->head)
+        carve(tc, b); /* not a miss: the objects are the cache's already */
     void *p = bin->head;
     bin->head = *(void **)p;
     bin->len--;
-    scavenge_maybe(tc, bytes_in);
-    node_check_maybe(tc);
+    if (miss) {
+        scavenge_maybe(tc, (uint64_t)(bin->len + 1) * ay_bin_size[b]);
+        node_check_maybe(tc);
+    }
     return p;
 }
 
@@ -245,6 +283,9 @@ void ay_tcache_flush(ay_tcache_t *tc) {
 bool ay_tcache_contains(unsigned b, const void *p) {
     if (tc_state != TC_LIVE)
         return false;
+    const ay_run_t *r = &tc_self->run[b];
+    if ((uintptr_t)p >= r->next && (uintptr_t)p < r->end)
+        return true; /* never handed out yet */
     for (void *q = tc_self->bins[b].head; q; q = *(void **)q)
         if (q == p)
             return true;

@@ -15,9 +15,17 @@
  *   - a list that has reached its limit misses on free.
  * No lock, no atomic read-modify-write: the cache belongs to its thread.
  *
+ * Lazy carving: the never-used objects at the end of a fetch stay a run
+ * (run[b]) that nothing has written yet; a malloc that finds the list empty
+ * takes the slow path, which links a few of them into the list (carves)
+ * without going to the central cache.  Their pages are touched only when the
+ * program gets to them.
+ *
  * Invariants: bins[b].len is the length of the NULL-terminated list at
- * bins[b].head; len <= limit except transiently inside the slow path;
- * limit = ay_policy_list_limit(batch[b], k) for a live cache.
+ * bins[b].head plus the objects of run[b]; the run's objects are handed out
+ * after the list's, and give back before none of them (the state machine
+ * sees one list of len objects); len <= limit except transiently inside the
+ * slow path; limit = ay_policy_list_limit(batch[b], k) for a live cache.
  */
 #ifndef ALLOY_TCACHE_H
 #define ALLOY_TCACHE_H
@@ -25,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "central.h"
 #include "internal.h"
 
 struct ay_heap;
@@ -39,6 +48,7 @@ typedef struct ay_tcache {
     ay_bin_t bins[AY_NUM_BINS];    /* hot: all the fast paths touch */
     /* cold: slow paths only */
     uint32_t batch[AY_NUM_BINS];   /* current batch n, per bin */
+    ay_run_t run[AY_NUM_BINS];     /* never-used objects not carved yet, per bin */
     ay_tc_clock_t clock;           /* slow-path events and bytes since the last byte-limit check */
     bool cache_on;                 /* lists in use (caches on, no fills) */
     struct ay_heap *heap;          /* the automatic heap misses go to */
@@ -109,7 +119,8 @@ void ay_tcache_flush(ay_tcache_t *tc);
 size_t ay_tcache_limit(void);
 /* Bytes cached in tc's bin b (racy read when tc is another thread's). */
 size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b);
-/* Is p on the calling thread's list for bin b?  (debug double-free check) */
+/* Is p in the calling thread's cache for bin b, on its list or in its run
+ * of never-used objects?  (debug double-free check) */
 bool ay_tcache_contains(unsigned b, const void *p);
 
 /* The registry of live caches: for stats and fork. */

@@ -184,10 +184,26 @@ int main(void) {
         }
     }
     CHECK(failed_small);
+    /* the page heap's own paths for large blocks: a block of its own (3 MiB,
+     * huge-page aligned), and 600 KiB from a 1 MiB block; calloc's path;
+     * each gives NULL and ENOMEM while the OS refuses, loses nothing, and
+     * works again after */
+    size_t large_sizes[] = {3u << 20, 600u << 10, 20u << 20};
+    for (unsigned k = 0; k < 3; k++) {
+        errno = 0;
+        CHECK(malloc(large_sizes[k]) == NULL && errno == ENOMEM);
+        errno = 0;
+        CHECK(calloc(1, large_sizes[k]) == NULL && errno == ENOMEM);
+    }
     ay_os_fail_next_maps(0);
     void *after = malloc(1000);
     CHECK(after != NULL); /* recovers once the OS gives memory again */
     free(after);
+    for (unsigned k = 0; k < 3; k++) {
+        char *ok = calloc(1, large_sizes[k]);
+        CHECK(ok && ok[large_sizes[k] - 1] == 0);
+        free(ok);
+    }
     free(hold);
 
     /* the alloy_* names are the same allocator */

@@ -392,5 +392,22 @@ int main(void) {
     CHECK(alloy_ctl("version", NULL, NULL, &version, sizeof version) == EPERM);
     CHECK(alloy_ctl("thread.tcache.flush", &allocated, &len, NULL, 0) == EINVAL);
     alloy_free(warm);
+    /* every ALLOY_CONF key can be read back as opt.<key> (a ratio in halves) */
+    alloy_setting_info_t info;
+    unsigned keys = 0;
+    for (unsigned k = 0; alloy_setting_describe(k, &info) == 0; k++, keys++) {
+        char opt[96];
+        size_t optlen = 0;
+        snprintf(opt, sizeof opt, "opt.%s", info.name);
+        int r = alloy_ctl(opt, NULL, &optlen, NULL, 0);
+        if (r == ENOENT) {
+            snprintf(opt, sizeof opt, "opt.%s_halves", info.name);
+            r = alloy_ctl(opt, NULL, &optlen, NULL, 0);
+        }
+        if (r != 0)
+            fprintf(stderr, "setting %s has no opt. name\n", info.name);
+        CHECK(r == 0 && optlen > 0);
+    }
+    CHECK(keys >= 14);
     return CHECK_DONE();
 }

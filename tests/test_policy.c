@@ -1,4 +1,6 @@
 /* test_policy.c - the pure policy module against seed 002's figures. */
+#include <string.h>
+
 #include "check.h"
 #include "policy.h"
 
@@ -18,6 +20,7 @@ static unsigned underfilled(ay_batch_policy_t pol) {
 }
 
 int main(void) {
+    ay_batch_policy_t p0;
     /* the 208 classes, band by band */
     CHECK_EQ_U(ay_policy_class_size(0), 8);
     CHECK_EQ_U(ay_policy_class_size(15), 128);
@@ -70,6 +73,26 @@ int main(void) {
     CHECK_EQ_U(underfilled(AY_BATCH_CLIP), 80);
     CHECK_EQ_U(underfilled(AY_BATCH_GUARD), 0);
     CHECK_EQ_U(underfilled(AY_BATCH_POW2), 0);
+
+    /* lean: guard's rule under L(S) = min(32 KiB / S, 128); no class underfills */
+    bp.policy = AY_BATCH_LEAN;
+    CHECK_EQ_U(ay_policy_batch_limit(&bp, 8), 128);
+    CHECK_EQ_U(ay_policy_batch_limit(&bp, 384), 85);
+    CHECK_EQ_U(ay_policy_batch_limit(&bp, 65536), 1);
+    CHECK_EQ_U(ay_policy_terminal_batch(&bp, 8), 128);
+    CHECK_EQ_U(underfilled(AY_BATCH_LEAN), 0);
+    for (unsigned c = 0; c < AY_NUM_CLASSES; c++) { /* never more than guard's */
+        size_t S = ay_policy_class_size(c);
+        ay_batch_params_t g = ay_policy_default_params();
+        uint32_t lean = ay_policy_terminal_batch(&bp, S), guard = ay_policy_terminal_batch(&g, S);
+        if (lean > guard || (lean > 1 && (uint64_t)lean * S > 2 * AY_LEAN_BYTE_BUDGET)) {
+            CHECK(!"lean's terminal batch is at most guard's, and about 32 KiB");
+            break;
+        }
+    }
+    CHECK(ay_policy_parse("lean", 4, &p0) == 0 && p0 == AY_BATCH_LEAN);
+    CHECK(strcmp(ay_policy_name(AY_BATCH_LEAN), "lean") == 0);
+    bp.policy = AY_BATCH_GUARD;
 
     /* return threshold */
     CHECK_EQ_U(ay_policy_return_threshold(1, 4), 2);

@@ -55,8 +55,9 @@ int main(int argc, char **argv) {
             free(small[i]);
         alloy_stats_t s = {.size = sizeof s};
         CHECK(alloy_stats_read(&s) == 0);
-        /* checked every 16 slow-path events, so it may overshoot by what
-         * those bring in; without the limit this run caches over 1 MiB */
+        /* checked every 64 slow-path events or a quarter of the limit
+         * fetched, so it may overshoot by what those bring in; without the
+         * limit this run caches over 1 MiB */
         if (s.tcache_bytes > 4 * 65536)
             fprintf(stderr, "tcache_bytes %zu\n", s.tcache_bytes);
         CHECK(s.tcache_bytes <= 4 * 65536);

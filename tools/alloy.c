@@ -1,7 +1,7 @@
 /* alloy.c - the `alloy` command, one entry point for users:
  *
  *   alloy run [--stats[=full|json]] [--conf K:V,...] -- CMD ARGS...
- *       exec CMD with LD_PRELOAD=liballoy.so and ALLOY_CONF set
+ *       exec CMD with LD_PRELOAD=liballoy.so.0 and ALLOY_CONF set
  *   alloy stats [--summary] FILE.json [FILE2.json]
  *       a saved JSON report as tables, or the change between two (alloy_stats.c)
  *   alloy bench ARGS...     the benchmark suite (bench/run.py), build tree only
@@ -13,9 +13,12 @@
  * Where things are.  The command finds its own files from its real path
  * (/proc/self/exe), so it works from the build tree (build/alloy, next to
  * liballoy.so, alloy-sim and the bench programs) and after `cmake --install`
- * (PREFIX/bin/alloy and PREFIX/<libdir>/liballoy.so; the bin-to-lib path is
+ * (PREFIX/bin/alloy and PREFIX/<libdir>/liballoy.so.0; the bin-to-lib path is
  * fixed at configure time in ALLOY_TOOL_LIBDIR_REL).  A build tree is
- * recognised by the CMakeCache.txt beside the command.
+ * recognised by the CMakeCache.txt beside the command.  The command looks
+ * for the library by its soname (ALLOY_TOOL_SONAME, liballoy.so.0), the file
+ * the runtime package (liballoy0) ships: the liballoy.so link belongs to the
+ * development files and may be absent.
  *
  * Exit status: `run`, `bench` and `sim` replace themselves with the program
  * (exec), so its status passes through.  2: bad usage.  1: a part is missing
@@ -46,6 +49,9 @@
 #ifndef ALLOY_TOOL_LIBDIR_REL
 #define ALLOY_TOOL_LIBDIR_REL "../lib" /* from bin/ to the library directory */
 #endif
+#ifndef ALLOY_TOOL_SONAME
+#define ALLOY_TOOL_SONAME "liballoy.so.0" /* the library's soname */
+#endif
 #ifndef ALLOY_TOOL_SOURCE_DIR
 #define ALLOY_TOOL_SOURCE_DIR "" /* the source tree, for bench/run.py */
 #endif
@@ -55,7 +61,7 @@ static const char usage_text[] =
     "usage: alloy COMMAND [ARGS...]\n"
     "\n"
     "  alloy run [--stats[=full|json]] [--conf K:V,...] -- CMD [ARGS...]\n"
-    "      Run CMD on the alloy allocator (LD_PRELOAD=liballoy.so).\n"
+    "      Run CMD on the alloy allocator (LD_PRELOAD=" ALLOY_TOOL_SONAME ").\n"
     "      --stats        print a summary of alloy's statistics on stderr when CMD\n"
     "                     exits (adds stats_print:true to ALLOY_CONF)\n"
     "      --stats=full   the full report, with tables of heaps and size classes\n"
@@ -143,8 +149,9 @@ static bool in_build_tree(const char *dir) {
     return is_file(p);
 }
 
-/* Absolute path of liballoy.so: beside the command in a build tree, in the
- * library directory after install.  Both places are tried, that one first. */
+/* Absolute path of liballoy.so.0 (the soname): beside the command in a build
+ * tree, in the library directory after install.  Both places are tried, that
+ * one first. */
 void find_library(char *out, size_t cap, const char *dir) {
     char installed[PATH_MAX];
     path_join(installed, sizeof installed, dir, ALLOY_TOOL_LIBDIR_REL);
@@ -156,12 +163,12 @@ void find_library(char *out, size_t cap, const char *dir) {
     for (int i = 0; i < 2; i++) {
         char real[PATH_MAX];
         if (realpath(order[i], real)) {
-            path_join(out, cap, real, "liballoy.so");
+            path_join(out, cap, real, ALLOY_TOOL_SONAME);
             if (is_file(out))
                 return;
         }
     }
-    fprintf(stderr, "alloy: liballoy.so not found (looked in %s and %s); "
+    fprintf(stderr, "alloy: " ALLOY_TOOL_SONAME " not found (looked in %s and %s); "
                     "build it (cmake --build) or reinstall\n", order[0], order[1]);
     exit(EXIT_MISSING);
 }

@@ -11,8 +11,9 @@ enum { EXIT_USAGE = 2, EXIT_MISSING = 1 };
 __attribute__((format(printf, 1, 2), noreturn)) void usage_error(const char *fmt, ...);
 /* The directory the command runs from (its real path's directory). */
 void self_dir(char *out, size_t cap, const char *argv0);
-/* Absolute path of liballoy.so (beside the command in a build tree, in the
- * library directory after install); exits with EXIT_MISSING when absent. */
+/* Absolute path of liballoy.so.0, the soname (beside the command in a build
+ * tree, in the library directory after install); exits with EXIT_MISSING
+ * when absent. */
 void find_library(char *out, size_t cap, const char *dir);
 
 /* alloy settings | alloy names (alloy_describe.c) */

@@ -36,16 +36,20 @@ static void md_cell(const char *s) {
     }
 }
 
-/* Text for roff: a leading '.' or '\'' would be a request, '\' an escape,
- * '-' a hyphen. */
+/* Text for a roff text line (never a macro argument): a leading '.' or '\''
+ * would be a request, '\' an escape, '-' a hyphen; a word in `backquotes`
+ * (as the tables write code) is set in bold. */
 static void man_text(const char *s) {
     if (*s == '.' || *s == '\'')
         fputs("\\&", stdout);
+    int code = 0;
     for (; *s; s++) {
         if (*s == '\\')
             fputs("\\e", stdout);
         else if (*s == '-')
             fputs("\\-", stdout);
+        else if (*s == '`' && (code || strchr(s + 1, '`')))
+            fputs((code = !code) ? "\\fB" : "\\fR", stdout);
         else
             putchar(*s);
     }
@@ -74,13 +78,18 @@ static int print_settings(setting_fn *describe, fmt_t fmt) {
             fputs(" |\n", stdout);
             break;
         case FMT_MAN:
-            printf(".TP\n.BR %s \" (\" \"%s, default \" \"", s.name, s.type);
+            /* .TP, then the tag line "KEY (TYPE, default DEFAULT)": the key
+             * first, in bold (the tests look for it there), a literal default
+             * in bold, one in words in italics */
+            fputs(".TP\n\\fB", stdout);
+            man_text(s.name);
+            printf("\\fR (%s, default %s", s.type, strchr(s.default_value, ' ') ? "\\fI" : "\\fB");
             man_text(s.default_value);
-            printf("\" )\n");
+            fputs("\\fR)\n", stdout);
             man_text(s.help);
-            printf("\nAccepts ");
+            fputs("\nAccepts ", stdout);
             man_text(s.range);
-            printf(".\n");
+            fputs(".\n", stdout);
             break;
         case FMT_TEXT:
             printf("%-18s %-12s default %s\n%18s accepts %s\n%18s %s\n", s.name, s.type,
@@ -104,11 +113,16 @@ static int print_names(name_fn *describe, fmt_t fmt) {
             fputs(" |\n", stdout);
             break;
         case FMT_MAN:
-            printf(".TP\n.B ");
+            /* .TP, then the tag line "NAME (TYPE, ACCESS)" or "NAME
+             * (action)", the name first, in bold (the tests look for it) */
+            fputs(".TP\n\\fB", stdout);
             man_text(n.name);
-            printf("\n(%s%s) ", n.type, !strcmp(rw, "yes") ? ", writable" : "");
+            if (!strcmp(rw, "run"))
+                printf("\\fR (action)\n");
+            else
+                printf("\\fR (%s, %s)\n", n.type, !strcmp(rw, "yes") ? "read-write" : "read-only");
             man_text(n.help);
-            printf("\n");
+            fputc('\n', stdout);
             break;
         case FMT_TEXT:
             printf("%-36s %-13s %-4s %s\n", n.name, n.type, rw, n.help);

@@ -2,12 +2,18 @@
 # install-deps.sh - install, from Debian's archive, everything alloy's build,
 # tests, benchmarks and charts use.  alloy itself needs only libc and pthreads;
 # the rest is for tests (g++, python3, jq, valgrind), the peers the benchmark
-# suite compares against, and charts.  Idempotent: it installs only what is
-# missing, so it is cheap to call from every entry script.
+# suite compares against, and charts, and for the Debian packages
+# (tools/package.sh) and their tests: dpkg-dev (dpkg-shlibdeps,
+# dpkg-gensymbols, dpkg-architecture), lintian, man-db and groff-base (man -l,
+# groff), fakeroot (dpkg --root when not root), systemd (systemd-analyze
+# verify for the drop-in of docs/DEPLOYING.md; it is not started).
+# Idempotent: it installs only what is missing, so it is cheap to call from
+# every entry script.
 set -euo pipefail
 pkgs=(build-essential cmake g++ python3 jq valgrind pkgconf
       libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 libgoogle-perftools-dev
-      libmimalloc2.0 libmimalloc-dev gnuplot-nox python3-matplotlib hyperfine linux-perf)
+      libmimalloc2.0 libmimalloc-dev gnuplot-nox python3-matplotlib hyperfine linux-perf
+      dpkg-dev lintian man-db groff-base fakeroot systemd)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,7 +7,8 @@
 #       ALLOY_CONF and LD_PRELOAD merging), sim/bench forwarding, bad input
 #   tree      CMAKE BUILD_DIR PREFIX WORK SOURCE_DIR
 #       cmake --install into PREFIX (fixture for the stages below) and the
-#       files it must hold; a DESTDIR install too
+#       files it must hold (the manual pages too, the simulator not); a
+#       DESTDIR install too
 #   find-package  CMAKE PREFIX CONSUMER_SRC WORK VERSION CC
 #       a copy of PREFIX moved elsewhere (relocatable), a CMake project with
 #       find_package(alloy 0.1) linking alloy::alloy and alloy::alloy_static;
@@ -19,8 +20,9 @@
 #       pkg-config --cflags/--libs alloy, a consumer built with them, run
 #   installed   PREFIX WORK VERSION
 #       PREFIX/bin/alloy: --version, run, found through PATH, a symlink and a
-#       relocated copy of PREFIX; a clear failure for sim and bench (not
-#       installed) and without liballoy.so
+#       relocated copy of PREFIX, and without the development link
+#       liballoy.so; a clear failure for sim and bench (not installed) and
+#       without liballoy.so.0
 #
 # Each failed check prints FAIL and the stage exits 1.
 # The single-quoted $VARs below are expanded by the program under test.
@@ -124,10 +126,10 @@ command)
 
     check_run_basics "$alloy"
 
-    expect_rc 0 "LD_PRELOAD is the build tree's liballoy.so" env -u LD_PRELOAD "$alloy" run -- sh -c 'printf %s "$LD_PRELOAD"'
-    [ "$out" = "$builddir/liballoy.so" ] || fail "LD_PRELOAD is '$out', want '$builddir/liballoy.so'"
+    expect_rc 0 "LD_PRELOAD is the build tree's liballoy.so.0" env -u LD_PRELOAD "$alloy" run -- sh -c 'printf %s "$LD_PRELOAD"'
+    [ "$out" = "$builddir/liballoy.so.0" ] || fail "LD_PRELOAD is '$out', want '$builddir/liballoy.so.0'"
     expect_rc 0 "an LD_PRELOAD already set is kept" env LD_PRELOAD=libm.so.6 "$alloy" run -- sh -c 'printf %s "$LD_PRELOAD"'
-    [ "$out" = "$builddir/liballoy.so:libm.so.6" ] || fail "LD_PRELOAD is '$out'"
+    [ "$out" = "$builddir/liballoy.so.0:libm.so.6" ] || fail "LD_PRELOAD is '$out'"
 
     expect_rc 0 "ALLOY_CONF merged in order" env ALLOY_CONF=decay_ms:5 "$alloy" run --conf tcache:false \
         --conf=batch_policy:clip,return_threshold:2 --stats -- sh -c 'printf %s "$ALLOY_CONF"'
@@ -186,6 +188,13 @@ tree)
         [ -e "$prefix/include/alloy/$(basename "$h")" ] || fail "header $(basename "$h") not installed"
     done
     [ -e "$prefix/lib/liballoy_debug.a" ] && fail "the debug flavour was installed"
+    # the manual pages (man/), and no simulator unless asked for (--component sim)
+    for f in share/man/man1/alloy.1 share/man/man3/alloy.3; do
+        [ -s "$prefix/$f" ] || fail "missing $prefix/$f"
+    done
+    for f in bin/alloy-sim libexec/alloy-sim share/alloy-sim share/man/man1/alloy-sim.1; do
+        [ -e "$prefix/$f" ] && fail "$f installed without --component sim"
+    done
     soname=$(objdump -p "$prefix/lib/liballoy.so" 2>/dev/null | awk '/SONAME/ {print $2}')
     [ -z "$soname" ] || [ "$soname" = "liballoy.so.0" ] || fail "SONAME is '$soname'"
     grep -q "^prefix=$prefix\$" "$prefix/lib/pkgconfig/alloy.pc" || fail "alloy.pc does not hold prefix=$prefix"
@@ -306,13 +315,13 @@ installed)
     [ "$out" = "alloy $version" ] || fail "--version prints '$out'"
     check_run_basics "$alloy"
     real_prefix=$(cd "$prefix" && pwd -P)
-    expect_rc 0 "LD_PRELOAD is the installed liballoy.so" env -u LD_PRELOAD "$alloy" run -- sh -c 'printf %s "$LD_PRELOAD"'
-    [ "$out" = "$real_prefix/lib/liballoy.so" ] || fail "LD_PRELOAD is '$out', want '$real_prefix/lib/liballoy.so'"
+    expect_rc 0 "LD_PRELOAD is the installed liballoy.so.0" env -u LD_PRELOAD "$alloy" run -- sh -c 'printf %s "$LD_PRELOAD"'
+    [ "$out" = "$real_prefix/lib/liballoy.so.0" ] || fail "LD_PRELOAD is '$out', want '$real_prefix/lib/liballoy.so.0'"
     # through PATH and through a symlink, it still finds its library
     mkdir -p "$work/bin"
     ln -s "$alloy" "$work/bin/alloy-link"
     expect_rc 0 "alloy found through PATH and a symlink" env PATH="$work/bin:$PATH" alloy-link run -- sh -c 'printf %s "$LD_PRELOAD"'
-    [ "$out" = "$real_prefix/lib/liballoy.so" ] || fail "through a symlink LD_PRELOAD is '$out'"
+    [ "$out" = "$real_prefix/lib/liballoy.so.0" ] || fail "through a symlink LD_PRELOAD is '$out'"
     expect_rc 1 "sim is not installed: clear failure" "$alloy" sim --help
     case "$err" in *"alloy sim"*) ;; *) fail "no message from alloy sim: '$err'" ;; esac
     expect_rc 1 "bench is not installed: clear failure" "$alloy" bench --list
@@ -320,11 +329,18 @@ installed)
     # a copy of the prefix elsewhere uses its own library
     cp -a "$prefix" "$work/relocated"
     expect_rc 0 "relocated prefix" env -u LD_PRELOAD "$work/relocated/bin/alloy" run -- sh -c 'printf %s "$LD_PRELOAD"'
-    [ "$out" = "$(cd "$work/relocated" && pwd -P)/lib/liballoy.so" ] || fail "relocated: LD_PRELOAD is '$out'"
+    [ "$out" = "$(cd "$work/relocated" && pwd -P)/lib/liballoy.so.0" ] || fail "relocated: LD_PRELOAD is '$out'"
+    # the runtime alone (liballoy.so.0, without the development link
+    # liballoy.so) is enough: that is what the liballoy0 package ships
+    cp -a "$prefix" "$work/runtime-only"
+    rm "$work/runtime-only/lib/liballoy.so"
+    expect_rc 0 "run without the liballoy.so link" "$work/runtime-only/bin/alloy" run --stats -- /bin/echo hi
+    [ "$out" = "hi" ] && has_report "$err" || fail "runtime-only prefix: '$out' / $err"
+    expect_rc 0 "settings without the liballoy.so link" "$work/runtime-only/bin/alloy" settings
     # without its library the command says so
     cp "$alloy" "$work/bin/alloy-alone"
-    expect_rc 1 "no liballoy.so: clear failure" "$work/bin/alloy-alone" run -- true
-    case "$err" in *liballoy.so*) ;; *) fail "no message naming liballoy.so: '$err'" ;; esac
+    expect_rc 1 "no liballoy.so.0: clear failure" "$work/bin/alloy-alone" run -- true
+    case "$err" in *liballoy.so.0*) ;; *) fail "no message naming liballoy.so.0: '$err'" ;; esac
     ;;
 
 *)
