@@ -256,6 +256,8 @@ void ay_topology_init(bool wanted) {
         p.what = "the sysfs root is too long";
     } else if (topology_read(root, &p)) {
         ay_numa = ay_topo.nnodes > 1;
+        if (!ay_numa)
+            ay_topo.id[0] = 0; /* without NUMA every heap is on node 0 */
         return;
     }
     warn(&p);
