@@ -252,32 +252,60 @@ static void test_map(unsigned nodes, const char *ids) {
 
 typedef struct bind_arg {
     int cpu, node;
-    unsigned heap;
+    unsigned heap;           /* written last, with release: the thread is bound */
     pthread_barrier_t *hold; /* wait here before exiting (spread), or NULL */
+    /* what the thread saw, checked by the main thread after the join (the
+     * checks are not thread-safe) */
+    int cpu_seen;
+    unsigned thread_node, heap_node, small_heap, large_heap;
 } bind_arg_t;
+
+/* Without CHECK (not thread-safe): a name's value, or ~0u. */
+static unsigned quiet_uns(const char *fmt, unsigned i) {
+    char name[64];
+    unsigned v = ~0u;
+    size_t len = sizeof v;
+    snprintf(name, sizeof name, fmt, i);
+    return alloy_ctl(name, &v, &len, NULL, 0) == 0 ? v : ~0u;
+}
+
+static unsigned quiet_block_heap(const void *p) {
+    ay_span_t *s = ay_pagemap_span(p);
+    return s ? ay_span_heap(s)->id : ~0u;
+}
 
 static void *bind_thread(void *arg) {
     bind_arg_t *a = arg;
     void *p = malloc(64);
-    CHECK(sched_getcpu() == a->cpu);
-    a->heap = thread_heap();
-    CHECK_EQ_U(thread_node(), (unsigned)a->node);
-    CHECK_EQ_U(heap_node(a->heap), (unsigned)a->node);
-    CHECK_EQ_U(block_heap(p), a->heap);
+    a->cpu_seen = sched_getcpu();
+    unsigned heap = quiet_uns("thread.heap", 0);
+    a->thread_node = quiet_uns("thread.node", 0);
+    a->heap_node = quiet_uns("stats.heaps.%u.node", heap);
+    a->small_heap = quiet_block_heap(p);
     void *big = malloc(1 << 20); /* a large block: the page heap of the same heap */
-    CHECK_EQ_U(block_heap(big), a->heap);
+    a->large_heap = quiet_block_heap(big);
     free(big);
     free(p);
+    __atomic_store_n(&a->heap, heap, __ATOMIC_RELEASE);
     if (a->hold)
         pthread_barrier_wait(a->hold);
     return NULL;
 }
 
+static void bind_checks(const bind_arg_t *a) {
+    CHECK(a->cpu_seen == a->cpu);
+    CHECK_EQ_U(a->thread_node, (unsigned)a->node);
+    CHECK_EQ_U(a->heap_node, (unsigned)a->node);
+    CHECK_EQ_U(a->small_heap, a->heap);
+    CHECK_EQ_U(a->large_heap, a->heap);
+}
+
 static void test_bind(int argc, char **argv) {
     for (int i = 0; i < argc; i++) {
-        bind_arg_t a = {0, 0, 0, NULL};
+        bind_arg_t a = {0};
         pair(argv[i], &a.cpu, &a.node);
         pthread_join(start_on(a.cpu, bind_thread, &a), NULL);
+        bind_checks(&a);
         fprintf(stderr, "CPU %d: heap %u, node %d\n", a.cpu, a.heap, a.node);
     }
     CHECK_EQ_U(warnings(""), 0);
@@ -291,7 +319,7 @@ static void test_spread(int cpu, unsigned first, unsigned n) {
     pthread_barrier_init(&hold, NULL, n + 1);
     unsigned node = heap_node(first);
     for (unsigned i = 0; i < n; i++) {
-        a[i] = (bind_arg_t){cpu, (int)node, 0, &hold};
+        a[i] = (bind_arg_t){.cpu = cpu, .node = (int)node, .hold = &hold};
         t[i] = start_on(cpu, bind_thread, &a[i]);
     }
     /* all alive: bound before the barrier, which none passes yet */
@@ -303,6 +331,7 @@ static void test_spread(int cpu, unsigned first, unsigned n) {
     uint64_t used = 0;
     for (unsigned i = 0; i < n; i++) {
         pthread_join(t[i], NULL);
+        bind_checks(&a[i]);
         CHECK(a[i].heap >= first && a[i].heap < first + n);
         if (a[i].heap >= first && a[i].heap < first + n)
             used |= 1ull << (a[i].heap - first);
