@@ -35,7 +35,9 @@ void *ay_alloc_aligned(ay_heap_t *h, size_t size, size_t align) {
     if (request)
         return ay_alloc_in(h, request);
     ay_ensure_init();
-    void *p = ay_large_alloc(h ? h : ay_tcache_heap(), rounded, align, false);
+    ay_heap_t *in = h ? h : ay_tcache_heap();
+    void *p = ay_prof_count(rounded) ? ay_alloc_sampled(in, rounded, align, false)
+                                     : ay_large_alloc(in, rounded, align, false);
     return p ? p : ay_oom();
 }
 

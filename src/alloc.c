@@ -33,8 +33,30 @@ static bool cached_for(const ay_tcache_t *tc, const ay_heap_t *h) {
     return tc && tc->cache_on && !tc->explicit_heap && tc->heap == h;
 }
 
+void *ay_alloc_sampled(ay_heap_t *h, size_t size, size_t align, bool zero) {
+    ay_span_t *kept = size <= AY_PAGE_SIZE && align <= AY_PAGE_SIZE && h->cached
+                          ? ay_prof_stash_take() : NULL;
+    if (kept) { /* a page an earlier sample left */
+        void *p = (void *)kept->start;
+        if (zero)
+            memset(p, 0, size);
+        else
+            ay_fill_new(p, AY_PAGE_SIZE);
+        ay_prof_record(kept, size, h);
+        return p;
+    }
+    void *p = ay_large_alloc(h, size ? size : 1, align, zero);
+    if (p)
+        ay_prof_record(ay_pagemap_span(p), size, h);
+    return p;
+}
+
 void *ay_malloc_slow(size_t size) {
     ay_ensure_init();
+    if (AY_UNLIKELY(ay_tls.prof_left < 0) && ay_prof_tick(size) && size <= AY_MAX_REQUEST) {
+        void *p = ay_alloc_sampled(ay_tcache_heap(), size, 1, false);
+        return p ? p : ay_oom();
+    }
     if (size > AY_MAX_REQUEST)
         return ay_oom();
     ay_tcache_t *tc = ay_tcache_get();
@@ -55,7 +77,8 @@ void *ay_alloc_in(ay_heap_t *h, size_t size) {
         return ay_malloc_fast(size);
     if (size > AY_MAX_REQUEST)
         return ay_oom();
-    void *p = ay_alloc_uncached(h, size, false);
+    void *p = ay_prof_count(size) ? ay_alloc_sampled(h, size, 1, false)
+                                   : ay_alloc_uncached(h, size, false);
     return p ? p : ay_oom();
 }
 
@@ -71,7 +94,9 @@ void *ay_calloc_in(ay_heap_t *h, size_t n, size_t size) {
     ay_ensure_init();
     if (total > AY_MAX_REQUEST)
         return ay_oom();
-    void *p = ay_large_alloc(h ? h : ay_tcache_heap(), total, 1, true);
+    ay_heap_t *in = h ? h : ay_tcache_heap();
+    void *p = ay_prof_count(total) ? ay_alloc_sampled(in, total, 1, true)
+                                   : ay_large_alloc(in, total, 1, true);
     return p ? p : ay_oom();
 }
 

@@ -30,6 +30,7 @@
 #include "conf.h"
 #include "heap.h"
 #include "pagemap.h"
+#include "prof.h"
 #include "tcache.h"
 
 #define AY_MAX_REQUEST ((size_t)PTRDIFF_MAX)
@@ -37,9 +38,16 @@
 void *ay_malloc_slow(size_t size);
 void ay_free_slow(void *p);
 
+/* The heap profiler's byte countdown (prof.h) is folded into the one branch:
+ * the subtraction's sign selects NULL for p with a conditional move, so a
+ * countdown that runs out reaches the slow path as an empty list does. */
 AY_INLINE void *ay_malloc_fast(size_t size) {
     ay_bin_t *bin = &ay_tc->bins[ay_size_bin(size)];
     void *p = bin->head;
+    int64_t left;
+    __builtin_sub_overflow(ay_tls.prof_left, (int64_t)size, &left);
+    ay_tls.prof_left = left;
+    p = left < 0 ? ay_prof_null : p;
     if (AY_UNLIKELY(!p))
         return ay_malloc_slow(size);
     bin->head = *(void **)p;
@@ -65,6 +73,9 @@ void *ay_oom(void);
  * its pages above 256 KiB); `zero` asks for zeroed memory.  NULL when out of
  * memory (errno is the caller's to set). */
 void *ay_alloc_uncached(ay_heap_t *h, size_t size, bool zero);
+/* A sampled block (prof.h): whole pages of heap h, recorded with its stack.
+ * NULL when out of memory (errno is the caller's to set). */
+void *ay_alloc_sampled(ay_heap_t *h, size_t size, size_t align, bool zero);
 /* size bytes from heap h (NULL: the calling thread's heap), through the
  * thread cache when h is the thread's own cached heap.  ENOMEM on failure. */
 void *ay_alloc_in(ay_heap_t *h, size_t size);

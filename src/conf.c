@@ -61,6 +61,23 @@ static const ay_conf_key_t keys[] = {
      "h no heaps, c no size classes."},
     {"abort_on_error", AY_CONF_BOOL, AT(abort_on_error), 0, 0, 1, "false", NULL,
      "Abort on out-of-memory and on a bad setting."},
+    {"prof", AY_CONF_BOOL, AT(prof), 0, 0, 1, "false", NULL,
+     "Heap profiling: sample allocations with their stacks (docs/PROFILING.md)."},
+    {"prof_active", AY_CONF_BOOL, AT(prof_active), 0, 0, 1, "true", NULL,
+     "Sampling on at start-up; prof.active pauses and resumes it (needs prof:true)."},
+    {"prof_sample", AY_CONF_BYTES, AT(prof_sample), 8, 1, (uint64_t)1 << 40, "512k", NULL,
+     "Mean bytes between samples (exponential intervals); 1 records every allocation."},
+    {"prof_prefix", AY_CONF_PATH, AT(prof_prefix), 0, 1, AY_CONF_PATH_MAX - 1, "alloy", NULL,
+     "Heap profiles go to <prefix>.<pid>.<seq>.<f|i|m>.heap (final, interval, manual)."},
+    {"prof_final", AY_CONF_BOOL, AT(prof_final), 0, 0, 1, "false", NULL,
+     "Write a heap profile at exit."},
+    {"prof_interval", AY_CONF_BYTES, AT(prof_interval), 8, 0, (uint64_t)1 << 50, "0", NULL,
+     "Write a heap profile each time this many more bytes have been allocated (estimated from "
+     "the samples); 0 never."},
+    {"prof_leak", AY_CONF_BOOL, AT(prof_leak), 0, 0, 1, "false", NULL,
+     "Report the sampled allocations still live at exit, by stack (turns prof on)."},
+    {"leak_exit_code", AY_CONF_COUNT, AT(leak_exit_code), 0, 0, 255, "0", NULL,
+     "Exit status when the leak report finds live allocations; 0 leaves the status alone."},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -154,6 +171,12 @@ static int key_set(const ay_conf_key_t *key, ay_conf_t *c, const char *v, size_t
         memcpy(field, v, vl);
         field[vl] = 0;
         return 0;
+    case AY_CONF_PATH:
+        if (vl < key->min || vl > key->max || memchr(v, 0, vl))
+            return -1;
+        memcpy(field, v, vl);
+        field[vl] = 0;
+        return 0;
     case AY_CONF_COUNT:
     case AY_CONF_BYTES:
         if (parse_u64(v, vl, true, &u) || u < key->min || u > key->max)
@@ -188,6 +211,11 @@ void ay_conf_describe_range(const ay_conf_key_t *key, ay_fmt_t *f) {
         return;
     case AY_CONF_POLICY:
         ay_fmt_str(f, "clip, guard, pow2 or lean");
+        return;
+    case AY_CONF_PATH:
+        ay_fmt_str(f, "a file path of 1 to ");
+        ay_fmt_u64(f, key->max);
+        ay_fmt_str(f, " bytes, without commas");
         return;
     case AY_CONF_MS:
         ay_fmt_str(f, "-1 (never), or milliseconds from ");

@@ -19,6 +19,8 @@
 #include "fmt.h"
 #include "policy.h"
 
+#define AY_CONF_PATH_MAX 256 /* bytes of a PATH setting, its NUL included */
+
 typedef struct ay_conf {
     ay_batch_params_t batch;   /* batch_policy, batch_budget, batch_cap */
     uint32_t return_k_halves;  /* return_threshold k in halves: 4 = 2n */
@@ -35,6 +37,14 @@ typedef struct ay_conf {
     bool junk;                 /* fill new blocks with 0xa5, freed ones with 0x5a */
     bool zero;                 /* fill new blocks with zeros */
     bool abort_on_error;       /* abort on out-of-memory and on a bad setting */
+    bool prof;                 /* heap profiling (prof.h) */
+    bool prof_active;          /* sampling on at start-up (prof.active) */
+    size_t prof_sample;        /* mean bytes between samples; 1: every allocation */
+    char prof_prefix[AY_CONF_PATH_MAX]; /* dump files: <prefix>.<pid>.<seq>.<kind>.heap */
+    bool prof_final;           /* dump at exit */
+    size_t prof_interval;      /* dump each time this many more bytes were allocated; 0 never */
+    bool prof_leak;            /* the leak report at exit (turns profiling on) */
+    uint32_t leak_exit_code;   /* exit status when the leak report found leaks; 0 keeps it */
 } ay_conf_t;
 
 extern ay_conf_t ay_conf;
@@ -47,6 +57,7 @@ typedef enum ay_conf_type {
     AY_CONF_POLICY,  /* clip, guard, pow2 or lean; an ay_batch_policy_t */
     AY_CONF_RATIO,   /* 1.5, 2, 2.5, ... stored in halves; a uint32_t */
     AY_CONF_LETTERS, /* letters of AY_CONF_LETTERS_SET, each at most once; a char[8] */
+    AY_CONF_PATH,    /* a file path, copied into a char[AY_CONF_PATH_MAX] (no allocation) */
 } ay_conf_type_t;
 
 /* The letters an AY_CONF_LETTERS key accepts (stats_print_opts, the only

@@ -14,6 +14,7 @@
 #include "fmt.h"
 #include "heap.h"
 #include "init.h"
+#include "prof.h"
 #include "tcache.h"
 #include "topology.h"
 
@@ -68,7 +69,61 @@ GETTER(get_heaps_count, unsigned, ay_heaps_auto)
 GETTER(opt_numa, bool, ay_numa)
 GETTER(get_numa_nodes, unsigned, ay_topo.nnodes)
 GETTER(get_numa_moves, uint64_t, ay_heap_numa_moves())
+GETTER(opt_prof, bool, ay_prof_enabled())
+GETTER(opt_prof_sample, uint64_t, ay_conf.prof_sample)
+GETTER(opt_prof_leak, bool, ay_conf.prof_leak)
+GETTER(opt_prof_prefix, const char *, ay_conf.prof_prefix)
+GETTER(opt_prof_active, bool, ay_conf.prof_active)
+GETTER(opt_prof_final, bool, ay_conf.prof_final)
+GETTER(opt_prof_interval, uint64_t, ay_conf.prof_interval)
+GETTER(opt_leak_exit_code, unsigned, ay_conf.leak_exit_code)
+GETTER(get_prof_active, bool, ay_prof_is_active())
+GETTER(get_prof_sample, uint64_t, ay_prof_sample_mean())
 #undef GETTER
+
+/* ---- the heap profiler (prof.h); writes need prof:true at start-up ---- */
+
+static int set_prof_active(const unsigned *idx, const void *in) {
+    if (!ay_prof_enabled())
+        return EPERM;
+    ay_prof_set_active(*(const bool *)in);
+    return 0;
+}
+
+static int set_prof_sample(const unsigned *idx, const void *in) {
+    if (!ay_prof_enabled())
+        return EPERM;
+    return ay_prof_set_sample_mean(*(const uint64_t *)in);
+}
+
+static int do_prof_reset(const unsigned *idx, const void *in) {
+    ay_prof_reset(); /* without prof:true there is nothing to forget */
+    return 0;
+}
+
+static int get_prof_dump(const unsigned *idx, void *out) {
+    *(const char **)out = ay_prof_last_dump();
+    return 0;
+}
+
+static int do_prof_dump(const unsigned *idx, const void *in) {
+    return ay_prof_dump(in ? *(const char *const *)in : NULL);
+}
+
+#define PROF_COUNT(fn, field)                          \
+    static int fn(const unsigned *idx, void *out) {    \
+        ay_prof_counts_t c;                            \
+        ay_prof_read_counts(&c);                       \
+        *(uint64_t *)out = c.field;                    \
+        return 0;                                      \
+    }
+PROF_COUNT(get_prof_samples, samples)
+PROF_COUNT(get_prof_live, live)
+PROF_COUNT(get_prof_stacks, stacks)
+PROF_COUNT(get_prof_store, store_bytes)
+PROF_COUNT(get_prof_nested, nested)
+PROF_COUNT(get_prof_lost, lost)
+#undef PROF_COUNT
 
 static int set_epoch(const unsigned *idx, const void *in) {
     (void)in; /* counters are read live: the epoch only counts refreshes */
@@ -261,6 +316,32 @@ static const ctl_entry_t table[] = {
     FUNC("heap.<i>.destroy", T_VOID, NULL, heap_destroy,
          "Destroy explicit heap <i> and every block in it (EINVAL for an automatic heap)."),
     FUNC("heap.<i>.purge", T_VOID, NULL, heap_purge, "Purge heap <i>'s free pages now."),
+    FUNC("prof.dump", T_STR, get_prof_dump, do_prof_dump,
+         "Write a heap profile to the file name written, or, run with no value, to "
+         "<prof_prefix>.<pid>.<seq>.m.heap (EPERM without prof:true); reads the last file written."),
+    FUNC("prof.active", T_BOOL, get_prof_active, set_prof_active,
+         "Whether sampling runs; write false to pause it, true to resume (needs prof:true)."),
+    FUNC("prof.sample", T_U64, get_prof_sample, set_prof_sample,
+         "Mean bytes between samples; a write takes effect at each thread's next sample."),
+    FUNC("prof.reset", T_VOID, NULL, do_prof_reset,
+         "Forget the allocation counts of every stack; the live samples stay."),
+    FUNC("prof.samples", T_U64, get_prof_samples, NULL, "Allocations sampled since start-up."),
+    FUNC("prof.live", T_U64, get_prof_live, NULL, "Sampled blocks not freed yet."),
+    FUNC("prof.stacks", T_U64, get_prof_stacks, NULL, "Distinct stacks the profiler keeps."),
+    FUNC("prof.store_bytes", T_U64, get_prof_store, NULL,
+         "Bytes mapped for the profiler's store: stacks, records and their table."),
+    FUNC("prof.nested", T_U64, get_prof_nested, NULL,
+         "Allocations made while the profiler itself ran (never sampled; the unwinder makes none)."),
+    FUNC("prof.lost", T_U64, get_prof_lost, NULL,
+         "Samples not recorded because the store could not grow."),
+    FUNC("opt.prof", T_BOOL, opt_prof, NULL, "Whether heap profiling is on (prof or prof_leak)."),
+    FUNC("opt.prof_sample", T_U64, opt_prof_sample, NULL, "The prof_sample setting."),
+    FUNC("opt.prof_leak", T_BOOL, opt_prof_leak, NULL, "The prof_leak setting."),
+    FUNC("opt.prof_prefix", T_STR, opt_prof_prefix, NULL, "The prof_prefix setting."),
+    FUNC("opt.prof_active", T_BOOL, opt_prof_active, NULL, "The prof_active setting at start-up."),
+    FUNC("opt.prof_final", T_BOOL, opt_prof_final, NULL, "The prof_final setting."),
+    FUNC("opt.prof_interval", T_U64, opt_prof_interval, NULL, "The prof_interval setting, in bytes."),
+    FUNC("opt.leak_exit_code", T_UNS, opt_leak_exit_code, NULL, "The leak_exit_code setting."),
 };
 #define NENTRIES (sizeof table / sizeof table[0])
 
@@ -298,7 +379,7 @@ static void text_put(void *opaque, const char *text, size_t len) {
 }
 
 static const char *const setting_type[] = {"boolean", "integer", "bytes",
-                                           "milliseconds", "policy", "ratio", "letters"};
+                                           "milliseconds", "policy", "ratio", "letters", "path"};
 
 ALLOY_API int alloy_setting_describe(unsigned k, alloy_setting_info_t *out) {
     const ay_conf_key_t *key = ay_conf_key(k);
@@ -380,6 +461,8 @@ ALLOY_API int alloy_ctl(const char *name, void *oldp, size_t *oldlenp, void *new
             return EINVAL;
         return e->set(idx, NULL);
     }
+    if (e->type == T_STR && e->set == do_prof_dump && !reading && !writing)
+        return e->set(idx, NULL); /* prof.dump run with no value: the default file name */
     if (writing) {
         if (!e->set || e->src != S_FUNC)
             return EPERM;

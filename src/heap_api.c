@@ -22,7 +22,10 @@ ALLOY_API int alloy_heap_destroy(alloy_heap_t *heap) {
     ay_tcache_t *tc = ay_tcache_get();
     if (!h || (tc && tc->explicit_heap == h))
         return EINVAL;
-    return ay_heap_destroy(h);
+    int err = ay_heap_destroy(h);
+    if (!err)
+        ay_prof_forget_heap(h); /* its sampled blocks went with it */
+    return err;
 }
 
 ALLOY_API void *alloy_heap_malloc(alloy_heap_t *h, size_t size) {

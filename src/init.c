@@ -22,6 +22,7 @@
 #include "meta.h"
 #include "os.h"
 #include "pagemap.h"
+#include "prof.h"
 #include "tcache.h"
 #include "topology.h"
 
@@ -45,6 +46,7 @@ void ay_init_slow(void) {
         ay_topology_init(ay_conf.numa); /* before the heaps, which are grouped by node */
         ay_heaps_init(default_heaps());
         ay_tcache_global_init();
+        ay_prof_init();
         __atomic_store_n(&ay_init_state, 2, __ATOMIC_RELEASE);
         return;
     }
@@ -59,9 +61,11 @@ static void fork_prepare(void) {
     ay_heaps_lock_all();
     ay_meta_lock();
     ay_pagemap_lock();
+    ay_prof_fork_prepare();
 }
 
 static void fork_parent(void) {
+    ay_prof_fork_parent();
     ay_pagemap_unlock();
     ay_meta_unlock();
     ay_heaps_unlock_all();
@@ -74,11 +78,13 @@ static void fork_child(void) {
     ay_heaps_after_fork_child();
     ay_tcache_registry_after_fork_child();
     ay_background_after_fork_child();
+    ay_prof_fork_child();
 }
 
 __attribute__((constructor)) static void alloy_constructor(void) {
     ay_ensure_init();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
+    ay_prof_start();
     if (ay_conf.background_thread && ay_background_start() != 0)
         ay_warn("could not start the background thread; purging on slow paths only");
 }

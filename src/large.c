@@ -36,6 +36,8 @@ void *ay_large_alloc(ay_heap_t *h, size_t size, size_t align, bool zero) {
 }
 
 void ay_large_free(ay_span_t *s, void *p) {
+    if (AY_UNLIKELY(s->prof != NULL) && ay_prof_release(s))
+        return; /* a sampled block's page, kept for the next sample (prof.h) */
     if (s->state == AY_SPAN_DIRECT) {
         ay_direct_free(s);
         return;

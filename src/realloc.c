@@ -23,6 +23,13 @@ static bool fits_in_place(const ay_span_t *s, const void *p, size_t usable, size
     return false;
 }
 
+/* A sampled block (prof.h) records the size asked for. */
+static void *sampled_resized(ay_span_t *s, void *p, size_t size) {
+    if (AY_UNLIKELY(s->prof != NULL))
+        ay_prof_resize(s, size);
+    return p;
+}
+
 void *ay_realloc_in(ay_heap_t *h, void *p, size_t size) {
     if (!p)
         return ay_alloc_in(h, size);
@@ -36,11 +43,11 @@ void *ay_realloc_in(ay_heap_t *h, void *p, size_t size) {
     size_t usable = ay_block_usable(s, p);
     bool same_heap = !h || ay_span_heap(s) == h;
     if (same_heap && fits_in_place(s, p, usable, size))
-        return p;
+        return sampled_resized(s, p, size);
     if (same_heap && s->state == AY_SPAN_DIRECT && size > AY_PAGES_BYTES(AY_LARGE_MAX_PAGES)) {
         void *q = ay_large_resize(s, size);
         if (q)
-            return q;
+            return sampled_resized(s, q, size);
     }
     /* a block that grows gets an eighth more room, so that a string or
      * buffer growing a little at a time moves O(log n) times, not at every
@@ -52,6 +59,8 @@ void *ay_realloc_in(ay_heap_t *h, void *p, size_t size) {
     void *q = ay_alloc_in(h, want);
     if (!q)
         return NULL; /* p is untouched */
+    if (AY_UNLIKELY(ay_prof_enabled()))
+        sampled_resized(ay_pagemap_span(q), q, size); /* it records size, not want */
     memcpy(q, p, usable < size ? usable : size);
     alloy_free(p);
     return q;

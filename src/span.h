@@ -50,6 +50,8 @@ typedef struct ay_span {
     struct ay_span *dprev;    /* FREE and dirty: decay FIFO links */
     struct ay_span *dnext;
     uint64_t freed_ms;        /* FREE: when the span became free and dirty */
+    void *prof;               /* LARGE, DIRECT: the heap profiler's record of a sampled
+                                 block (prof.h), or NULL; set and cleared by prof.c only */
 } ay_span_t;
 
 /* Circular doubly linked lists of spans through prev/next, with a span

@@ -11,7 +11,7 @@
 #include "meta.h"
 #include "topology.h"
 
-__thread ay_tcache_t *ay_tc __attribute__((tls_model("initial-exec"))) = &ay_tcache_empty;
+__thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec"))) = {&ay_tcache_empty, 0};
 ay_tcache_t ay_tcache_empty; /* all lists empty, all limits 0: never written */
 
 enum { TC_NEW = 0, TC_SETTING_UP, TC_LIVE, TC_GONE };

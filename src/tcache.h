@@ -61,7 +61,17 @@ typedef struct ay_tcache {
     struct ay_tcache *prev, *next; /* registry of live caches */
 } ay_tcache_t;
 
-extern __thread ay_tcache_t *ay_tc __attribute__((tls_model("initial-exec")));
+/* The thread's hot TLS, in one struct so that the fast path reaches both
+ * words through one GOT load: its cache (ay_tc) and the heap profiler's byte
+ * countdown (prof.h), which malloc's fast path decrements by the size; a
+ * negative countdown takes the slow path through the fast path's one branch
+ * (alloc.h).  prof_left starts at 0, so a thread's first malloc also arms it. */
+typedef struct ay_tls {
+    ay_tcache_t *tc;    /* the lists the fast paths use (ay_tcache_empty until set up) */
+    int64_t prof_left;  /* bytes until the next heap-profile sample (prof.h) */
+} ay_tls_t;
+extern __thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec")));
+#define ay_tc (ay_tls.tc)
 extern AY_HIDDEN ay_tcache_t ay_tcache_empty;
 
 /* ---- size -> bin ----

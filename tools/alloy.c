@@ -1,9 +1,10 @@
 /* alloy.c - the `alloy` command, one entry point for users:
  *
- *   alloy run [--stats[=full|json]] [--conf K:V,...] -- CMD ARGS...
+ *   alloy run [--stats[=full|json]] [--prof] [--leaks] [--conf K:V,...] -- CMD ARGS...
  *       exec CMD with LD_PRELOAD=liballoy.so.0 and ALLOY_CONF set
  *   alloy stats [--summary] FILE.json [FILE2.json]
  *       a saved JSON report as tables, or the change between two (alloy_stats.c)
+ *   alloy prof [--top N] [--folded] FILE.heap   a heap profile, symbolised (alloy_prof.c)
  *   alloy bench ARGS...     the benchmark suite (bench/run.py), build tree only
  *   alloy sim ARGS...       the alloy-sim simulator
  *   alloy settings [--markdown|--man]   the ALLOY_CONF keys   (alloy_describe.c)
@@ -60,13 +61,17 @@
 static const char usage_text[] =
     "usage: alloy COMMAND [ARGS...]\n"
     "\n"
-    "  alloy run [--stats[=full|json]] [--conf K:V,...] -- CMD [ARGS...]\n"
+    "  alloy run [--stats[=full|json]] [--prof] [--leaks] [--conf K:V,...] -- CMD [ARGS...]\n"
     "      Run CMD on the alloy allocator (LD_PRELOAD=" ALLOY_TOOL_SONAME ").\n"
     "      --stats        print a summary of alloy's statistics on stderr when CMD\n"
     "                     exits (adds stats_print:true to ALLOY_CONF)\n"
     "      --stats=full   the full report, with tables of heaps and size classes\n"
     "                     (also adds stats_print_opts:f)\n"
     "      --stats=json   the report as JSON, for alloy stats (stats_print_opts:J)\n"
+    "      --prof         heap profiling, with a profile written when CMD exits\n"
+    "                     (prof:true,prof_final:true): alloy.<pid>.<seq>.f.heap\n"
+    "      --leaks        report the allocations still live when CMD exits\n"
+    "                     (prof_leak:true; add --conf prof_sample:1 to record them all)\n"
     "      --conf K:V,... settings for ALLOY_CONF, e.g. --conf decay_ms:0,tcache:false;\n"
     "                     may be repeated; appended to an ALLOY_CONF already set\n"
     "      CMD's exit status is alloy's exit status.\n"
@@ -82,6 +87,10 @@ static const char usage_text[] =
     "\n"
     "  alloy sim COMMAND [OPTIONS...]\n"
     "      The batch-policy simulator alloy-sim: alloy sim --help lists its commands.\n"
+    "\n"
+    "  alloy prof [--top N] [--folded] [--alloc] [--objects] FILE.heap\n"
+    "      A heap profile, symbolised: the top N functions by live bytes, or\n"
+    "      folded stacks for flame graphs.\n"
     "\n"
     "  alloy settings [--markdown|--man]\n"
     "      Every ALLOY_CONF key: type, default, accepted values and meaning.\n"
@@ -204,7 +213,7 @@ static char *append(char *dst, const char *sep, const char *src) {
 
 static int cmd_run(int argc, char **argv, const char *dir) {
     const char *stats = NULL; /* the settings --stats adds */
-    bool dashdash = false;
+    bool dashdash = false, prof = false, leaks = false;
     char *conf = NULL;
     int i = 2;
     const char *env = getenv("ALLOY_CONF");
@@ -217,6 +226,10 @@ static int cmd_run(int argc, char **argv, const char *dir) {
             dashdash = true;
             i++;
             break;
+        } else if (!strcmp(a, "--prof")) {
+            prof = true;
+        } else if (!strcmp(a, "--leaks")) {
+            leaks = true;
         } else if (!strcmp(a, "--stats") || !strcmp(a, "--stats=summary")) {
             stats = "stats_print:true";
         } else if (!strcmp(a, "--stats=full")) {
@@ -251,6 +264,10 @@ static int cmd_run(int argc, char **argv, const char *dir) {
         conf = append(conf, ",", extra);
     if (stats)
         conf = append(conf, ",", stats);
+    if (prof)
+        conf = append(conf, ",", "prof:true,prof_final:true");
+    if (leaks)
+        conf = append(conf, ",", "prof_leak:true");
 
     char lib[PATH_MAX];
     find_library(lib, sizeof lib, dir);
@@ -355,6 +372,8 @@ int main(int argc, char **argv) {
         self_dir(dir, sizeof dir, argv[0]);
         return cmd_sim(argc, argv, dir);
     }
+    if (!strcmp(cmd, "prof"))
+        return cmd_prof(argc, argv, NULL);
     if (!strcmp(cmd, "stats"))
         return cmd_stats(argc, argv);
     if (!strcmp(cmd, "settings") || !strcmp(cmd, "names")) {

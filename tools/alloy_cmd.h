@@ -20,5 +20,7 @@ void find_library(char *out, size_t cap, const char *dir);
 int cmd_describe(int argc, char **argv, const char *dir);
 /* alloy stats FILE.json [FILE2.json] (alloy_stats.c) */
 int cmd_stats(int argc, char **argv);
+/* alloy prof (alloy_prof.c) */
+int cmd_prof(int argc, char **argv, const char *dir);
 
 #endif

@@ -6,14 +6,17 @@
 # (tools/package.sh) and their tests: dpkg-dev (dpkg-shlibdeps,
 # dpkg-gensymbols, dpkg-architecture), lintian, man-db and groff-base (man -l,
 # groff), fakeroot (dpkg --root when not root), systemd (systemd-analyze
-# verify for the drop-in of docs/DEPLOYING.md; it is not started).
+# verify for the drop-in of docs/DEPLOYING.md; it is not started), and for
+# the heap profiler's tests: google-perftools (google-pprof reads alloy's
+# profiles) and binutils (addr2line, for file:line in alloy prof).
 # Idempotent: it installs only what is missing, so it is cheap to call from
 # every entry script.
 set -euo pipefail
 pkgs=(build-essential cmake g++ python3 jq valgrind pkgconf
       libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 libgoogle-perftools-dev
       libmimalloc2.0 libmimalloc-dev gnuplot-nox python3-matplotlib hyperfine linux-perf
-      dpkg-dev lintian man-db groff-base fakeroot systemd)
+      dpkg-dev lintian man-db groff-base fakeroot systemd
+      google-perftools binutils)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -27,10 +27,14 @@
  *          spans,capacity,span_bytes}
  *   opt.{batch_policy,batch_budget,batch_cap,return_threshold_halves,tcache,
  *        tcache_max_bytes,decay_ms,heaps,background_thread,junk,zero,
- *        abort_on_error,stats_print,stats_print_opts,numa}
+ *        abort_on_error,stats_print,stats_print_opts,numa,prof,prof_active,prof_sample,
+ *        prof_prefix,prof_final,prof_interval,prof_leak,leak_exit_code}
  *   numa.nodes  numa.moves
  *   thread.tcache.flush  thread.tcache.bytes  thread.heap  thread.node
  *   heaps.count  heaps.create  heap.<i>.destroy  heap.<i>.purge
+ *   prof.{dump,active,sample,reset,samples,live,stacks,store_bytes,nested,lost}
+ *        (the heap profiler, docs/PROFILING.md; "prof.dump" written with a
+ *        const char * file name, or run with no value for the default name)
  * alloy_ctl_name(k) lists them, k = 0, 1, ... until NULL, and
  * alloy_ctl_describe(k) gives each one's type and meaning.
  *
