@@ -45,7 +45,11 @@ static const ay_conf_key_t keys[] = {
      "Ask for transparent huge pages (MADV_HUGEPAGE) on blocks of 2 MiB or more: far fewer page "
      "faults; false if the kernel's compaction stalls hurt more."},
     {"heaps", AY_CONF_COUNT, AT(heaps), 0, 1, 128, NULL, "number of CPUs",
-     "Automatic heaps. Each thread binds to the least loaded one."},
+     "Automatic heaps. Each thread binds to the least loaded one; with NUMA, to the least "
+     "loaded of its node's, and each node has at least one."},
+    {"numa", AY_CONF_BOOL, AT(numa), 0, 0, 1, "true", "true when there is more than one node",
+     "NUMA awareness (docs/NUMA.md): heaps grouped by node, each thread on a heap of its CPU's "
+     "node, whose pages are placed there with mbind."},
     {"junk", AY_CONF_BOOL, AT(junk), 0, 0, 1, "false", NULL,
      "Debugging fill: 0xa5 into new blocks, 0x5a into freed ones. Turns the thread caches off."},
     {"zero", AY_CONF_BOOL, AT(zero), 0, 0, 1, "false", NULL,
@@ -325,7 +329,7 @@ unsigned ay_conf_apply(ay_conf_t *c, const char *str, const char *source) {
     return bad;
 }
 
-static const char *env_lookup(const char *name) {
+const char *ay_conf_getenv(const char *name) {
     size_t n = strlen(name);
     if (!environ)
         return NULL;
@@ -340,7 +344,7 @@ void ay_conf_init(ay_conf_t *c) {
     ay_conf_defaults(c);
     if (&alloy_malloc_conf != NULL)
         bad += ay_conf_apply(c, alloy_malloc_conf, "alloy_malloc_conf");
-    bad += ay_conf_apply(c, env_lookup("ALLOY_CONF"), "ALLOY_CONF");
+    bad += ay_conf_apply(c, ay_conf_getenv("ALLOY_CONF"), "ALLOY_CONF");
     if (bad && c->abort_on_error)
         ay_fatal("aborting on a bad setting (abort_on_error:true)", NULL);
 }

@@ -31,6 +31,7 @@ typedef struct ay_conf {
     bool stats_print;          /* print stats at exit */
     char stats_print_opts[8];  /* alloy_stats_print's opts for that report */
     uint32_t heaps;            /* automatic heaps; 0: one per CPU */
+    bool numa;                 /* node-aware heaps and pages, when there are nodes */
     bool background_thread;    /* purge from a background thread */
     bool thp;                  /* transparent huge pages for blocks of 2 MiB or more */
     bool junk;                 /* fill new blocks with 0xa5, freed ones with 0x5a */
@@ -72,7 +73,7 @@ typedef struct ay_conf_key {
     uint8_t width;            /* AY_CONF_BYTES: 4 or 8 */
     uint64_t min, max;        /* bounds of numbers (RATIO: in halves) */
     const char *defval;       /* the default, as written in ALLOY_CONF; NULL: see defdoc */
-    const char *defdoc;       /* the default in words, when defval cannot say it */
+    const char *defdoc;       /* the default in words, when defval cannot say all of it */
     const char *help;
 } ay_conf_key_t;
 
@@ -88,5 +89,8 @@ unsigned ay_conf_apply(ay_conf_t *c, const char *str, const char *source);
 /* The defaults, then alloy_malloc_conf, then the ALLOY_CONF variable.  With
  * abort_on_error:true, a bad item aborts. */
 void ay_conf_init(ay_conf_t *c);
+/* The value of environment variable `name`, or NULL; read through
+ * `environ`, without allocating. */
+const char *ay_conf_getenv(const char *name);
 
 #endif

@@ -16,6 +16,7 @@
 #include "init.h"
 #include "prof.h"
 #include "tcache.h"
+#include "topology.h"
 
 typedef enum { T_U64, T_I64, T_UNS, T_BOOL, T_STR, T_VOID } ctl_type_t;
 typedef enum { S_FUNC, S_TOTAL, S_HEAP, S_CLASS } ctl_src_t;
@@ -67,6 +68,9 @@ GETTER(opt_stats_print_opts, const char *, ay_conf.stats_print_opts)
 GETTER(opt_guard_sample, unsigned, ay_conf.guard_sample)
 GETTER(opt_guard_slots, unsigned, ay_conf.guard_slots)
 GETTER(get_heaps_count, unsigned, ay_heaps_auto)
+GETTER(opt_numa, bool, ay_numa)
+GETTER(get_numa_nodes, unsigned, ay_topo.nnodes)
+GETTER(get_numa_moves, uint64_t, ay_heap_numa_moves())
 GETTER(opt_prof, bool, ay_prof_enabled())
 GETTER(opt_prof_sample, uint64_t, ay_conf.prof_sample)
 GETTER(opt_prof_leak, bool, ay_conf.prof_leak)
@@ -182,6 +186,19 @@ static int set_thread_heap(const unsigned *idx, const void *in) {
     return h ? alloy_heap_set_default(h) : ENOENT;
 }
 
+static int get_thread_node(const unsigned *idx, void *out) {
+    *(unsigned *)out = ay_heap_node_id(ay_tcache_heap());
+    return 0;
+}
+
+static int get_heap_node(const unsigned *idx, void *out) {
+    const ay_heap_t *h = ay_heap_get(idx[0]);
+    if (!h)
+        return ENOENT; /* destroyed since the name was checked */
+    *(unsigned *)out = ay_heap_node_id(h);
+    return 0;
+}
+
 static int heaps_create(const unsigned *idx, void *out) {
     alloy_heap_t *h = alloy_heap_create();
     if (!h)
@@ -246,6 +263,8 @@ static const ctl_entry_t table[] = {
     BOTH("tcache_scavenges", tcache_scavenges, "Thread caches found above tcache_max_bytes and scavenged."),
     BOTH("span_tail_bytes", span_tail_bytes, "Bytes of small spans past their last object's room."),
     TOTAL("metadata_resident", metadata_resident, "The part of `metadata` counted in `resident`."),
+    FUNC("stats.heaps.<i>.node", T_UNS, get_heap_node, NULL,
+         "The NUMA node heap <i>'s pages are placed on (0 without NUMA)."),
     CLASS("size", T_U64, class_size, "Object size of class <j>."),
     CLASS("batch_limit", T_UNS, batch_limit, "L(S) under the current parameters."),
     CLASS("terminal_batch", T_UNS, terminal_batch, "Where the current policy's batch growth stops."),
@@ -283,11 +302,19 @@ static const ctl_entry_t table[] = {
     FUNC("opt.guard_sample", T_UNS, opt_guard_sample, NULL,
          "The guard_sample setting (0: no sampled guarded allocations)."),
     FUNC("opt.guard_slots", T_UNS, opt_guard_slots, NULL, "The guard_slots setting."),
+    FUNC("opt.numa", T_BOOL, opt_numa, NULL,
+         "Whether NUMA awareness is in effect: the numa setting, on more than one node."),
+    FUNC("numa.nodes", T_UNS, get_numa_nodes, NULL,
+         "NUMA nodes with CPUs that alloy places heaps on; 1 without NUMA awareness."),
+    FUNC("numa.moves", T_U64, get_numa_moves, NULL,
+         "Threads moved to a heap of their new node after the scheduler moved them."),
     FUNC("thread.tcache.flush", T_VOID, NULL, do_flush,
          "Return the calling thread's cached objects to the central caches."),
     FUNC("thread.tcache.bytes", T_U64, get_thread_bytes, NULL, "Bytes in the calling thread's cache."),
     FUNC("thread.heap", T_UNS, get_thread_heap, set_thread_heap,
          "The calling thread's default heap; write an id to change it."),
+    FUNC("thread.node", T_UNS, get_thread_node, NULL,
+         "The NUMA node of the calling thread's default heap (0 without NUMA)."),
     FUNC("heaps.count", T_UNS, get_heaps_count, NULL, "Automatic heaps."),
     FUNC("heaps.create", T_UNS, heaps_create, NULL,
          "Reading it creates an explicit heap and returns its id (EAGAIN when none can be made)."),
@@ -365,7 +392,7 @@ ALLOY_API int alloy_setting_describe(unsigned k, alloy_setting_info_t *out) {
         return ENOENT;
     out->name = key->name;
     out->type = setting_type[key->type];
-    out->default_value = key->defval ? key->defval : key->defdoc;
+    out->default_value = key->defdoc ? key->defdoc : key->defval;
     out->help = key->help;
     text_buf_t b = {out->range, 0, sizeof out->range};
     ay_fmt_t f;

@@ -5,12 +5,14 @@
 #include "os.h"
 #include "pagemap.h"
 #include "secure.h"
+#include "topology.h"
 
 void ay_direct_init(ay_direct_t *d, ay_usage_t *usage) {
     pthread_mutex_init(&d->lock, NULL);
     ay_list_init(&d->list);
     d->bytes = 0;
     d->usage = usage;
+    d->node = -1;
 }
 
 static void account(ay_direct_t *d, ptrdiff_t delta) {
@@ -22,6 +24,7 @@ ay_span_t *ay_direct_alloc(ay_direct_t *d, size_t bytes, size_t align) {
     void *p = ay_chunk_map(bytes, align); /* behind guard pages (secure) */
     if (!p)
         return NULL;
+    ay_topology_place(p, bytes, d->node); /* NUMA: before any touch */
     ay_span_t *s = ay_span_new();
     if (!s || ay_pagemap_ensure((uintptr_t)p, 1) != 0) {
         if (s)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "meta.h"
+#include "topology.h"
 
 ay_heap_t *ay_heaps[AY_MAX_HEAPS];
 unsigned ay_heaps_auto;
@@ -15,32 +16,44 @@ unsigned ay_heaps_limit;
 static ay_heap_t heap0;
 static ay_heap_t *spare_heaps;          /* destroyed explicit heaps, by next_spare */
 static pthread_mutex_t heaps_lock = PTHREAD_MUTEX_INITIALIZER;
+/* NUMA: node index i's automatic heaps are ids node_first[i] ..
+ * node_first[i] + node_heaps[i] - 1.  Written once, at initialisation. */
+static unsigned node_first[AY_MAX_NODES], node_heaps[AY_MAX_NODES];
+static uint64_t numa_moves; /* see ay_heap_numa_moves (relaxed atomic) */
 
-static void heap_init(ay_heap_t *h, unsigned id, bool cached) {
+static void heap_init(ay_heap_t *h, unsigned id, bool cached, unsigned node) {
     memset(h, 0, sizeof *h);
     h->id = id;
     h->cached = cached;
+    h->node = node;
     ay_pageheap_init(&h->pages, &h->usage);
     ay_direct_init(&h->direct, &h->usage);
+    if (ay_numa)
+        h->pages.node = h->direct.node = (int)node;
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
         ay_central_init(&h->central[c], &h->pages, c, cached);
 }
 
 void ay_heaps_init(unsigned count) {
-    if (count < 1)
-        count = 1;
+    if (count < ay_topo.nnodes)
+        count = ay_topo.nnodes; /* a heap on every node (nnodes <= 64) */
     if (count > AY_MAX_HEAPS / 2)
         count = AY_MAX_HEAPS / 2;
-    heap_init(&heap0, 0, true);
-    ay_heaps[0] = &heap0;
-    unsigned n = 1;
-    for (; n < count; n++) {
-        ay_heap_t *h = ay_meta_alloc(sizeof *h);
-        if (!h)
-            break; /* fewer heaps; still correct */
-        heap_init(h, n, true);
-        ay_heaps[n] = h;
+    unsigned per[AY_MAX_NODES] = {0};
+    ay_topology_split(count, per); /* one node without NUMA: per[0] = count */
+    unsigned n = 0;
+    for (unsigned node = 0; node < ay_topo.nnodes; node++) {
+        node_first[node] = n;
+        for (unsigned k = 0; k < per[node]; k++, n++) {
+            ay_heap_t *h = n == 0 ? &heap0 : ay_meta_alloc(sizeof *h);
+            if (!h)
+                goto done; /* fewer heaps; still correct */
+            heap_init(h, n, true, node);
+            ay_heaps[n] = h;
+            node_heaps[node]++;
+        }
     }
+done:
     ay_heaps_auto = n;
     ay_heaps_limit = n;
 }
@@ -75,16 +88,51 @@ ay_heap_t *ay_span_heap(const ay_span_t *s) {
     }
 }
 
-ay_heap_t *ay_heap_bind(void) {
-    pthread_mutex_lock(&heaps_lock);
-    ay_heap_t *best = ay_heaps[0];
-    for (unsigned i = 1; i < ay_heaps_auto; i++)
+/* Under heaps_lock: the automatic heap with the fewest threads, among
+ * those of node index `node` (any heap when node < 0 or it has none). */
+static ay_heap_t *least_loaded(int node) {
+    unsigned lo = 0, hi = ay_heaps_auto;
+    if (node >= 0 && node_heaps[node]) {
+        lo = node_first[node];
+        hi = lo + node_heaps[node];
+    }
+    ay_heap_t *best = ay_heaps[lo];
+    for (unsigned i = lo + 1; i < hi; i++)
         if (ay_heaps[i]->nthreads < best->nthreads)
             best = ay_heaps[i];
+    return best;
+}
+
+ay_heap_t *ay_heap_bind(void) {
+    int node = ay_topology_here(); /* -1 without NUMA */
+    pthread_mutex_lock(&heaps_lock);
+    ay_heap_t *best = least_loaded(node);
     best->nthreads++;
     pthread_mutex_unlock(&heaps_lock);
     return best;
 }
+
+ay_heap_t *ay_heap_numa_check(const ay_heap_t *cur, uint8_t *pending) {
+    int node = ay_topology_here();
+    if (node < 0 || (unsigned)node == cur->node || !node_heaps[node]) {
+        *pending = AY_NODE_NONE;
+        return NULL;
+    }
+    if (*pending != (unsigned)node) { /* seen once: wait for the next check */
+        *pending = (uint8_t)node;
+        return NULL;
+    }
+    *pending = AY_NODE_NONE;
+    pthread_mutex_lock(&heaps_lock);
+    ay_heap_t *best = least_loaded(node);
+    pthread_mutex_unlock(&heaps_lock);
+    __atomic_add_fetch(&numa_moves, 1, __ATOMIC_RELAXED);
+    return best;
+}
+
+uint64_t ay_heap_numa_moves(void) { return AY_LOAD(&numa_moves); }
+
+unsigned ay_heap_node_id(const ay_heap_t *h) { return ay_topo.id[h->node]; }
 
 void ay_heap_adopt(ay_heap_t *h) {
     pthread_mutex_lock(&heaps_lock);
@@ -114,7 +162,8 @@ ay_heap_t *ay_heap_create(void) {
         h = ay_meta_alloc(sizeof *h); /* may map: not under heaps_lock */
     if (!h)
         return NULL;
-    heap_init(h, id, false);
+    int node = ay_topology_here(); /* the creating thread's node */
+    heap_init(h, id, false, node < 0 ? 0 : (unsigned)node);
     pthread_mutex_lock(&heaps_lock);
     if (ay_heaps[id]) { /* taken meanwhile: find another id */
         while (id < AY_MAX_HEAPS && ay_heaps[id])

@@ -4,7 +4,19 @@
  *
  * Automatic heaps (ids 0 .. n-1, n from the `heaps` setting, one per CPU by
  * default) serve thread caches: a thread is bound to the least-loaded one
- * when it first allocates.  Explicit heaps (alloy_heap_create) are uncached:
+ * when it first allocates.
+ *
+ * NUMA (topology.h, docs/NUMA.md): when NUMA awareness is in effect, the
+ * automatic heaps are grouped by node, in node order (at least one per
+ * node, the rest in proportion to each node's CPUs), and each heap's page
+ * heap places its blocks on the heap's node.  A thread binds to the
+ * least-loaded heap of the node its CPU is on.  Every AY_NUMA_CHECK_EVENTS
+ * slow-path events (refills and overflows) its thread cache asks
+ * ay_heap_numa_check where it runs; when two checks in a row find it on
+ * the same other node, it moves to that node's least-loaded heap (which
+ * flushes its cache).  A thread that chose its automatic heap
+ * (alloy_heap_set_default) stays on it.  Explicit heaps take the node of
+ * the thread that creates them.  Without NUMA every heap is on node 0.  Explicit heaps (alloy_heap_create) are uncached:
  * their central caches register their pages with bin 0, so every free of
  * their memory takes the slow path and goes straight back to the heap;
  * nothing of theirs ever sits in a thread cache, which is what lets
@@ -29,6 +41,7 @@
 #include "usage.h"
 
 #define AY_MAX_HEAPS 256
+#define AY_NUMA_CHECK_EVENTS 16 /* slow-path events between two checks of a thread's node */
 
 typedef struct ay_heap {
     ay_central_t central[AY_NUM_CLASSES];
@@ -36,6 +49,7 @@ typedef struct ay_heap {
     ay_direct_t direct;
     ay_usage_t usage;         /* active bytes of pages and direct maps, and their peak */
     unsigned id;              /* index in ay_heaps */
+    unsigned node;            /* NUMA node index (topology.h); 0 without NUMA */
     bool cached;              /* automatic heap: thread caches fill from it */
     uint32_t nthreads;        /* threads bound to it (automatic heaps) */
     uint32_t pins;            /* walkers using it without heaps_lock (ay_heap_pin) */
@@ -56,8 +70,17 @@ void ay_heaps_init(unsigned count);
 ay_heap_t *ay_heap_create(void);
 /* Release everything of an explicit heap.  0, or EINVAL (automatic heap). */
 int ay_heap_destroy(ay_heap_t *h);
-/* Bind the calling thread: the least-loaded automatic heap. */
+/* Bind the calling thread: the least-loaded automatic heap (of the node it
+ * runs on, with NUMA). */
 ay_heap_t *ay_heap_bind(void);
+/* NUMA: called every AY_NUMA_CHECK_EVENTS slow-path events by a thread
+ * bound to automatic heap cur, with *pending (AY_NODE_NONE at first) kept
+ * between calls.  The heap the thread should move to, or NULL to stay. */
+ay_heap_t *ay_heap_numa_check(const ay_heap_t *cur, uint8_t *pending);
+/* Threads moved to another node's heap by ay_heap_numa_check, so far. */
+uint64_t ay_heap_numa_moves(void);
+/* The kernel's id of heap h's node (0 without NUMA). */
+unsigned ay_heap_node_id(const ay_heap_t *h);
 /* A thread leaves heap h / joins heap h (thread counts for binding). */
 void ay_heap_unbind(ay_heap_t *h);
 void ay_heap_adopt(ay_heap_t *h);

@@ -72,8 +72,10 @@ ALLOY_API int alloy_heap_set_default(alloy_heap_t *heap) {
         ay_tcache_set_explicit(tc, h);
         return 0;
     }
-    if (h)
+    if (h) {
         ay_tcache_rebind(tc, h);
+        tc->heap_chosen = true; /* NUMA moves leave it there (heap.h) */
+    }
     ay_tcache_set_explicit(tc, NULL);
     return 0;
 }

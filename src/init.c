@@ -1,4 +1,5 @@
-/* init.c - putting the allocator together: one-time set-up, the library
+/* init.c - putting the allocator together: one-time set-up (settings, the
+ * NUMA topology, heaps, thread-cache tables), the library
  * constructor, and the fork handlers.  Every module keeps its own state and
  * its own fork support; this file only calls them in order.
  *
@@ -25,6 +26,7 @@
 #include "prof.h"
 #include "secure.h"
 #include "tcache.h"
+#include "topology.h"
 
 int ay_init_state;
 
@@ -44,6 +46,7 @@ void ay_init_slow(void) {
                                     __ATOMIC_ACQUIRE)) {
         ay_secure_init(); /* the keys, before any free list exists */
         ay_conf_init(&ay_conf);
+        ay_topology_init(ay_conf.numa); /* before the heaps, which are grouped by node */
         ay_heaps_init(default_heaps());
         ay_tcache_global_init();
         ay_prof_init();

@@ -1,8 +1,11 @@
-/* os.c - the OS contract on Linux (mmap, madvise, mremap).  See os.h. */
+/* os.c - the OS contract on Linux (mmap, madvise, mremap, mbind, sysfs
+ * reads).  See os.h. */
 #define _GNU_SOURCE
 #include "os.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -11,6 +14,10 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef MPOL_PREFERRED
+#define MPOL_PREFERRED 1 /* linux/mempolicy.h */
+#endif
 
 static unsigned fail_next; /* test hook, see ay_os_fail_next_maps */
 
@@ -165,4 +172,63 @@ void ay_os_write(int fd, const char *buf, size_t len) {
         buf += w;
         len -= (size_t)w;
     }
+}
+
+long ay_os_read_file(const char *path, char *buf, size_t cap) {
+    int fd;
+    do
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return -errno;
+    size_t n = 0;
+    while (n + 1 < cap) {
+        ssize_t r = read(fd, buf + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int err = errno;
+            close(fd);
+            return -err;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    if (cap)
+        buf[n] = 0;
+    return (long)n;
+}
+
+int ay_os_cpu(void) { return sched_getcpu(); }
+
+/* test hook, see ay_os_trace_binds */
+static ay_os_bind_rec_t *bind_log;
+static unsigned bind_cap, *bind_count;
+static int bind_result;
+
+void ay_os_trace_binds(ay_os_bind_rec_t *log, unsigned cap, unsigned *count, int result) {
+    bind_cap = cap;
+    bind_count = count;
+    bind_result = result;
+    __atomic_store_n(&bind_log, log, __ATOMIC_RELEASE);
+}
+
+int ay_os_bind_node(void *p, size_t size, unsigned node) {
+    if (node >= AY_OS_MAX_NODES)
+        return -EINVAL;
+    ay_os_bind_rec_t *log = __atomic_load_n(&bind_log, __ATOMIC_ACQUIRE);
+    if (log) {
+        unsigned i = __atomic_fetch_add(bind_count, 1, __ATOMIC_RELAXED);
+        if (i < bind_cap)
+            log[i] = (ay_os_bind_rec_t){(uintptr_t)p, size, node};
+        if (bind_result != AY_OS_BIND_REAL)
+            return bind_result;
+    }
+    /* maxnode counts the mask's bits plus one: the kernel drops the last */
+    unsigned long mask[AY_OS_MAX_NODES / (8 * sizeof(unsigned long))] = {0};
+    mask[node / (8 * sizeof(unsigned long))] = 1ul << (node % (8 * sizeof(unsigned long)));
+    long r = syscall(SYS_mbind, p, size, MPOL_PREFERRED, mask, AY_OS_MAX_NODES + 1, 0);
+    return r == 0 ? 0 : -errno;
 }

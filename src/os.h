@@ -3,9 +3,11 @@
  * Preconditions: sizes are multiples of AY_PAGE_SIZE, addresses page-aligned.
  * Functions return NULL or a negative errno value on failure; none of them
  * allocates or takes a lock, and none writes anything but ay_os_write, which
- * the diagnostics (error.c) and the stats report use.  One test hook,
- * ay_os_fail_next_maps, makes the next N maps fail as if the OS were out of
- * memory, deterministically (in the manner of Lua's Memcontrol).
+ * the diagnostics (error.c) and the stats report use.  Two test hooks:
+ * ay_os_fail_next_maps makes the next N maps fail as if the OS were out of
+ * memory, deterministically (in the manner of Lua's Memcontrol), and
+ * ay_os_trace_binds records every NUMA placement (mbind) instead of making
+ * it, with the result the test chooses.
  */
 #ifndef ALLOY_OS_H
 #define ALLOY_OS_H
@@ -47,9 +49,37 @@ uint64_t ay_os_auxv_random(void);
 unsigned ay_os_tid(void);
 /* write(2) all of buf to fd, ignoring errors. */
 void ay_os_write(int fd, const char *buf, size_t len);
+/* Read the file at `path` into buf with open(2) and read(2) (no stdio, no
+ * allocation): at most cap - 1 bytes, then a NUL.  Returns the bytes read,
+ * or -errno. */
+long ay_os_read_file(const char *path, char *buf, size_t cap);
+/* The CPU the calling thread runs on now (sched_getcpu, which glibc answers
+ * from the rseq area or the vDSO, without a system call), or -1. */
+int ay_os_cpu(void);
+
+/* NUMA nodes whose ids ay_os_bind_node accepts: 0 .. AY_OS_MAX_NODES - 1. */
+#define AY_OS_MAX_NODES 64
+/* Prefer node `node` for the pages of the range: mbind(MPOL_PREFERRED),
+ * through the raw system call (no libnuma), before the pages are touched.
+ * Returns 0 or -errno (-EINVAL for a node past AY_OS_MAX_NODES). */
+int ay_os_bind_node(void *p, size_t size, unsigned node);
 
 /* Test hook: the next `n` calls of ay_os_map fail as if the OS were out of
  * memory.  Internal; used by tests linked against the static library. */
 void ay_os_fail_next_maps(unsigned n);
+
+/* Test hook: while `log` is set (not NULL), ay_os_bind_node makes no system
+ * call.  It records each call in log[i] for i < cap, counts every call in
+ * *count (also past cap), and returns `result`; with result
+ * AY_OS_BIND_REAL it records the call and then makes it, and returns what
+ * the system returned.  NULL turns recording off.  Internal; for tests
+ * linked against the static library. */
+typedef struct ay_os_bind_rec {
+    uintptr_t addr;
+    size_t size;
+    unsigned node;
+} ay_os_bind_rec_t;
+#define AY_OS_BIND_REAL 1
+void ay_os_trace_binds(ay_os_bind_rec_t *log, unsigned cap, unsigned *count, int result);
 
 #endif

@@ -14,15 +14,19 @@
 #include "alloy.h"
 
 #define LIBC_NAME __attribute__((visibility("default"), used))
+/* malloc and free start on a cache line of their own, so that their speed
+ * does not depend on where unrelated code pushes them: with the same
+ * instructions, starting 16 bytes into a line cost bench_sizes 4-5%. */
+#define HOT_ENTRY __attribute__((aligned(AY_CACHELINE)))
 
-LIBC_NAME void *malloc(size_t size) { return ay_malloc_fast(size); }
+LIBC_NAME HOT_ENTRY void *malloc(size_t size) { return ay_malloc_fast(size); }
 
 /* This file's own malloc, whatever the process resolves `malloc` to: the
  * front end compares the two to tell whether it is the process's malloc
  * (alloc.c, when a sanitizer runtime is present). */
 extern __typeof__(malloc) ay_override_malloc __attribute__((alias("malloc"), visibility("hidden")));
 
-LIBC_NAME void free(void *p) {
+LIBC_NAME HOT_ENTRY void free(void *p) {
     if (ay_secure)
         return ay_free_fast_secure(p);
     if (ay_debug >= 3)

@@ -10,6 +10,7 @@
 #include "os.h"
 #include "pagemap.h"
 #include "secure.h"
+#include "topology.h"
 
 #define RECORDS_NEEDED 2 /* records an allocation may take under the lock: a head and a tail */
 #define SPARE_MAX 16     /* records the reserve keeps at most */
@@ -27,6 +28,7 @@ void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage) {
     ph->purging.dprev = ph->purging.dnext = &ph->purging;
     ay_list_init(&ph->blocks);
     ph->usage = usage;
+    ph->node = -1;
 }
 
 /* ---- span records: a reserve, so that no record is made under the lock ---- */
@@ -312,6 +314,7 @@ static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
         return false;
     if (huge && ay_conf.thp)
         ay_os_hugepages(block, AY_PAGES_BYTES(pages));
+    ay_topology_place(block, AY_PAGES_BYTES(pages), ph->node); /* NUMA: before any touch */
     ay_span_t *s = ay_span_new(), *rec = ay_span_new();
     if (!s || !rec || ay_pagemap_ensure((uintptr_t)block, pages) != 0) {
         if (s)

@@ -60,6 +60,7 @@ typedef struct ay_pageheap {
     ay_span_t *spare;             /* reserve of span records, linked by next */
     unsigned nspare;              /* records in the reserve */
     ay_usage_t *usage;            /* the owning heap's active bytes */
+    int node;                     /* NUMA node index its blocks are placed on; -1: none */
     size_t mapped_pages;          /* pages of blocks taken from the OS */
     size_t active_pages;          /* pages of SMALL and LARGE spans */
     size_t free_dirty_pages;      /* free pages that may be resident */

@@ -135,7 +135,7 @@ static void sb_u64(sbuf_t *b, uint64_t v) {
 /* ---- the columns of the tables ---- */
 
 static const ay_emit_col_t heap_cols[] = {
-    {"id", "heap", 4},           {"kind", "kind", 4},
+    {"id", "heap", 4},           {"kind", "kind", 4},         {"node", "node", 4},
     {"threads", "threads", 7},   {"allocated", "in use", 6},
     {"active", "active", 6},     {"resident", "resident", 8},
     {"utilisation", "util", 6},  {"tcache_bytes", "tcache", 6},
@@ -144,6 +144,17 @@ static const ay_emit_col_t heap_cols[] = {
     {"short_fetches", "short", 5}, {"central_lock_contended", "waits", 5},
 };
 #define NHEAP_COLS (sizeof heap_cols / sizeof heap_cols[0])
+
+static const ay_emit_col_t node_cols[] = {
+    {"node", "node", 4},         {"heaps", "heaps", 5},
+    {"threads", "threads", 7},   {"allocated", "in use", 6},
+    {"active", "active", 6},     {"resident", "resident", 8},
+    {"utilisation", "util", 6},  {"tcache_bytes", "tcache", 6},
+    {"central_bytes", "central", 7}, {"pageheap_free_bytes", "free", 6},
+    {"mapped", "mapped", 6},
+};
+#define NNODE_COLS (sizeof node_cols / sizeof node_cols[0])
+#define MAX_NODES 64 /* distinct nodes the nodes table shows at most */
 
 static const ay_emit_col_t class_cols[] = {
     {"class", "class", 5},       {"size", "size", 6},
@@ -178,6 +189,7 @@ static void emit_opt(ay_emit_t *e, const ay_report_opt_t *o) {
     ay_emit_i64(e, "decay_ms", o->decay_ms);
     ay_emit_u64(e, "heaps", o->heaps);
     ay_emit_bool(e, "background_thread", o->background_thread);
+    ay_emit_bool(e, "numa", o->numa);
     ay_emit_end(e);
 }
 
@@ -223,13 +235,15 @@ static void emit_counters(ay_emit_t *e, const alloy_stats_t *s) {
     ay_emit_only(e, AY_EMIT_BOTH);
 }
 
-static void emit_heap_row(ay_emit_t *e, unsigned id, bool is_explicit, const alloy_stats_t *s) {
+static void emit_heap_row(ay_emit_t *e, unsigned id, bool is_explicit, unsigned node,
+                          const alloy_stats_t *s) {
     ay_emit_begin(e, NULL);
     ay_emit_u64(e, "id", id);
     ay_emit_bool(e, "explicit", is_explicit);
     ay_emit_only(e, AY_EMIT_TEXT);
     ay_emit_str(e, "kind", is_explicit ? "expl" : "auto");
     ay_emit_only(e, AY_EMIT_BOTH);
+    ay_emit_u64(e, "node", node);
     emit_fields(e, s, AY_FIELD_BYTES | AY_FIELD_EVENT); /* the columns pick theirs */
     ay_emit_u64(e, "spans", spans(s));
     ay_emit_ratio(e, "utilisation", s->allocated, s->active);
@@ -300,13 +314,61 @@ static void emit_top_waste(ay_emit_t *e, const ay_report_src_t *src) {
     ay_emit_only(e, AY_EMIT_BOTH);
 }
 
-static void emit_heaps(ay_emit_t *e, const ay_report_src_t *src) {
+/* The heaps table; the distinct nodes of the heaps go to nodes[] (at most
+ * MAX_NODES, ascending), and their number is returned. */
+static unsigned emit_heaps(ay_emit_t *e, const ay_report_src_t *src, unsigned nodes[MAX_NODES]) {
     ay_emit_begin_table(e, "heaps", NULL, heap_cols, NHEAP_COLS);
     alloy_stats_t s;
-    unsigned id;
+    unsigned id, node, n = 0;
     bool ex;
-    for (unsigned k = 0; (s.size = sizeof s, src->heap(src, k, &id, &ex, &s)); k++)
-        emit_heap_row(e, id, ex, &s);
+    for (unsigned k = 0; (s.size = sizeof s, src->heap(src, k, &id, &ex, &node, &s)); k++) {
+        emit_heap_row(e, id, ex, node, &s);
+        unsigned at = 0;
+        while (at < n && nodes[at] < node)
+            at++;
+        if ((at < n && nodes[at] == node) || n == MAX_NODES)
+            continue;
+        memmove(&nodes[at + 1], &nodes[at], (n - at) * sizeof nodes[0]);
+        nodes[at] = node;
+        n++;
+    }
+    ay_emit_end_table(e);
+    return n;
+}
+
+/* Per-node totals: each field (but aliases) summed over the node's heaps. */
+static void emit_nodes(ay_emit_t *e, const ay_report_src_t *src, const unsigned *nodes,
+                       unsigned n) {
+    char caption[64];
+    sbuf_t b = {caption, 0, sizeof caption};
+    caption[0] = 0;
+    sb_u64(&b, n);
+    sb_str(&b, n == 1 ? " NUMA node, the sums of its heaps" : " NUMA nodes, the sums of their heaps");
+    ay_emit_begin_table(e, "nodes", caption, node_cols, NNODE_COLS);
+    for (unsigned i = 0; i < n; i++) {
+        alloy_stats_t sum, s;
+        unsigned id, node, heaps = 0;
+        bool ex;
+        memset(&sum, 0, sizeof sum);
+        for (unsigned k = 0; (s.size = sizeof s, src->heap(src, k, &id, &ex, &node, &s)); k++) {
+            if (node != nodes[i])
+                continue;
+            heaps++;
+            for (unsigned f = 0; f < ay_report_ntotal_fields; f++) {
+                const ay_report_field_t *fl = &ay_report_total_fields[f];
+                if (!(fl->flags & AY_FIELD_ALIAS))
+                    ay_report_field_set(&sum, fl, ay_report_field_get(&sum, fl) +
+                                                      ay_report_field_get(&s, fl));
+            }
+        }
+        ay_emit_begin(e, NULL);
+        ay_emit_u64(e, "node", nodes[i]);
+        ay_emit_u64(e, "heaps", heaps);
+        emit_fields(e, &sum, AY_FIELD_BYTES | AY_FIELD_EVENT); /* the columns pick theirs */
+        ay_emit_u64(e, "spans", spans(&sum));
+        ay_emit_ratio(e, "utilisation", sum.allocated, sum.active);
+        ay_emit_end(e);
+    }
     ay_emit_end_table(e);
 }
 
@@ -356,8 +418,10 @@ void ay_report_print(ay_emit_t *e, const ay_report_src_t *src, unsigned flags) {
     emit_counters(e, &src->totals);
     if (!e->json)
         emit_top_waste(e, src);
-    if (full && !(flags & AY_REPORT_NO_HEAPS))
-        emit_heaps(e, src);
+    if (full && !(flags & AY_REPORT_NO_HEAPS)) {
+        unsigned nodes[MAX_NODES];
+        emit_nodes(e, src, nodes, emit_heaps(e, src, nodes));
+    }
     if (full && !(flags & AY_REPORT_NO_CLASSES))
         emit_classes(e, src);
     ay_emit_line(e, full ? "(sizes in bytes, K = 1024; fields: docs/STATS.md)"
@@ -370,13 +434,15 @@ void ay_report_print(ay_emit_t *e, const ay_report_src_t *src, unsigned flags) {
 
 /* ---- the difference of two reports ---- */
 
-static bool find_heap(const ay_report_src_t *src, unsigned want, bool *ex, alloy_stats_t *out) {
+static bool find_heap(const ay_report_src_t *src, unsigned want, bool *ex, unsigned *node,
+                      alloy_stats_t *out) {
     unsigned id;
-    for (unsigned k = 0; (out->size = sizeof *out, src->heap(src, k, &id, ex, out)); k++)
+    for (unsigned k = 0; (out->size = sizeof *out, src->heap(src, k, &id, ex, node, out)); k++)
         if (id == want)
             return true;
     memset(out, 0, sizeof *out);
     *ex = false;
+    *node = 0;
     return false;
 }
 
@@ -408,11 +474,12 @@ static bool class_or_zero(const ay_report_src_t *src, unsigned cls, alloy_class_
 
 #define D(x, y) ((int64_t)((uint64_t)(y) - (uint64_t)(x)))
 
-static void diff_heap_row(ay_emit_t *e, unsigned id, bool ex, const alloy_stats_t *a,
-                          const alloy_stats_t *b) {
+static void diff_heap_row(ay_emit_t *e, unsigned id, bool ex, unsigned node,
+                          const alloy_stats_t *a, const alloy_stats_t *b) {
     ay_emit_begin(e, NULL);
     ay_emit_u64(e, "id", id);
     ay_emit_str(e, "kind", ex ? "expl" : "auto");
+    ay_emit_u64(e, "node", node);
     ay_emit_dcount(e, "threads", D(a->threads_live, b->threads_live));
     ay_emit_dbytes(e, "allocated", D(a->allocated, b->allocated));
     ay_emit_dbytes(e, "active", D(a->active, b->active));
@@ -462,6 +529,7 @@ static unsigned diff_opt(ay_emit_t *e, const ay_report_opt_t *a, const ay_report
         {"decay_ms", (uint64_t)a->decay_ms, (uint64_t)b->decay_ms, false},
         {"heaps", a->heaps, b->heaps, false},
         {"background_thread", a->background_thread, b->background_thread, false},
+        {"numa", a->numa, b->numa, false},
     };
     unsigned n = 0;
     char buf[80];
@@ -483,7 +551,8 @@ static unsigned diff_opt(ay_emit_t *e, const ay_report_opt_t *a, const ay_report
         if (!write)
             continue;
         char x[24], y[24];
-        bool is_bool = !strcmp(num[i].key, "tcache") || !strcmp(num[i].key, "background_thread");
+        bool is_bool = !strcmp(num[i].key, "tcache") || !strcmp(num[i].key, "background_thread") ||
+                       !strcmp(num[i].key, "numa");
         bool is_ms = !strcmp(num[i].key, "decay_ms");
         for (int side = 0; side < 2; side++) {
             uint64_t v = side ? num[i].y : num[i].x;
@@ -559,13 +628,13 @@ unsigned ay_report_diff(ay_emit_t *e, const ay_report_src_t *a, const ay_report_
 
     if (!(flags & AY_REPORT_NO_HEAPS)) {
         alloy_stats_t ha, hb;
-        unsigned id, rows = 0;
+        unsigned id, node, nodea, rows = 0;
         bool ex, exa;
         /* heaps of B (with A's of the same id, or zeros), then those only in A */
         for (int pass = 0; pass < 2; pass++) {
             const ay_report_src_t *p = pass ? a : b, *q = pass ? b : a;
-            for (unsigned k = 0; (hb.size = sizeof hb, p->heap(p, k, &id, &ex, &hb)); k++) {
-                bool both = find_heap(q, id, &exa, &ha);
+            for (unsigned k = 0; (hb.size = sizeof hb, p->heap(p, k, &id, &ex, &node, &hb)); k++) {
+                bool both = find_heap(q, id, &exa, &nodea, &ha);
                 if (pass && both)
                     continue;
                 const alloy_stats_t *x = pass ? &hb : &ha, *y = pass ? &ha : &hb;
@@ -575,7 +644,7 @@ unsigned ay_report_diff(ay_emit_t *e, const ay_report_src_t *a, const ay_report_
                 if (!rows++)
                     ay_emit_begin_table(e, "heaps", "the change in each heap that changed",
                                         heap_cols, NHEAP_COLS);
-                diff_heap_row(e, id, ex, x, y);
+                diff_heap_row(e, id, ex, node, x, y);
             }
         }
         if (rows)

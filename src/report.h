@@ -15,6 +15,7 @@
  *   utilisation (heap)     = allocated / active
  *   waste (class)          = span bytes - allocated     (cached, free or tail)
  *   spans (heap, total)    = spans_allocated - spans_freed
+ *   a node's totals        = the sums of its heaps' values (full report, JSON)
  *   resident breakdown     = allocated + tcache + central + span tails
  *                            + page-heap free + resident metadata = resident
  * No allocation: everything is on the stack.
@@ -40,6 +41,7 @@ typedef struct ay_report_opt {
     uint64_t batch_budget, batch_cap, return_threshold_halves, tcache_max_bytes, heaps;
     int64_t decay_ms;
     bool tcache, background_thread;
+    bool numa;          /* NUMA awareness in effect */
 } ay_report_opt_t;
 
 typedef struct ay_report_src ay_report_src_t;
@@ -49,9 +51,9 @@ struct ay_report_src {
     ay_report_opt_t opt;
     alloy_stats_t totals;
     /* The k-th heap (k = 0, 1, ...): its id, whether it is explicit, its
-     * counters.  false past the last. */
+     * NUMA node, its counters.  false past the last. */
     bool (*heap)(const ay_report_src_t *src, unsigned k, unsigned *id, bool *is_explicit,
-                 alloy_stats_t *out);
+                 unsigned *node, alloy_stats_t *out);
     /* Class cls (0 .. nclasses-1), summed over heaps; false when the class
      * was never used (it is left out). */
     bool (*cls)(const ay_report_src_t *src, unsigned cls, alloy_class_stats_t *out);

@@ -34,6 +34,7 @@
 #include "pagemap.h"
 #include "report.h"
 #include "tcache.h"
+#include "topology.h"
 
 /* Bytes cached for bin b (0: every bin) by the thread caches bound to heap h
  * (NULL: any heap). */
@@ -209,7 +210,7 @@ ALLOY_API int alloy_class_stats_read(unsigned cls, alloy_class_stats_t *out) {
 /* ---- printing: report.c lays the report out from these ---- */
 
 static bool src_heap(const ay_report_src_t *src, unsigned k, unsigned *id, bool *is_explicit,
-                     alloy_stats_t *out) {
+                     unsigned *node, alloy_stats_t *out) {
     (void)src;
     for (unsigned i = 0; i < ay_heaps_limit; i++) {
         const ay_heap_t *h = ay_heap_get(i);
@@ -217,6 +218,7 @@ static bool src_heap(const ay_report_src_t *src, unsigned k, unsigned *id, bool 
             continue;
         *id = i;
         *is_explicit = !h->cached;
+        *node = ay_heap_node_id(h);
         heap_read(h, out);
         return true;
     }
@@ -248,6 +250,7 @@ ALLOY_API void alloy_stats_print(alloy_write_cb *cb, void *opaque, const char *o
     src.opt.decay_ms = ay_conf.decay_ms;
     src.opt.heaps = ay_heaps_auto;
     src.opt.background_thread = ay_background_running();
+    src.opt.numa = ay_numa;
     totals_read(&src.totals);
     src.heap = src_heap;
     src.cls = src_class;

@@ -11,6 +11,7 @@
 #include "heap.h"
 #include "meta.h"
 #include "quarantine.h"
+#include "topology.h"
 
 __thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec"))) = {&ay_tcache_empty, 0};
 ay_tcache_t ay_tcache_empty; /* all lists empty, all limits 0: never written */
@@ -75,6 +76,7 @@ static ay_tcache_t *tcache_create(void) {
     tc->quarantine = q;
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         set_batch(tc, b, 1);
+    tc->node_pending = AY_NODE_NONE;
     tc->heap = ay_heap_bind();
     pthread_mutex_lock(&registry_lock);
     tc->next = registry;
@@ -271,6 +273,24 @@ static void scavenge_maybe(ay_tcache_t *tc, uint64_t bytes_in) {
     }
 }
 
+/* NUMA (heap.h): every AY_NUMA_CHECK_EVENTS slow-path events, move to a
+ * heap of the node the thread now runs on, if the heap module says so.
+ * Inline, the count costs a slow path a few instructions; on one node, a
+ * load and a branch. */
+static AY_NOINLINE void node_check(ay_tcache_t *tc) {
+    tc->node_clock = 0;
+    if (tc->heap_chosen)
+        return;
+    ay_heap_t *h = ay_heap_numa_check(tc->heap, &tc->node_pending);
+    if (h)
+        ay_tcache_rebind(tc, h);
+}
+
+AY_INLINE void node_check_maybe(ay_tcache_t *tc) {
+    if (AY_UNLIKELY(ay_numa) && AY_UNLIKELY(++tc->node_clock >= AY_NUMA_CHECK_EVENTS))
+        node_check(tc);
+}
+
 void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     ay_bin_t *bin = &tc->bins[b];
     ay_run_t *run = &tc->run[b];
@@ -290,8 +310,10 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     void *p = bin->head;
     bin->head = tcache_next(p);
     bin->len--;
-    if (miss)
+    if (miss) {
         scavenge_maybe(tc, (uint64_t)(bin->len + 1) * ay_bin_size[b]);
+        node_check_maybe(tc);
+    }
     return p;
 }
 
@@ -308,6 +330,7 @@ void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p) {
         set_batch(tc, b, step.batch);
     }
     scavenge_maybe(tc, 0);
+    node_check_maybe(tc);
 }
 
 void ay_tcache_flush(ay_tcache_t *tc) {

@@ -3,6 +3,7 @@
 #   allocated <= active <= resident <= mapped;
 #   the totals are the sums over heaps (+ metadata for mapped and resident);
 #   the resident breakdown sums to resident, in the totals and in each heap;
+#   each node's totals are the sums of its heaps';
 #   each class: 0 <= utilisation <= 1, utilisation = objects in use / capacity,
 #   capacity * size + tails = span bytes, waste = span bytes - allocated.
 # Reads the JSON on stdin, or from the file given as argv[1].
@@ -31,6 +32,19 @@ for h in heaps:
            + h["pageheap_free_bytes"])
     assert got == h["resident"], ("heap breakdown", h["id"], got, h["resident"])
     assert 0 <= h["utilisation"] <= 1, h
+
+# NUMA: every heap names its node; each node's totals are the sums of its heaps
+assert isinstance(d["opt"]["numa"], bool), d["opt"]
+nodes = d["nodes"]
+assert [n["node"] for n in nodes] == sorted({h["node"] for h in heaps}), (nodes, heaps)
+for n in nodes:
+    mine = [h for h in heaps if h["node"] == n["node"]]
+    assert n["heaps"] == len(mine), n
+    for key in ("allocated", "active", "resident", "mapped", "tcache_bytes", "central_bytes",
+                "pageheap_free_bytes", "threads", "slow_path_calls", "spans"):
+        assert n[key] == sum(h[key] for h in mine), (key, n)
+for key in ("active", "resident", "threads"):
+    assert sum(n[key] for n in nodes) == sum(h[key] for h in heaps), key
 
 classes = d["classes"]
 assert any(c["size"] == 16 for c in classes)

@@ -150,13 +150,36 @@ def check_full(d):
                 if [int(x) for x in f[9:12]] != [c["slow_path_calls"], c["short_fetches"], c["lock_contended"]]:
                     fail(f"class {c['class']}: counters {f[9:12]}")
         else:
+            if cols[:4] != ["heap", "kind", "node", "threads"]:
+                fail(f"heaps: columns {cols}")
             for r, h in zip(rows, want):
                 f = r.split()
                 if int(f[0]) != h["id"] or f[1] != ("expl" if h["explicit"] else "auto"):
                     fail(f"heap row {f[:2]} vs {h['id']}")
-                if f[3] != fmt_bytes(h["allocated"]) or f[5] != fmt_bytes(h["resident"]):
-                    fail(f"heap {h['id']}: {f[3]} {f[5]} vs {h['allocated']} {h['resident']}")
-    print(f"full ok: {len(lines)} lines, {len(doc['heaps'])} heaps, {len(doc['classes'])} classes")
+                if int(f[2]) != h["node"] or int(f[3]) != h["threads"]:
+                    fail(f"heap {h['id']}: node/threads {f[2:4]} vs {h['node']} {h['threads']}")
+                if f[4] != fmt_bytes(h["allocated"]) or f[6] != fmt_bytes(h["resident"]):
+                    fail(f"heap {h['id']}: {f[4]} {f[6]} vs {h['allocated']} {h['resident']}")
+    # the nodes table: one row per node of the JSON, each the sums of its heaps
+    header, rows = table(lines, "nodes:")
+    cols = header.split()
+    if cols != ["node", "heaps", "threads", "in", "use", "active", "resident", "util", "tcache",
+                "central", "free", "mapped"]:
+        fail(f"nodes: columns {cols}")
+    if len(rows) != len(doc["nodes"]) or not rows:
+        fail(f"nodes: {len(rows)} rows, the JSON has {len(doc['nodes'])}")
+    for r, n in zip(rows, doc["nodes"]):
+        f = r.split()
+        if len(r) != len(header):
+            fail(f"nodes: a row is not aligned with the header:\n{header}\n{r}")
+        mine = [h for h in doc["heaps"] if h["node"] == n["node"]]
+        if int(f[0]) != n["node"] or int(f[1]) != n["heaps"] != len(mine):
+            fail(f"node row {f[:2]} vs node {n['node']} with {len(mine)} heaps")
+        for col, key in ((3, "allocated"), (4, "active"), (5, "resident"), (10, "mapped")):
+            if f[col] != fmt_bytes(n[key]) or n[key] != sum(h[key] for h in mine):
+                fail(f"node {n['node']}: {key} {f[col]} vs {n[key]}, heaps {sum(h[key] for h in mine)}")
+    print(f"full ok: {len(lines)} lines, {len(doc['heaps'])} heaps, {len(doc['nodes'])} nodes, "
+          f"{len(doc['classes'])} classes")
 
 
 def run(cmd, **kw):

@@ -12,6 +12,7 @@
 #include "alloy.h"
 #include "alloy/heap.h"
 #include "check.h"
+#include "pattern.h"
 
 #define KiB ((size_t)1 << 10)
 #define MiB ((size_t)1 << 20)
@@ -34,40 +35,6 @@ static size_t allocated_now(void) {
     alloy_stats_t s = {.size = sizeof s};
     CHECK(alloy_stats_read(&s) == 0);
     return s.allocated;
-}
-
-/* Pattern bytes: byte i of a block with seed s is pattern[(i + 7919 s) mod
- * PERIOD], PERIOD prime, written with memcpy and checked with memcmp. */
-#define PERIOD 65521
-static unsigned char pattern[2 * PERIOD];
-
-static void make_pattern(void) {
-    for (size_t i = 0; i < PERIOD; i++)
-        pattern[i] = pattern[i + PERIOD] = (unsigned char)((i * 151u) ^ (i >> 7) ^ (i >> 12) ^ 0x3c);
-}
-
-static size_t phase(size_t i, unsigned seed) { return (i + (size_t)seed * 7919u) % PERIOD; }
-
-static void fill(unsigned char *p, size_t from, size_t to, unsigned seed) {
-    for (size_t i = from; i < to;) {
-        size_t n = to - i < PERIOD ? to - i : PERIOD;
-        memcpy(p + i, pattern + phase(i, seed), n);
-        i += n;
-    }
-}
-
-/* The first offset in [0, n) whose byte is wrong, or n. */
-static size_t first_bad(const unsigned char *p, size_t n, unsigned seed) {
-    for (size_t i = 0; i < n;) {
-        size_t len = n - i < PERIOD ? n - i : PERIOD;
-        const unsigned char *want = pattern + phase(i, seed);
-        if (memcmp(p + i, want, len) != 0)
-            for (size_t k = 0; k < len; k++)
-                if (p[i + k] != want[k])
-                    return i + k;
-        i += len;
-    }
-    return n;
 }
 
 /* Write the whole of [0, n), then read it all back. */

@@ -14,26 +14,11 @@
 #include "alloy/ctl.h"
 #include "alloy/heap.h"
 #include "check.h"
+#include "classes.h"
 
-#define NCLASSES 208
 #define KiB ((size_t)1 << 10)
 #define MiB ((size_t)1 << 20)
 #define MAXN 128
-
-static size_t class_size[NCLASSES];
-
-static void make_classes(void) {
-    static const size_t band_end[] = {128, 1024, 8192, 65536, 262144};
-    static const size_t band_step[] = {8, 16, 128, 1024, 8192};
-    unsigned n = 0;
-    size_t start = 0;
-    for (unsigned b = 0; b < 5; b++) {
-        for (size_t s = start + band_step[b]; s <= band_end[b] && n < NCLASSES; s += band_step[b])
-            class_size[n++] = s;
-        start = band_end[b];
-    }
-    CHECK_EQ_U(n, NCLASSES);
-}
 
 static const unsigned char zeros[64 * 1024];
 

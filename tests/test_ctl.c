@@ -15,26 +15,11 @@
 #include "alloy/ctl.h"
 #include "alloy/heap.h"
 #include "check.h"
+#include "classes.h"
 
 #define EXPECTED_HEAPS 3
 #define EXPECTED_TCACHE_MAX ((uint64_t)3 << 20)
 #define EXPECTED_THRESHOLD_HALVES 6
-#define NCLASSES 208
-
-static size_t class_size[NCLASSES];
-
-static void make_classes(void) {
-    static const size_t band_end[] = {128, 1024, 8192, 65536, 262144};
-    static const size_t band_step[] = {8, 16, 128, 1024, 8192};
-    unsigned n = 0;
-    size_t start = 0;
-    for (unsigned b = 0; b < 5; b++) {
-        for (size_t s = start + band_step[b]; s <= band_end[b] && n < NCLASSES; s += band_step[b])
-            class_size[n++] = s;
-        start = band_end[b];
-    }
-    CHECK_EQ_U(n, NCLASSES);
-}
 
 /* alloy_ctl reads of one type, 0 on error (and a failed check) */
 static uint64_t rd_u64(const char *name) {

@@ -12,67 +12,14 @@
 #include "alloy.h"
 #include "alloy/heap.h"
 #include "check.h"
+#include "classes.h"
+#include "pattern.h"
 #include "os.h"
 
-#define NCLASSES 208
 #define KiB ((size_t)1 << 10)
 #define MiB ((size_t)1 << 20)
 #define DIRECT_MIN (32 * MiB) /* blocks above this are direct maps (mremap); below, the page heap's */
 #define MAX_SMALL (256 * KiB)
-
-static size_t class_size[NCLASSES];
-
-/* The documented bands: 8..128 step 8, 144..1024 step 16, 1152..8192 step
- * 128, 9216..65536 step 1024, 73728..262144 step 8192. */
-static void make_classes(void) {
-    static const size_t band_end[] = {128, 1024, 8192, 65536, 262144};
-    static const size_t band_step[] = {8, 16, 128, 1024, 8192};
-    unsigned n = 0;
-    size_t start = 0;
-    for (unsigned b = 0; b < 5; b++) {
-        for (size_t s = start + band_step[b]; s <= band_end[b] && n < NCLASSES; s += band_step[b])
-            class_size[n++] = s;
-        start = band_end[b];
-    }
-    CHECK_EQ_U(n, NCLASSES);
-}
-
-/* A pattern that differs per block (seed) and per offset: byte i of a block
- * with seed s is pattern[(i + 7919 s) mod PERIOD].  PERIOD is prime, so a block
- * copied to the wrong offset does not match; pattern[] is doubled so that any run
- * of up to PERIOD bytes is contiguous, and fill and check are memcpy and
- * memcmp (this test moves a few hundred MiB). */
-#define PERIOD 65521
-static unsigned char pattern[2 * PERIOD];
-
-static void make_pattern(void) {
-    for (size_t i = 0; i < PERIOD; i++)
-        pattern[i] = pattern[i + PERIOD] = (unsigned char)((i * 131u) ^ (i >> 7) ^ (i >> 13) ^ 0x5a);
-}
-
-static size_t phase(size_t i, unsigned seed) { return (i + (size_t)seed * 7919u) % PERIOD; }
-
-static void fill(unsigned char *p, size_t from, size_t to, unsigned seed) {
-    for (size_t i = from; i < to;) {
-        size_t n = to - i < PERIOD ? to - i : PERIOD;
-        memcpy(p + i, pattern + phase(i, seed), n);
-        i += n;
-    }
-}
-
-/* The first offset in [0, n) whose byte is wrong, or n. */
-static size_t first_bad(const unsigned char *p, size_t n, unsigned seed) {
-    for (size_t i = 0; i < n;) {
-        size_t len = n - i < PERIOD ? n - i : PERIOD;
-        const unsigned char *want = pattern + phase(i, seed);
-        if (memcmp(p + i, want, len) != 0)
-            for (size_t k = 0; k < len; k++)
-                if (p[i + k] != want[k])
-                    return i + k;
-        i += len;
-    }
-    return n;
-}
 
 static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 

@@ -459,6 +459,7 @@ static int64_t need_i64(const jnode_t *obj, const char *where, const char *key) 
 typedef struct heap_entry {
     unsigned id;
     bool is_explicit;
+    unsigned node;
     alloy_stats_t s;
 } heap_entry_t;
 
@@ -482,12 +483,13 @@ static void read_totals(const jnode_t *obj, const char *where, alloy_stats_t *s)
 }
 
 static bool saved_heap(const ay_report_src_t *src, unsigned k, unsigned *id, bool *is_explicit,
-                       alloy_stats_t *out) {
+                       unsigned *node, alloy_stats_t *out) {
     const saved_t *sv = src->ctx;
     if (k >= sv->nheaps)
         return false;
     *id = sv->heaps[k].id;
     *is_explicit = sv->heaps[k].is_explicit;
+    *node = sv->heaps[k].node;
     *out = sv->heaps[k].s;
     return true;
 }
@@ -549,6 +551,8 @@ static void load_tree(const jnode_t *root, saved_t *sv) {
     src->opt.decay_ms = need_i64(o, "alloy.opt", "decay_ms");
     src->opt.heaps = need_u64(o, "alloy.opt", "heaps");
     src->opt.background_thread = need(o, "alloy.opt", "background_thread", J_TRUE)->type == J_TRUE;
+    /* added with NUMA awareness: a report from before has none (false) */
+    src->opt.numa = member(o, "numa") && need(o, "alloy.opt", "numa", J_TRUE)->type == J_TRUE;
 
     read_totals(need(a, "alloy", "stats", J_OBJ), "alloy.stats", &src->totals);
     need(a, "alloy", "resident_breakdown", J_OBJ);
@@ -574,6 +578,12 @@ static void load_tree(const jnode_t *root, saved_t *sv) {
                 fail("not an alloy statistics report: %s.id is %llu", where, (unsigned long long)id);
             sv->heaps[k].id = (unsigned)id;
             sv->heaps[k].is_explicit = need(h, where, "explicit", J_TRUE)->type == J_TRUE;
+            /* added with NUMA awareness: a report from before has none (node 0) */
+            uint64_t node = member(h, "node") ? need_u64(h, where, "node") : 0;
+            if (node > 1u << 20)
+                fail("not an alloy statistics report: %s.node is %llu", where,
+                     (unsigned long long)node);
+            sv->heaps[k].node = (unsigned)node;
             read_totals(h, where, &sv->heaps[k].s);
         }
     }

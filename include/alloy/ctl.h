@@ -20,17 +20,18 @@
  *          slow_path_calls,short_fetches,objects_fetched,objects_released,
  *          spans_allocated,spans_freed,central_lock_contended,purges,threads,
  *          tcache_overflows,tcache_scavenges,span_tail_bytes,metadata_resident}
- *   stats.heaps.<i>.{the same names but metadata_resident}
+ *   stats.heaps.<i>.{the same names but metadata_resident, and node}
  *   stats.classes.<j>.{size,batch_limit,terminal_batch,slow_path_calls,
  *          short_fetches,objects_fetched,objects_released,spans_allocated,
  *          spans_freed,lock_contended,tcache_bytes,central_bytes,allocated,
  *          spans,capacity,span_bytes}
  *   opt.{batch_policy,batch_budget,batch_cap,return_threshold_halves,tcache,
  *        tcache_max_bytes,decay_ms,heaps,background_thread,junk,zero,
- *        abort_on_error,stats_print,stats_print_opts,prof,prof_active,prof_sample,
+ *        abort_on_error,stats_print,stats_print_opts,numa,prof,prof_active,prof_sample,
  *        prof_prefix,prof_final,prof_interval,prof_leak,leak_exit_code,guard_sample,
  *        guard_slots}
- *   thread.tcache.flush  thread.tcache.bytes  thread.heap
+ *   numa.nodes  numa.moves
+ *   thread.tcache.flush  thread.tcache.bytes  thread.heap  thread.node
  *   heaps.count  heaps.create  heap.<i>.destroy  heap.<i>.purge
  *   prof.{dump,active,sample,reset,samples,live,stacks,store_bytes,nested,lost}
  *        (the heap profiler, docs/PROFILING.md; "prof.dump" written with a

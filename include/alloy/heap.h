@@ -4,7 +4,11 @@
  *
  * Automatic heaps: alloy starts one per CPU (ALLOY_CONF=heaps:N sets the
  * count) and binds each thread, at its first allocation, to the one with the
- * fewest threads.  Their memory goes through the thread caches.
+ * fewest threads.  Their memory goes through the thread caches.  On a
+ * machine with more than one NUMA node they are grouped by node: a thread
+ * binds to the least-loaded heap of the node it runs on, moves to its new
+ * node's heaps when the scheduler moves it, and each heap's pages are placed
+ * on its node (docs/NUMA.md).
  *
  * Explicit heaps (alloy_heap_create) are for isolation and bulk release:
  * alloy_heap_destroy frees everything allocated in one at once.  They are
@@ -47,7 +51,8 @@ ALLOY_API void alloy_heap_free(alloy_heap_t *h, void *p);
 ALLOY_API alloy_heap_t *alloy_heap_get_default(void);
 /* Make h the calling thread's default heap: malloc, calloc, realloc, ... of
  * this thread then allocate in h.  NULL returns to the automatic heap the
- * thread is bound to.  Returns 0, or EAGAIN while the thread is exiting. */
+ * thread is bound to.  A thread that chose an automatic heap this way stays
+ * on it (no NUMA moves).  Returns 0, or EAGAIN while the thread is exiting. */
 ALLOY_API int alloy_heap_set_default(alloy_heap_t *h);
 
 /* A heap's index (0 .. 255): automatic heaps first. */
