@@ -46,6 +46,10 @@ install(TARGETS alloy
 install(TARGETS alloy_static ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
 install(FILES ${PROJECT_SOURCE_DIR}/include/alloy.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         COMPONENT dev)
+# the secure flavour, when it was built (tools/package.sh builds only what the packages hold)
+install(TARGETS alloy_secure
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
+        OPTIONAL)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/alloy/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/alloy COMPONENT dev
         FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")

@@ -12,12 +12,13 @@
 #include "alloy.h"
 #include "init.h"
 
-/* The smallest class that holds `size` bytes and whose size is a multiple
- * of align (a power of two, at most a page); 0 when there is none. */
+/* The smallest class that holds `size` bytes (and the secure flavour's
+ * tag) and whose size is a multiple of align (a power of two, at most a
+ * page): the request size that malloc maps to it; 0 when there is none. */
 static size_t aligned_class_size(size_t size, size_t align) {
-    for (unsigned c = ay_policy_size_class(size); c < AY_NUM_CLASSES; c++)
+    for (unsigned c = ay_policy_size_class(size + AY_TAG_BYTES); c < AY_NUM_CLASSES; c++)
         if (ay_policy_class_size(c) % align == 0)
-            return ay_policy_class_size(c);
+            return ay_policy_class_size(c) - AY_TAG_BYTES; /* a request that maps to class c */
     return 0;
 }
 

@@ -3,10 +3,13 @@
 #include "alloc.h"
 
 #include <errno.h>
+#include <stdlib.h>
 
 #include "alloy.h"
 #include "error.h"
+#include "guard.h"
 #include "init.h"
+#include "secure.h"
 
 void *ay_oom(void) {
     ay_ensure_init(); /* abort_on_error is a setting */
@@ -16,6 +19,13 @@ void *ay_oom(void) {
     return NULL;
 }
 
+/* A small block of bin b handed out: the secure flavour's tag says so. */
+static void *tag_live(void *p, unsigned b) {
+    if (ay_secure && p && b)
+        *ay_tag_at(p, ay_bin_size[b]) = ay_tag_live(p);
+    return p;
+}
+
 void *ay_alloc_uncached(ay_heap_t *h, size_t size, bool zero) {
     unsigned b = ay_size_bin(size);
     if (!b)
@@ -23,9 +33,11 @@ void *ay_alloc_uncached(ay_heap_t *h, size_t size, bool zero) {
     void *head;
     if (!ay_central_fetch(&h->central[b - 1], 1, &head, NULL))
         return NULL;
+    tag_live(head, b);
+    size_t usable = ay_bin_size[b] - AY_TAG_BYTES;
     if (zero)
-        return memset(head, 0, ay_bin_size[b]);
-    return ay_fill_new(head, ay_bin_size[b]);
+        return memset(head, 0, usable);
+    return ay_fill_new(head, usable);
 }
 
 /* Does tc serve allocations from heap h through its lists? */
@@ -33,11 +45,32 @@ static bool cached_for(const ay_tcache_t *tc, const ay_heap_t *h) {
     return tc && tc->cache_on && !tc->explicit_heap && tc->heap == h;
 }
 
+/* AddressSanitizer owns malloc: it cannot run with another one linked in
+ * (liballoy.a linked with --whole-archive into an ASan program), and its
+ * start-up, which calls malloc, crashes in alloy's first call to a function
+ * it intercepts.  So the first malloc looks first: when ASan's runtime is in
+ * the process and the process's malloc is alloy's (override.c's), it says so
+ * and stops.  (Linking liballoy.so or liballoy.a without --whole-archive
+ * leaves ASan's malloc in place: it is found first, and alloy_* still work.)
+ * The sanitizer flavours have no override.c, so the alias is NULL there. */
+extern __attribute__((weak)) void __asan_init(void);
+extern __attribute__((weak, visibility("hidden"))) void *ay_override_malloc(size_t);
+
+AY_COLD static void check_not_under_asan(void) {
+    void *(*volatile global_malloc)(size_t) = malloc;
+    if (&__asan_init != NULL && ay_override_malloc != NULL && global_malloc == ay_override_malloc)
+        ay_fatal("AddressSanitizer is in this process, and alloy's malloc replaced its own: ASan "
+                 "cannot run with another malloc. Link the program without alloy's malloc (not "
+                 "liballoy.a with --whole-archive), or run alloy's own tests under ASan with "
+                 "tools/sanitize.sh",
+                 NULL);
+}
+
 void *ay_alloc_sampled(ay_heap_t *h, size_t size, size_t align, bool zero) {
     ay_span_t *kept = size <= AY_PAGE_SIZE && align <= AY_PAGE_SIZE && h->cached
                           ? ay_prof_stash_take() : NULL;
     if (kept) { /* a page an earlier sample left */
-        void *p = (void *)kept->start;
+        void *p = (void *)ay_large_start(kept);
         if (zero)
             memset(p, 0, size);
         else
@@ -52,6 +85,8 @@ void *ay_alloc_sampled(ay_heap_t *h, size_t size, size_t align, bool zero) {
 }
 
 void *ay_malloc_slow(size_t size) {
+    if (AY_UNLIKELY(__atomic_load_n(&ay_init_state, __ATOMIC_RELAXED) == 0))
+        check_not_under_asan();
     ay_ensure_init();
     if (AY_UNLIKELY(ay_tls.prof_left < 0) && ay_prof_tick(size) && size <= AY_MAX_REQUEST) {
         void *p = ay_alloc_sampled(ay_tcache_heap(), size, 1, false);
@@ -59,13 +94,30 @@ void *ay_malloc_slow(size_t size) {
     }
     if (size > AY_MAX_REQUEST)
         return ay_oom();
+    /* sampled guarded allocations (guard.h): the fast path jumped here, so
+     * the return address is the caller's */
+    if (AY_UNLIKELY(ay_guard_hi) && size <= AY_PAGE_SIZE && ay_guard_due()) {
+        void *g = ay_guard_alloc(size, __builtin_return_address(0));
+        if (g)
+            return g;
+    }
     ay_tcache_t *tc = ay_tcache_get();
     unsigned b = ay_size_bin(size);
     void *p;
-    if (b && tc && cached_for(tc, tc->heap))
-        p = ay_tcache_refill(tc, b);
-    else
+    /* the fast path also misses on a head that is not an address: a link
+     * that a write into a freed block garbled (secure.h) */
+    if (AY_UNLIKELY(tc && tc->bins[b].head && !ay_link_plausible(tc->bins[b].head)))
+        ay_fatal_in("malloc()", "free list corrupted: a block was written to after it was freed",
+                    tc->bins[b].head);
+    if (b && tc && cached_for(tc, tc->heap)) {
+        p = tag_live(ay_tcache_refill(tc, b), b);
+        if (AY_UNLIKELY(ay_guard_hi) && p)
+            ay_guard_charge(tc->bins[b].len + 1); /* what the refill brought in */
+    } else {
         p = ay_alloc_uncached(ay_tcache_heap(), size, false);
+        if (AY_UNLIKELY(ay_guard_hi))
+            ay_guard_charge(1);
+    }
     return p ? p : ay_oom();
 }
 
@@ -103,9 +155,11 @@ void *ay_calloc_in(ay_heap_t *h, size_t n, size_t size) {
 size_t ay_block_usable(const ay_span_t *s, const void *p) {
     switch (s->state) {
     case AY_SPAN_SMALL:
-        return s->size;
+        return s->size - AY_TAG_BYTES;
     case AY_SPAN_LARGE:
     case AY_SPAN_DIRECT:
+        if (s->user)
+            return s->user_end - (uintptr_t)p;
         return AY_PAGES_BYTES(s->npages) - ((uintptr_t)p - s->start);
     default:
         return 0;
@@ -117,6 +171,8 @@ ALLOY_API void *alloy_malloc(size_t size) { return ay_malloc_fast(size); }
 ALLOY_API void *alloy_calloc(size_t n, size_t size) { return ay_calloc_in(NULL, n, size); }
 
 ALLOY_API size_t alloy_malloc_usable_size(const void *p) {
+    if (AY_UNLIKELY(ay_guard_owns(p)))
+        return ay_guard_usable(p, "malloc_usable_size()");
     ay_span_t *s = p ? ay_pagemap_span(p) : NULL;
     return s ? ay_block_usable(s, p) : 0;
 }

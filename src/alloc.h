@@ -29,41 +29,102 @@
 
 #include "conf.h"
 #include "heap.h"
+#include "error.h"
 #include "pagemap.h"
 #include "prof.h"
+#include "quarantine.h"
+#include "secure.h"
 #include "tcache.h"
 
 #define AY_MAX_REQUEST ((size_t)PTRDIFF_MAX)
 
 void *ay_malloc_slow(size_t size);
 void ay_free_slow(void *p);
+/* The secure flavour's free, when its fast path cannot (free.c). */
+void ay_free_secure(void *p);
+/* A free small block goes back to a list, without checks (free.c). */
+void ay_free_unchecked(void *p);
 
-/* The heap profiler's byte countdown (prof.h) is folded into the one branch:
- * the subtraction's sign selects NULL for p with a conditional move, so a
- * countdown that runs out reaches the slow path as an empty list does. */
+/* The fast paths.  A pair of them (64 bytes) is 44 instructions in the
+ * release build, 2 of them the heap profiler's countdown; every instruction
+ * below is counted (tools/fastpath-instructions.sh), and the hardening adds
+ * none.  The bin is the cache plus the offset the size table or the pagemap
+ * gives (no shift).  malloc's one branch tests that the head is a
+ * user-space address (secure.h): an empty list (NULL), a corrupted one, and
+ * the profiler's countdown running out (prof.h: the subtraction's sign
+ * selects NULL for p with a conditional move) all miss.  free's second
+ * branch sends the block freed twice in a row to the slow path, which
+ * reports it. */
 AY_INLINE void *ay_malloc_fast(size_t size) {
-    ay_bin_t *bin = &ay_tc->bins[ay_size_bin(size)];
+    unsigned off = ay_size_bin_offset(size);
+    ay_bin_t *bin = (ay_bin_t *)((char *)ay_tc + off);
     void *p = bin->head;
     int64_t left;
     __builtin_sub_overflow(ay_tls.prof_left, (int64_t)size, &left);
     ay_tls.prof_left = left;
     p = left < 0 ? ay_prof_null : p;
-    if (AY_UNLIKELY(!p))
+    if (AY_UNLIKELY(!ay_link_plausible(p)))
         return ay_malloc_slow(size);
-    bin->head = *(void **)p;
     bin->len--;
+    uintptr_t next = *(uintptr_t *)p + (uintptr_t)p; /* ay_link_get, in two steps */
+    AY_KEEP_IN_REGISTER(p);
+    bin->head = (void *)(next ^ ay_link_key);
+    if (ay_secure)
+        *ay_tag_at(p, ay_bin_size[off / AY_BIN_BYTES]) = ay_tag_live(p);
     return p;
 }
 
 AY_INLINE void ay_free_fast(void *p) {
     uintptr_t a = (uintptr_t)p;
-    unsigned b = AY_LOAD(&ay_pagemap_leaf(a)->bin[ay_pagemap_index(a)]);
-    ay_bin_t *bin = &ay_tc->bins[b];
+    unsigned off = AY_LOAD(&ay_pagemap_leaf(a)->bin[ay_pagemap_index(a)]);
+    ay_bin_t *bin = (ay_bin_t *)((char *)ay_tc + off);
     if (AY_UNLIKELY(bin->len >= bin->limit))
         return ay_free_slow(p);
-    *(void **)p = bin->head;
+    void *h = bin->head;
+    if (AY_UNLIKELY(h == p))
+        return ay_free_slow(p);
+    ay_link_set(p, h);
     bin->head = p;
-    bin->len++;
+    AY_INC_MEM_U32(&bin->len);
+}
+
+/* The secure flavour's free fast path.  The tag word at the end of the
+ * block must be the block's canary: that one compare catches an overflow
+ * into the next block, a double free (the tag then says "free"), and a
+ * pointer that is not the start of a block (the word it reads is then
+ * someone's data), each reported by the slow path.  The block then waits in
+ * the thread's quarantine (quarantine.h), and the oldest block there, its
+ * words checked, goes onto its list. */
+AY_INLINE void ay_free_fast_secure(void *p) {
+    uintptr_t a = (uintptr_t)p;
+    unsigned off = AY_LOAD(&ay_pagemap_leaf(a)->bin[ay_pagemap_index(a)]);
+    ay_tcache_t *tc = ay_tc;
+    ay_bin_t *bin = (ay_bin_t *)((char *)tc + off);
+    if (AY_UNLIKELY(bin->len >= bin->limit)) /* not small, no cache, a full list */
+        return ay_free_secure(p);
+    size_t size = ay_bin_size[off / AY_BIN_BYTES];
+    if (AY_UNLIKELY(*ay_tag_at(p, size) != ay_tag_live(p) || size > AY_QUARANTINE_MAX_BLOCK))
+        return ay_free_secure(p);
+    ay_quarantine_mark(p, size);
+    if (!ay_secure_quarantine) { /* (a build without it, to measure it) */
+        ay_link_set(p, bin->head);
+        bin->head = p;
+        bin->len++;
+        return;
+    }
+    ay_quarantine_slot_t out;
+    ay_quarantine_swap(tc->quarantine, p, off, size, &out);
+    void *e = out.block;
+    if (!e)
+        return;
+    if (AY_UNLIKELY(!ay_quarantine_intact(e, out.size)))
+        ay_fatal_in("free()", "a block was written to after it was freed", e);
+    ay_bin_t *ebin = (ay_bin_t *)((char *)tc + out.off);
+    if (AY_UNLIKELY(ebin->len >= ebin->limit))
+        return ay_free_unchecked(e);
+    ay_link_set(e, ebin->head);
+    ebin->head = e;
+    ebin->len++;
 }
 
 /* errno = ENOMEM and NULL; aborts instead under abort_on_error:true. */
@@ -104,6 +165,9 @@ void *ay_large_resize(ay_span_t *s, size_t size);
 ay_span_t *ay_block_span(const void *p, const char *fn);
 /* Usable bytes of the block at p in span s. */
 size_t ay_block_usable(const ay_span_t *s, const void *p);
+/* The first byte of the LARGE or DIRECT block of span s (after its guard
+ * page in the secure flavour). */
+AY_INLINE uintptr_t ay_large_start(const ay_span_t *s) { return s->user ? s->user : s->start; }
 
 /* ---- debugging fills (junk:true, zero:true); they turn the caches off ---- */
 

@@ -3,6 +3,7 @@
 
 #include "error.h"
 #include "pagemap.h"
+#include "secure.h"
 
 void ay_central_init(ay_central_t *c, ay_pageheap_t *pages, unsigned cls, bool cached) {
     pthread_mutex_init(&c->lock, NULL);
@@ -33,12 +34,54 @@ typedef struct bump_run {
     uint32_t count;   /* objects, at least 2 */
     uint32_t size;    /* object size */
     void **before;    /* the link that points at the run's first object */
+    uint32_t mult, add; /* the order they are linked in: object (mult * j + add) % count */
 } bump_run_t;
+
+/* The secure flavour hands a span's never-used objects out in a random
+ * order: the j-th of a run of k is object (mult * j + add) % k, with mult
+ * drawn coprime to k (a permutation).  Other flavours: in address order. */
+static void run_order(bump_run_t *r) {
+    r->mult = 1;
+    r->add = 0;
+    if (!ay_secure_random)
+        return;
+    uint64_t x = ay_random();
+    uint32_t k = r->count, m = (uint32_t)(x % k), a, b;
+    r->add = (uint32_t)((x >> 32) % k);
+    for (;; m = m + 1 < k ? m + 1 : 1) {
+        for (a = m ? m : 1, b = k; b;) { /* gcd(m, k) */
+            uint32_t t = a % b;
+            a = b;
+            b = t;
+        }
+        if (a == 1 && m)
+            break;
+    }
+    r->mult = m;
+}
+
+static uintptr_t run_object(const bump_run_t *r, uint32_t j) {
+    return r->start + (uintptr_t)(((uint64_t)r->mult * j + r->add) % r->count) * r->size;
+}
+
+/* Link a run's objects in its order: index i steps by mult mod count
+ * (a subtraction, not a division, per object). */
+static void run_link(const bump_run_t *r) {
+    uint32_t i = r->add;
+    for (uint32_t j = 1; j < r->count; j++) {
+        uint32_t next = i + r->mult;
+        if (next >= r->count)
+            next -= r->count;
+        ay_link_set((void *)(r->start + (uintptr_t)i * r->size),
+                    (void *)(r->start + (uintptr_t)next * r->size));
+        i = next;
+    }
+}
 
 #define FETCH_RUNS 8 /* runs a fetch defers; more are linked under the lock */
 
 typedef struct fetch {
-    void *first;           /* the list */
+    void *first;           /* the list (an encoded link, as every link: secure.h) */
     void **link;           /* where the next object goes: &first, or the last object */
     uint32_t got;          /* objects on the list */
     unsigned nruns;
@@ -46,7 +89,7 @@ typedef struct fetch {
 } fetch_t;
 
 static void fetch_append(fetch_t *f, void *o) {
-    *f->link = o;
+    ay_link_set(f->link, o);
     f->link = (void **)o;
     f->got++;
 }
@@ -57,7 +100,7 @@ static void fetch_append(fetch_t *f, void *o) {
 static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
     uint32_t got = 0;
     if (s->nfree && s->nfree <= want) {
-        *f->link = s->free;
+        ay_link_set(f->link, s->free);
         f->link = (void **)s->free_tail;
         f->got += s->nfree;
         got = s->nfree;
@@ -66,7 +109,7 @@ static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
     }
     while (got < want && s->free) {
         void *o = s->free;
-        s->free = *(void **)o;
+        s->free = ay_link_get(o);
         s->nfree--;
         fetch_append(f, o);
         got++;
@@ -80,9 +123,17 @@ static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
         r->count = k;
         r->size = s->size;
         r->before = f->link;
-        *f->link = (void *)s->bump;
-        f->link = (void **)(s->bump + (uintptr_t)(k - 1) * s->size);
+        run_order(r);
+        ay_link_set(f->link, (void *)run_object(r, 0));
+        f->link = (void **)run_object(r, k - 1);
         f->got += k;
+        s->bump += (uintptr_t)k * s->size;
+        got += k;
+    } else if (ay_secure_random && k >= 2) {
+        bump_run_t r = {s->bump, k, s->size, NULL, 1, 0};
+        run_order(&r);
+        for (uint32_t j = 0; j < k; j++)
+            fetch_append(f, (void *)run_object(&r, j));
         s->bump += (uintptr_t)k * s->size;
         got += k;
     } else {
@@ -99,9 +150,13 @@ static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
 static void fetch_link_runs(const fetch_t *f) {
     for (unsigned i = 0; i < f->nruns; i++) {
         const bump_run_t *r = &f->runs[i];
+        if (ay_secure_random) {
+            run_link(r);
+            continue;
+        }
         uintptr_t o = r->start;
         for (uint32_t k = 1; k < r->count; k++, o += r->size)
-            *(void **)o = (void *)(o + r->size);
+            ay_link_set((void *)o, (void *)(o + r->size));
     }
 }
 
@@ -155,14 +210,13 @@ uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, ay_run_t 
     }
     /* a last run, after which nothing was taken, goes to the caller as it is */
     bump_run_t *last = f.nruns ? &f.runs[f.nruns - 1] : NULL;
-    if (run && last &&
-        f.link == (void **)(last->start + (uintptr_t)(last->count - 1) * last->size)) {
-        *last->before = NULL;
+    if (run && last && f.link == (void **)run_object(last, last->count - 1)) {
+        ay_link_set(last->before, NULL);
         run->next = last->start;
         run->end = last->start + (uintptr_t)last->count * last->size;
         f.nruns--;
     } else {
-        *f.link = NULL;
+        ay_link_set(f.link, NULL);
         if (run)
             run->next = run->end = 0;
     }
@@ -172,7 +226,7 @@ uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, ay_run_t 
     c->free_objects -= f.got;
     ay_central_unlock(c);
     fetch_link_runs(&f);
-    *head = f.first;
+    *head = ay_link_get(&f.first);
     return f.got;
 }
 
@@ -183,6 +237,7 @@ typedef struct release_group {
     void *head, *tail;
     uint32_t count;
     uint32_t last;   /* index in the batch of the group's last object */
+    uintptr_t top;   /* the highest object of the group */
 } release_group_t;
 
 #define RELEASE_GROUPS 16 /* spans a release handles per lock round */
@@ -203,10 +258,17 @@ static void release_groups(release_group_t *g, unsigned ng) {
             c = owner;
             ay_central_lock(c);
         }
+        /* more objects back than the span handed out, or one it never
+         * handed out: a double free, or a pointer that is not a block */
+        if (AY_UNLIKELY(s->used < g[i].count))
+            ay_fatal("free(): double free (more blocks returned to a span than it handed out)",
+                     g[i].head);
+        if (AY_UNLIKELY(g[i].top >= s->bump))
+            ay_fatal("free(): invalid pointer (a block that was never allocated)", (void *)g[i].top);
         c->objects_in += g[i].count;
         c->free_objects += g[i].count;
         bool was_exhausted = span_exhausted(s);
-        *(void **)g[i].tail = s->free;
+        ay_link_set(g[i].tail, s->free);
         if (!s->free)
             s->free_tail = g[i].tail;
         s->free = g[i].head;
@@ -235,21 +297,34 @@ static void release_groups(release_group_t *g, unsigned ng) {
         ay_pageheap_free(empty[i]->span->owner.central->pages, empty[i]->span);
 }
 
+/* Every object that comes back is checked, in every flavour: it must be
+ * the start of an object of class cls in a small span (the checks of
+ * free's slow path, made here for the blocks that a thread cache took in on
+ * its fast path, where nothing is checked but the last block freed).  The
+ * span is checked once per group, the offset once per object. */
+static void check_span(const ay_span_t *s, const void *o, unsigned cls) {
+    if (AY_UNLIKELY(!s || s->state != AY_SPAN_SMALL))
+        ay_fatal("free(): invalid pointer in a thread cache (not a small block)", o);
+    if (AY_UNLIKELY(s->cls != cls))
+        ay_fatal("free(): object returned to the wrong size class", o);
+}
+
 void ay_central_release(unsigned cls, void *head, uint32_t n) {
     /* the pagemap lookups and the grouping by span happen before any lock
      * is taken; under the lock each span then takes its objects at once */
     release_group_t g[RELEASE_GROUPS];
     unsigned ng = 0;
+    const uint64_t magic = ay_class_magic[cls];
+    const uint32_t size = (uint32_t)ay_policy_class_size(cls);
     for (uint32_t i = 0; i < n; i++) {
         void *o = head;
-        head = *(void **)o;
+        head = ay_link_get(o);
         ay_span_t *s = ay_pagemap_span(o);
-        if (ay_debug >= 1 && (!s || s->state != AY_SPAN_SMALL || s->cls != cls))
-            ay_fatal("free(): object returned to the wrong size class", o);
         unsigned k = 0;
         while (k < ng && g[k].span != s)
             k++;
         if (k == ng) {
+            check_span(s, o, cls);
             if (ng == RELEASE_GROUPS) {
                 release_groups(g, ng);
                 k = ng = 0;
@@ -258,9 +333,14 @@ void ay_central_release(unsigned cls, void *head, uint32_t n) {
             g[k].tail = o;
             g[k].head = NULL;
             g[k].count = 0;
+            g[k].top = 0;
             ng++;
         }
-        *(void **)o = g[k].head; /* pushed in front, as one by one */
+        if (AY_UNLIKELY(!ay_offset_is_object_m((uintptr_t)o - s->start, magic, size)))
+            ay_fatal("free(): pointer is not the start of a block", o);
+        if ((uintptr_t)o > g[k].top)
+            g[k].top = (uintptr_t)o;
+        ay_link_set(o, g[k].head); /* pushed in front, as one by one */
         g[k].head = o;
         g[k].count++;
         g[k].last = i;
@@ -301,8 +381,8 @@ void ay_central_release_run(unsigned cls, ay_run_t *run) {
     } else {
         /* the region moved on: the objects go back one by one, linked now */
         for (uintptr_t o = run->next; o + s->size < run->end; o += s->size)
-            *(void **)o = (void *)(o + s->size);
-        *(void **)(run->end - s->size) = NULL;
+            ay_link_set((void *)o, (void *)(o + s->size));
+        ay_link_set((void *)(run->end - s->size), NULL);
         ay_central_release(cls, (void *)run->next, n);
     }
     run->next = run->end = 0;
@@ -312,7 +392,8 @@ bool ay_central_holds(ay_span_t *s, const void *p) {
     ay_central_t *c = s->owner.central;
     ay_central_lock(c);
     bool found = (uintptr_t)p >= s->bump;
-    for (void *q = s->free; q && !found; q = *(void **)q)
+    void *q = s->free;
+    for (uint32_t i = 0; i < s->nfree && !found; i++, q = ay_link_get(q))
         found = q == p;
     ay_central_unlock(c);
     return found;

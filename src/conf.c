@@ -61,6 +61,13 @@ static const ay_conf_key_t keys[] = {
      "h no heaps, c no size classes."},
     {"abort_on_error", AY_CONF_BOOL, AT(abort_on_error), 0, 0, 1, "false", NULL,
      "Abort on out-of-memory and on a bad setting."},
+    {"guard_sample", AY_CONF_COUNT, AT(guard_sample), 0, 0, (uint64_t)1 << 30, "0", NULL,
+     "Sampled guarded allocations: about one allocation in N (of at most a page, counted as "
+     "thread caches take objects in) gets a page of its own between inaccessible pages; a use "
+     "after free or an overflow there is reported on SIGSEGV. 0 turns it off."},
+    {"guard_slots", AY_CONF_COUNT, AT(guard_slots), 0, 1, 65536, "256", NULL,
+     "Guarded pages reserved for guard_sample (each with a guard page): how many sampled "
+     "blocks can be live, or freed and still inaccessible, at once."},
     {"prof", AY_CONF_BOOL, AT(prof), 0, 0, 1, "false", NULL,
      "Heap profiling: sample allocations with their stacks (docs/PROFILING.md)."},
     {"prof_active", AY_CONF_BOOL, AT(prof_active), 0, 0, 1, "true", NULL,

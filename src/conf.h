@@ -37,6 +37,8 @@ typedef struct ay_conf {
     bool junk;                 /* fill new blocks with 0xa5, freed ones with 0x5a */
     bool zero;                 /* fill new blocks with zeros */
     bool abort_on_error;       /* abort on out-of-memory and on a bad setting */
+    uint32_t guard_sample;     /* one allocation in this many gets a guarded page; 0 off */
+    uint32_t guard_slots;      /* guarded pages that can be live or resting at once */
     bool prof;                 /* heap profiling (prof.h) */
     bool prof_active;          /* sampling on at start-up (prof.active) */
     size_t prof_sample;        /* mean bytes between samples; 1: every allocation */

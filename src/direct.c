@@ -4,6 +4,7 @@
 #include "meta.h"
 #include "os.h"
 #include "pagemap.h"
+#include "secure.h"
 #include "topology.h"
 
 void ay_direct_init(ay_direct_t *d, ay_usage_t *usage) {
@@ -20,7 +21,7 @@ static void account(ay_direct_t *d, ptrdiff_t delta) {
 }
 
 ay_span_t *ay_direct_alloc(ay_direct_t *d, size_t bytes, size_t align) {
-    void *p = ay_os_map(bytes, align);
+    void *p = ay_chunk_map(bytes, align); /* behind guard pages (secure) */
     if (!p)
         return NULL;
     ay_topology_place(p, bytes, d->node); /* NUMA: before any touch */
@@ -28,7 +29,7 @@ ay_span_t *ay_direct_alloc(ay_direct_t *d, size_t bytes, size_t align) {
     if (!s || ay_pagemap_ensure((uintptr_t)p, 1) != 0) {
         if (s)
             ay_span_delete(s);
-        ay_os_unmap(p, bytes);
+        ay_chunk_unmap(p, bytes);
         return NULL;
     }
     s->start = (uintptr_t)p;
@@ -47,7 +48,7 @@ ay_span_t *ay_direct_alloc(ay_direct_t *d, size_t bytes, size_t align) {
 static void unmap(ay_direct_t *d, ay_span_t *s) {
     size_t bytes = AY_PAGES_BYTES(s->npages);
     ay_pagemap_set1(s->start, NULL, 0);
-    ay_os_unmap((void *)s->start, bytes);
+    ay_chunk_unmap((void *)s->start, bytes);
     account(d, -(ptrdiff_t)bytes);
     ay_span_delete(s);
 }

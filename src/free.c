@@ -4,12 +4,38 @@
 
 #include "alloy.h"
 #include "error.h"
+#include "guard.h"
+#include "quarantine.h"
+#include "secure.h"
 
-/* The debug flavour also checks that a small block's pointer is the start
- * of an object, and that the object is not free already. */
-static void debug_check_small(const char *fn, ay_span_t *s, const void *p) {
-    if ((((uintptr_t)p - s->start) % s->size) != 0 || (uintptr_t)p >= s->limit)
+/* A small block's pointer, in every flavour: it must be the start of an
+ * object (offset by multiply-shift, secure.h), and the block must not be
+ * free already.  The secure flavour's tag says whether it is.  The release
+ * flavour looks only at the thread's last freed block of the class (free's
+ * fast path sends a second free of it here; realloc checks the same): a
+ * guess from the block's contents would be wrong for every block whose
+ * first word still holds the link it had in the list, and confirming it
+ * costs a walk of the list.  The debug flavour walks the thread's list and
+ * the span's free list every time. */
+static void check_small(const char *fn, ay_span_t *s, const void *p) {
+    uintptr_t d = (uintptr_t)p - s->start;
+    if (AY_UNLIKELY(!ay_offset_is_object(d, s->cls, s->size) || (uintptr_t)p >= s->limit))
         ay_fatal_in(fn, "pointer is not the start of a block", p);
+    if (ay_secure) { /* the tag says what the block is */
+        uintptr_t tag = *ay_tag_at((void *)p, s->size);
+        if (AY_LIKELY(tag == ay_tag_live(p)))
+            return;
+        if (tag == ay_tag_free(p))
+            ay_fatal_in(fn, "double free (block is free)", p);
+        if (ay_tcache_contains(s->cls + 1u, p)) /* a block never handed out has no tag yet */
+            ay_fatal_in(fn, "invalid pointer (block is in the thread cache, never handed out)", p);
+        ay_fatal_in(fn, "heap overflow: the canary after the block was overwritten", p);
+    }
+    if (ay_debug < 3) {
+        if (AY_UNLIKELY(p == ay_tc->bins[s->cls + 1u].head))
+            ay_fatal_in(fn, "double free (block is in the thread cache)", p);
+        return;
+    }
     if (ay_tcache_contains(s->cls + 1u, p))
         ay_fatal_in(fn, "double free (block is in the thread cache)", p);
     if (ay_central_holds(s, p))
@@ -22,12 +48,11 @@ ay_span_t *ay_block_span(const void *p, const char *fn) {
         ay_fatal_in(fn, "invalid pointer, not allocated by alloy", p);
     switch (s->state) {
     case AY_SPAN_SMALL:
-        if (ay_debug >= 3)
-            debug_check_small(fn, s, p);
+        check_small(fn, s, p);
         return s;
     case AY_SPAN_LARGE:
     case AY_SPAN_DIRECT:
-        if ((uintptr_t)p != s->start)
+        if ((uintptr_t)p != ay_large_start(s))
             ay_fatal_in(fn, "pointer is not the start of a block", p);
         return s;
     default:
@@ -35,25 +60,75 @@ ay_span_t *ay_block_span(const void *p, const char *fn) {
     }
 }
 
+/* A small block, checked, goes back: onto the thread's list (which may
+ * overflow), or straight to its central cache when the thread has no cache
+ * or the block's heap is uncached (bin 0). */
+static void free_small(ay_span_t *s, void *p) {
+    ay_tcache_t *tc = s->owner.central->bin ? ay_tcache_get() : NULL;
+    if (tc && tc->cache_on) {
+        ay_bin_t *bin = &tc->bins[s->cls + 1u];
+        if (ay_secure && bin->len < bin->limit) { /* the fast push, without the slow path's work */
+            ay_link_set(p, bin->head);
+            bin->head = p;
+            bin->len++;
+            return;
+        }
+        ay_tcache_push_overflow(tc, s->cls + 1u, p);
+    } else {
+        ay_fill_freed(p, s->size - AY_TAG_BYTES);
+        ay_central_release(s->cls, p, 1);
+    }
+}
+
 void ay_free_slow(void *p) {
     if (!p)
         return;
+    if (AY_UNLIKELY(ay_guard_owns(p))) /* free jumped here: its caller's return address */
+        return ay_guard_free(p, __builtin_return_address(0), "free()");
     ay_span_t *s = ay_block_span(p, "free()");
     if (s->state != AY_SPAN_SMALL) {
         ay_large_free(s, p);
         return;
     }
-    /* an uncached heap's objects (bin 0) go straight back to it */
-    ay_tcache_t *tc = s->owner.central->bin ? ay_tcache_get() : NULL;
-    if (tc && tc->cache_on) {
-        ay_tcache_push_overflow(tc, s->cls + 1u, p);
-    } else {
-        ay_fill_freed(p, s->size);
-        ay_central_release(s->cls, p, 1);
+    free_small(s, p);
+}
+
+void ay_free_unchecked(void *p) { free_small(ay_pagemap_span(p), p); }
+
+/* The secure flavour's free, when the fast path (alloc.h) cannot: a block
+ * that is not small, of a thread without a cache, of a full list, too large
+ * for the quarantine, or whose tag is not its canary.  Every block is
+ * checked against its span (offset, tag: a double free, an overflow), its
+ * tag says "free" from now on, and a small block of an automatic heap waits
+ * in the thread's quarantine; the one that leaves goes back to a list. */
+void ay_free_secure(void *p) {
+    if (!p)
+        return;
+    if (AY_UNLIKELY(ay_guard_owns(p)))
+        return ay_guard_free(p, __builtin_return_address(0), "free()");
+    ay_span_t *s = ay_block_span(p, "free()");
+    if (s->state != AY_SPAN_SMALL) {
+        ay_large_free(s, p);
+        return;
     }
+    ay_quarantine_mark(p, s->size);
+    ay_tcache_t *tc = s->owner.central->bin ? ay_tcache_get() : NULL;
+    if (ay_secure_quarantine && tc && tc->cache_on && s->size <= AY_QUARANTINE_MAX_BLOCK) {
+        ay_quarantine_slot_t e;
+        ay_quarantine_swap(tc->quarantine, p, (s->cls + 1u) * AY_BIN_BYTES, s->size, &e);
+        if (!e.block)
+            return;
+        if (AY_UNLIKELY(!ay_quarantine_intact(e.block, e.size)))
+            ay_fatal_in("free()", "a block was written to after it was freed", e.block);
+        p = e.block;
+        s = ay_pagemap_span(p);
+    }
+    free_small(s, p);
 }
 
 ALLOY_API void alloy_free(void *p) {
+    if (ay_secure)
+        return ay_free_fast_secure(p);
     if (ay_debug >= 3)
         return ay_free_slow(p);
     ay_free_fast(p);

@@ -18,11 +18,13 @@
 #include "background.h"
 #include "conf.h"
 #include "error.h"
+#include "guard.h"
 #include "heap.h"
 #include "meta.h"
 #include "os.h"
 #include "pagemap.h"
 #include "prof.h"
+#include "secure.h"
 #include "tcache.h"
 #include "topology.h"
 
@@ -42,11 +44,13 @@ void ay_init_slow(void) {
     int expected = 0;
     if (__atomic_compare_exchange_n(&ay_init_state, &expected, 1, 0, __ATOMIC_ACQUIRE,
                                     __ATOMIC_ACQUIRE)) {
+        ay_secure_init(); /* the keys, before any free list exists */
         ay_conf_init(&ay_conf);
         ay_topology_init(ay_conf.numa); /* before the heaps, which are grouped by node */
         ay_heaps_init(default_heaps());
         ay_tcache_global_init();
         ay_prof_init();
+        ay_guard_init(); /* guard_sample: the guarded pages and the SIGSEGV handler */
         __atomic_store_n(&ay_init_state, 2, __ATOMIC_RELEASE);
         return;
     }
@@ -62,9 +66,11 @@ static void fork_prepare(void) {
     ay_meta_lock();
     ay_pagemap_lock();
     ay_prof_fork_prepare();
+    ay_guard_lock();
 }
 
 static void fork_parent(void) {
+    ay_guard_unlock();
     ay_prof_fork_parent();
     ay_pagemap_unlock();
     ay_meta_unlock();
@@ -73,6 +79,7 @@ static void fork_parent(void) {
 }
 
 static void fork_child(void) {
+    ay_guard_reset_lock();
     ay_pagemap_reset_lock();
     ay_meta_reset_lock();
     ay_heaps_after_fork_child();

@@ -36,6 +36,23 @@ static const int ay_debug = AY_DEBUG_LEVEL;
  * so every such request falls into the slow path through the one branch the
  * fast path already has. */
 #define AY_NUM_BINS (AY_NUM_CLASSES + 1)
+/* Bytes of one bin of a thread cache (tcache.h): the fast paths and the
+ * pagemap (pagemap.h) address a bin by its byte offset, index * this. */
+#define AY_BIN_BYTES 16
+
+/* Two hints for the fast paths' register allocation (alloc.h), each worth
+ * one instruction with GCC 12, and measured by
+ * tools/fastpath-instructions.sh.  AY_KEEP_IN_REGISTER(x): an empty asm
+ * that takes x in a register, after which GCC keeps malloc's result where
+ * it returns it instead of moving it there.  AY_INC_MEM_U32(p): *p += 1 as
+ * one instruction on memory; GCC would add to the copy it loaded for a
+ * compare and store it back. */
+#define AY_KEEP_IN_REGISTER(x) __asm__("" : "+r"(x))
+#if defined(__x86_64__) || defined(__i386__)
+#define AY_INC_MEM_U32(p) __asm__("addl $1, %0" : "+m"(*(p)))
+#else
+#define AY_INC_MEM_U32(p) (*(p) += 1)
+#endif
 
 /* Relaxed atomics for counters read by other threads while being written. */
 #define AY_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)

@@ -9,6 +9,29 @@
  * page fault each. */
 #include "alloc.h"
 
+#include "os.h"
+
+/* The secure flavour's large block from the page heap: a span of npages
+ * pages and at least two more, the block in the middle, aligned to `align`,
+ * with every other page of the span inaccessible: a guard page (or more)
+ * before the block and after it.  The guards are made accessible again
+ * before the span goes back to the page heap (ay_large_free). */
+static ay_span_t *large_guarded(ay_heap_t *h, uintptr_t npages, size_t align) {
+    uintptr_t slack = align > AY_PAGE_SIZE ? (align >> AY_PAGE_SHIFT) - 1 : 0;
+    uintptr_t total = npages + 2 + slack;
+    ay_span_t *s = ay_pageheap_alloc(&h->pages, total, 1, AY_SPAN_LARGE, 0);
+    if (!s)
+        return NULL;
+    size_t a = align > AY_PAGE_SIZE ? align : AY_PAGE_SIZE;
+    uintptr_t user = (s->start + AY_PAGE_SIZE + a - 1) & ~(uintptr_t)(a - 1);
+    uintptr_t end = s->start + AY_PAGES_BYTES(total);
+    s->user = user;
+    s->user_end = user + AY_PAGES_BYTES(npages);
+    ay_os_protect((void *)s->start, user - s->start, 0);
+    ay_os_protect((void *)s->user_end, end - s->user_end, 0);
+    return s;
+}
+
 void *ay_large_alloc(ay_heap_t *h, size_t size, size_t align, bool zero) {
     if (size > AY_MAX_REQUEST - AY_PAGE_SIZE)
         return NULL;
@@ -18,7 +41,10 @@ void *ay_large_alloc(ay_heap_t *h, size_t size, size_t align, bool zero) {
         npages = 1;
     ay_span_t *s;
     bool known_zero;
-    if (npages + align_pages - 1 <= AY_LARGE_MAX_PAGES) {
+    if (ay_secure_guards && npages + align_pages + 1 <= AY_LARGE_MAX_PAGES) {
+        s = large_guarded(h, npages, align);
+        known_zero = s && !s->dirty;
+    } else if (!ay_secure_guards && npages + align_pages - 1 <= AY_LARGE_MAX_PAGES) {
         s = ay_pageheap_alloc(&h->pages, npages, align_pages, AY_SPAN_LARGE, 0);
         known_zero = s && !s->dirty;
     } else {
@@ -27,7 +53,7 @@ void *ay_large_alloc(ay_heap_t *h, size_t size, size_t align, bool zero) {
     }
     if (!s)
         return NULL;
-    void *p = (void *)s->start;
+    void *p = (void *)ay_large_start(s);
     if (!zero)
         return ay_fill_new(p, AY_PAGES_BYTES(npages));
     if (!known_zero)
@@ -42,7 +68,11 @@ void ay_large_free(ay_span_t *s, void *p) {
         ay_direct_free(s);
         return;
     }
-    ay_fill_freed(p, AY_PAGES_BYTES(s->npages));
+    ay_fill_freed(p, ay_block_usable(s, p));
+    if (s->user) { /* the guards go: the page heap's spans are all accessible */
+        ay_os_protect((void *)s->start, AY_PAGES_BYTES(s->npages), 1);
+        s->user = s->user_end = 0;
+    }
     ay_pageheap_free(s->owner.pages, s);
 }
 

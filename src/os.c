@@ -6,7 +6,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,6 +69,39 @@ void ay_os_unmap(void *p, size_t size) {
     munmap(p, size);
 }
 
+void *ay_os_map_guarded(size_t size, size_t align) {
+    size_t page = (size_t)1 << 12;
+    if (size > SIZE_MAX - 2 * page - align) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    /* map the guards with the block, aligned so that the block is */
+    char *p = ay_os_map(size + 2 * page + (align > page ? align : 0), page);
+    if (!p)
+        return NULL;
+    uintptr_t a = ((uintptr_t)p + page + align - 1) & ~(uintptr_t)(align - 1);
+    if (align <= page)
+        a = (uintptr_t)p + page;
+    size_t total = size + 2 * page + (align > page ? align : 0);
+    size_t head = a - page - (uintptr_t)p, tail = total - head - size - 2 * page;
+    if (head)
+        munmap(p, head);
+    if (tail)
+        munmap((char *)a + size + page, tail);
+    mprotect((char *)a - page, page, PROT_NONE);
+    mprotect((char *)a + size, page, PROT_NONE);
+    return (void *)a;
+}
+
+void ay_os_unmap_guarded(void *p, size_t size) {
+    size_t page = (size_t)1 << 12;
+    munmap((char *)p - page, size + 2 * page);
+}
+
+int ay_os_protect(void *p, size_t size, int accessible) {
+    return mprotect(p, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0 ? 0 : -errno;
+}
+
 int ay_os_purge(void *p, size_t size) {
     return madvise(p, size, MADV_DONTNEED) == 0 ? 0 : -errno;
 }
@@ -92,9 +129,41 @@ unsigned ay_os_ncpus(void) {
     return n > 0 ? (unsigned)n : 1u;
 }
 
+int ay_os_random(void *buf, size_t len) {
+    char *b = buf;
+    int saved = errno; /* malloc's first call must not change errno */
+    while (len > 0) {
+        /* the system call itself: a sanitizer's getrandom may not be ready
+         * when its own start-up calls malloc */
+        ssize_t n = syscall(SYS_getrandom, b, len, GRND_NONBLOCK);
+        if (n < 0) {
+            int e = errno;
+            errno = saved;
+            if (e == EINTR)
+                continue;
+            return -e;
+        }
+        b += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+uint64_t ay_os_auxv_random(void) {
+    const void *r = (const void *)getauxval(AT_RANDOM);
+    uint64_t v = 0;
+    if (r)
+        memcpy(&v, r, sizeof v);
+    return v;
+}
+
+unsigned ay_os_tid(void) { return (unsigned)syscall(SYS_gettid); }
+
 void ay_os_write(int fd, const char *buf, size_t len) {
     while (len > 0) {
-        ssize_t w = write(fd, buf, len);
+        /* the system call itself: a sanitizer's write may not be ready yet
+         * when alloy reports something from inside the sanitizer's start-up */
+        ssize_t w = syscall(SYS_write, fd, buf, len);
         if (w <= 0) {
             if (w < 0 && errno == EINTR)
                 continue;

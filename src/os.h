@@ -19,6 +19,13 @@
 void *ay_os_map(size_t size, size_t align);
 /* Unmap a range previously mapped. */
 void ay_os_unmap(void *p, size_t size);
+/* ay_os_map with an inaccessible guard page just before and just after the
+ * `size` bytes it returns (the secure flavour's chunks and metadata), and
+ * its unmap, guards included. */
+void *ay_os_map_guarded(size_t size, size_t align);
+void ay_os_unmap_guarded(void *p, size_t size);
+/* Make a range inaccessible (a guard) or read-write again.  0 or -errno. */
+int ay_os_protect(void *p, size_t size, int accessible);
 /* Tell the OS the range's contents may go; it reads back as zero.  Returns 0
  * or -errno. */
 int ay_os_purge(void *p, size_t size);
@@ -33,6 +40,13 @@ int ay_os_hugepages(void *p, size_t size);
 uint64_t ay_os_now_ms(void);
 /* Number of online CPUs, at least 1. */
 unsigned ay_os_ncpus(void);
+/* Fill buf with len random bytes from the kernel (getrandom, without
+ * blocking).  0, or -errno. */
+int ay_os_random(void *buf, size_t len);
+/* Eight of the kernel's AT_RANDOM bytes (random at exec), or 0. */
+uint64_t ay_os_auxv_random(void);
+/* The calling thread's id (gettid). */
+unsigned ay_os_tid(void);
 /* write(2) all of buf to fd, ignoring errors. */
 void ay_os_write(int fd, const char *buf, size_t len);
 /* Read the file at `path` into buf with open(2) and read(2) (no stdio, no

@@ -21,7 +21,14 @@
 
 LIBC_NAME HOT_ENTRY void *malloc(size_t size) { return ay_malloc_fast(size); }
 
+/* This file's own malloc, whatever the process resolves `malloc` to: the
+ * front end compares the two to tell whether it is the process's malloc
+ * (alloc.c, when a sanitizer runtime is present). */
+extern __typeof__(malloc) ay_override_malloc __attribute__((alias("malloc"), visibility("hidden")));
+
 LIBC_NAME HOT_ENTRY void free(void *p) {
+    if (ay_secure)
+        return ay_free_fast_secure(p);
     if (ay_debug >= 3)
         return ay_free_slow(p);
     ay_free_fast(p);

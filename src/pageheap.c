@@ -9,6 +9,7 @@
 #include "meta.h"
 #include "os.h"
 #include "pagemap.h"
+#include "secure.h"
 #include "topology.h"
 
 #define RECORDS_NEEDED 2 /* records an allocation may take under the lock: a head and a tail */
@@ -246,7 +247,7 @@ static void decay(ay_pageheap_t *ph, bool all) {
             if (batch[i])
                 ay_os_purge((void *)batch[i]->start, AY_PAGES_BYTES(batch[i]->npages));
             else
-                ay_os_unmap((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
+                ay_chunk_unmap((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
         }
         pthread_mutex_lock(&ph->lock);
         for (unsigned i = 0; i < n; i++) {
@@ -280,7 +281,7 @@ static unsigned release_free_blocks(ay_pageheap_t *ph, uintptr_t min_pages) {
         }
         pthread_mutex_unlock(&ph->lock);
         for (unsigned i = 0; i < n; i++)
-            ay_os_unmap((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
+            ay_chunk_unmap((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
         total += n;
         if (n < PURGE_BATCH)
             return total;
@@ -306,9 +307,9 @@ static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
      * go back first, rather than pile up while sizes vary */
     if (huge)
         release_free_blocks(ph, AY_HUGE_PAGES);
-    void *block = ay_os_map(AY_PAGES_BYTES(pages), align);
+    void *block = ay_chunk_map(AY_PAGES_BYTES(pages), align);
     if (!block && release_free_blocks(ph, 1))
-        block = ay_os_map(AY_PAGES_BYTES(pages), align);
+        block = ay_chunk_map(AY_PAGES_BYTES(pages), align);
     if (!block)
         return false;
     if (huge && ay_conf.thp)
@@ -320,7 +321,7 @@ static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
             ay_span_delete(s);
         if (rec)
             ay_span_delete(rec);
-        ay_os_unmap(block, AY_PAGES_BYTES(pages));
+        ay_chunk_unmap(block, AY_PAGES_BYTES(pages));
         return false;
     }
     rec->start = (uintptr_t)block; /* the block's record */
@@ -491,7 +492,7 @@ void ay_pageheap_release_all(ay_pageheap_t *ph) {
     while (!ay_list_empty(&blocks)) {
         ay_span_t *b = blocks.next;
         ay_list_remove(b);
-        ay_os_unmap((void *)b->start, AY_PAGES_BYTES(b->npages));
+        ay_chunk_unmap((void *)b->start, AY_PAGES_BYTES(b->npages));
         ay_span_delete(b);
     }
 }

@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include "os.h"
+#include "secure.h"
 
 uintptr_t ay_pagemap_root[(uintptr_t)1 << AY_PM_ROOT_BITS];
 ay_pm_leaf_t ay_pagemap_zero; /* read-only in practice: setters never touch it */
@@ -20,7 +21,7 @@ int ay_pagemap_ensure(uintptr_t start, uintptr_t npages) {
             continue;
         pthread_mutex_lock(&pm_lock);
         if (!ay_pagemap_root[i]) {
-            ay_pm_leaf_t *leaf = ay_os_map(sizeof(ay_pm_leaf_t), AY_PAGE_SIZE);
+            ay_pm_leaf_t *leaf = ay_chunk_map(sizeof(ay_pm_leaf_t), AY_PAGE_SIZE);
             if (!leaf) {
                 pthread_mutex_unlock(&pm_lock);
                 return -1;
@@ -38,7 +39,7 @@ void ay_pagemap_set1(uintptr_t a, ay_span_t *s, unsigned bin) {
     ay_pm_leaf_t *leaf = ay_pagemap_leaf(a); /* ensured by the caller: not the zero leaf */
     uintptr_t i = ay_pagemap_index(a);
     AY_STORE(&leaf->span[i], s);
-    AY_STORE(&leaf->bin[i], (uint8_t)bin);
+    AY_STORE(&leaf->bin[i], (uint16_t)(bin * AY_BIN_BYTES));
 }
 
 void ay_pagemap_set(uintptr_t start, uintptr_t npages, ay_span_t *s, unsigned bin) {

@@ -2,8 +2,9 @@
  * addresses at 4 KiB granularity.
  *
  * The root has 2^18 entries, each covering 1 GiB; a leaf holds, for each of
- * its 2^18 pages, the span record and a one-byte bin (size class + 1, or 0 for
- * "not a small object").  Leaves are mmap'ed on first use and never freed, so
+ * its 2^18 pages, the span record and its bin (size class + 1, or 0 for "not
+ * a small object"), stored as the bin's byte offset in a thread cache
+ * (bin * AY_BIN_BYTES), which is what free's fast path adds to the cache.  Leaves are mmap'ed on first use and never freed, so
  * a lookup needs no lock: free's fast path reads the bin with two loads.
  * A root entry stores its leaf as an offset from ay_pagemap_zero, an all-zero
  * leaf in .bss (never written, so never resident): an unset entry (0) reads
@@ -26,7 +27,7 @@
 #define AY_PM_ADDR_BITS (AY_PAGE_SHIFT + AY_PM_LEAF_BITS + AY_PM_ROOT_BITS) /* 48 */
 
 typedef struct ay_pm_leaf {
-    uint8_t bin[AY_PM_LEAF_PAGES];        /* class + 1, or 0 */
+    uint16_t bin[AY_PM_LEAF_PAGES];       /* (class + 1) * AY_BIN_BYTES, or 0 */
     ay_span_t *span[AY_PM_LEAF_PAGES];
 } ay_pm_leaf_t;
 
@@ -36,7 +37,7 @@ extern AY_HIDDEN ay_pm_leaf_t ay_pagemap_zero;
 /* The leaf covering address a; the empty leaf when there is none. */
 AY_INLINE ay_pm_leaf_t *ay_pagemap_leaf(uintptr_t a) {
     uintptr_t i = a >> (AY_PAGE_SHIFT + AY_PM_LEAF_BITS);
-    if (AY_UNLIKELY(i >> AY_PM_ROOT_BITS))
+    if (AY_UNLIKELY(i > ((uintptr_t)1 << AY_PM_ROOT_BITS) - 1)) /* a compare, not a shift */
         return &ay_pagemap_zero; /* beyond 48 bits: never ours */
     return (ay_pm_leaf_t *)((uintptr_t)&ay_pagemap_zero + AY_LOAD(&ay_pagemap_root[i]));
 }

@@ -9,6 +9,7 @@
 #include "alloc.h"
 
 #include "alloy.h"
+#include "guard.h"
 
 /* Can the block at p (of span s, `usable` bytes) hold `size` bytes where it
  * is, without wasting more than half of it, and with the alignment malloc
@@ -39,12 +40,23 @@ void *ay_realloc_in(ay_heap_t *h, void *p, size_t size) {
     }
     if (size > AY_MAX_REQUEST)
         return ay_oom();
+    if (AY_UNLIKELY(ay_guard_owns(p))) { /* a sampled guarded block moves out */
+        size_t usable = ay_guard_usable(p, "realloc()");
+        void *q = ay_alloc_in(h, size);
+        if (!q)
+            return NULL;
+        memcpy(q, p, usable < size ? usable : size);
+        ay_guard_free(p, __builtin_return_address(0), "realloc()");
+        return q;
+    }
     ay_span_t *s = ay_block_span(p, "realloc()");
     size_t usable = ay_block_usable(s, p);
     bool same_heap = !h || ay_span_heap(s) == h;
     if (same_heap && fits_in_place(s, p, usable, size))
         return sampled_resized(s, p, size);
-    if (same_heap && s->state == AY_SPAN_DIRECT && size > AY_PAGES_BYTES(AY_LARGE_MAX_PAGES)) {
+    /* (not in the secure flavour: mremap would move the guard pages) */
+    if (!ay_secure_guards && same_heap && s->state == AY_SPAN_DIRECT &&
+        size > AY_PAGES_BYTES(AY_LARGE_MAX_PAGES)) {
         void *q = ay_large_resize(s, size);
         if (q)
             return sampled_resized(s, q, size);

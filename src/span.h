@@ -50,6 +50,8 @@ typedef struct ay_span {
     struct ay_span *dprev;    /* FREE and dirty: decay FIFO links */
     struct ay_span *dnext;
     uint64_t freed_ms;        /* FREE: when the span became free and dirty */
+    uintptr_t user;           /* LARGE in the secure flavour: the block's first byte, after a */
+    uintptr_t user_end;       /* guard page; and its end, before one (0: no guards) */
     void *prof;               /* LARGE, DIRECT: the heap profiler's record of a sampled
                                  block (prof.h), or NULL; set and cleared by prof.c only */
 } ay_span_t;

@@ -7,8 +7,10 @@
 
 #include "central.h"
 #include "conf.h"
+#include "error.h"
 #include "heap.h"
 #include "meta.h"
+#include "quarantine.h"
 #include "topology.h"
 
 __thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec"))) = {&ay_tcache_empty, 0};
@@ -20,8 +22,9 @@ static __thread uint8_t tc_state __attribute__((tls_model("initial-exec")));
  * (caches off, fills on, or an explicit heap set as the thread's default) */
 static __thread ay_tcache_t *tc_self __attribute__((tls_model("initial-exec")));
 
-uint8_t ay_bin_small[(AY_LOOKUP_A_MAX >> AY_LOOKUP_A_SHIFT) + 1];
-uint8_t ay_bin_mid[(AY_LOOKUP_B_MAX >> AY_LOOKUP_B_SHIFT) + 1];
+uint16_t ay_bin_small[AY_LOOKUP_A_MAX + 1];
+uint16_t ay_bin_mid[(AY_LOOKUP_B_MAX >> AY_LOOKUP_B_SHIFT) + 1];
+_Static_assert(offsetof(ay_tcache_t, bins) == 0, "the fast paths add a bin offset to the cache");
 uint32_t ay_bin_size[AY_NUM_BINS];
 
 static pthread_key_t tc_key;
@@ -32,13 +35,22 @@ static uint32_t live_caches;      /* records on the registry (written under its 
 
 static void tcache_thread_exit(void *arg);
 
+/* The bin offset of a request of n bytes (n <= 1 KiB).  malloc(0) gets the
+ * 16-byte class, so that it is 16-aligned.  The secure flavour adds the tag,
+ * and keeps a multiple of 16 in a class that is one. */
+static uint16_t small_offset(size_t n) {
+    if (ay_secure)
+        n += n % 16 == 0 ? 16 : AY_TAG_BYTES;
+    else if (n == 0)
+        n = 16;
+    return (uint16_t)((ay_policy_size_class(n) + 1) * AY_BIN_BYTES);
+}
+
 void ay_tcache_global_init(void) {
-    for (size_t i = 0; i < sizeof ay_bin_small; i++)
-        ay_bin_small[i] = (uint8_t)(ay_policy_size_class(i << AY_LOOKUP_A_SHIFT) + 1);
-    /* malloc(0) gets the 16-byte class, so that it is 16-aligned */
-    ay_bin_small[0] = (uint8_t)(ay_policy_size_class(16) + 1);
-    for (size_t i = 0; i < sizeof ay_bin_mid; i++)
-        ay_bin_mid[i] = (uint8_t)(ay_policy_size_class(i << AY_LOOKUP_B_SHIFT) + 1);
+    for (size_t i = 0; i <= AY_LOOKUP_A_MAX; i++)
+        ay_bin_small[i] = small_offset(i);
+    for (size_t i = 0; i < sizeof ay_bin_mid / sizeof ay_bin_mid[0]; i++)
+        ay_bin_mid[i] = (uint16_t)((ay_policy_size_class(i << AY_LOOKUP_B_SHIFT) + 1) * AY_BIN_BYTES);
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         ay_bin_size[b] = (uint32_t)ay_policy_class_size(b - 1);
     pthread_key_create(&tc_key, tcache_thread_exit);
@@ -57,7 +69,11 @@ static ay_tcache_t *tcache_create(void) {
     pthread_mutex_unlock(&registry_lock);
     if (!tc && !(tc = ay_meta_alloc(sizeof *tc)))
         return NULL;
+    ay_quarantine_t *q = tc->quarantine; /* empty: kept for the next thread */
+    if (ay_secure_quarantine && !q && !(q = ay_quarantine_new()))
+        return NULL; /* (tc, zeroed, stays for the next thread) */
     memset(tc, 0, sizeof *tc);
+    tc->quarantine = q;
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         set_batch(tc, b, 1);
     tc->node_pending = AY_NODE_NONE;
@@ -134,22 +150,50 @@ AY_NO_SANITIZE_THREAD size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b) 
     return (size_t)AY_LOAD(&tc->bins[b].len) * ay_bin_size[b];
 }
 
+/* The object after free object p of a list (secure.h).  A list that leads
+ * somewhere else than a user-space address has been written to after a
+ * free: that ends the process here, with a message, not with a crash. */
+static void *tcache_next(void *p) {
+    void *next = ay_link_get(p);
+    if (AY_UNLIKELY(next && !ay_link_plausible(next)))
+        ay_fatal("free list corrupted: a block was written to after it was freed", p);
+    return next;
+}
+
 #define CARVE_BATCH 32 /* never-used objects linked into a list at a time */
 
 static uint32_t run_count(const ay_run_t *r, unsigned b) {
     return (uint32_t)((r->end - r->next) / ay_bin_size[b]);
 }
 
-/* The list of bin b is empty: link up to CARVE_BATCH objects of its run. */
+/* The list of bin b is empty: link up to CARVE_BATCH objects of its run
+ * (the secure flavour links them in a random order). */
 static void carve(ay_tcache_t *tc, unsigned b) {
     ay_run_t *r = &tc->run[b];
     uintptr_t size = ay_bin_size[b], o = r->next;
     uint32_t k = run_count(r, b);
     if (k > CARVE_BATCH)
         k = CARVE_BATCH;
+    if (ay_secure_random && k >= 2) { /* in a random order: a shuffle of the k */
+        uint32_t idx[CARVE_BATCH];
+        uint64_t x = ay_random();
+        for (uint32_t i = 0; i < k; i++)
+            idx[i] = i;
+        for (uint32_t i = k - 1; i > 0; i--, x = x * 6364136223846793005u + 1442695040888963407u) {
+            uint32_t j = (uint32_t)((x >> 33) % (i + 1)), t = idx[i];
+            idx[i] = idx[j];
+            idx[j] = t;
+        }
+        for (uint32_t i = 1; i < k; i++)
+            ay_link_set((void *)(o + idx[i - 1] * size), (void *)(o + idx[i] * size));
+        ay_link_set((void *)(o + idx[k - 1] * size), NULL);
+        tc->bins[b].head = (void *)(o + idx[0] * size);
+        r->next += k * size;
+        return;
+    }
     for (uint32_t i = 1; i < k; i++, o += size)
-        *(void **)o = (void *)(o + size);
-    *(void **)o = NULL;
+        ay_link_set((void *)o, (void *)(o + size));
+    ay_link_set((void *)o, NULL);
     tc->bins[b].head = (void *)r->next;
     r->next += k * size;
 }
@@ -169,9 +213,23 @@ static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
     bin->len -= n;
     if (from_list) {
         void *head = bin->head, *last = head;
-        for (uint32_t i = 1; i < from_list; i++)
-            last = *(void **)last;
-        bin->head = *(void **)last;
+        /* a block freed twice while on this list makes the list loop back
+         * to it: Brent's cycle detection, as the walk goes */
+        void *mark = head;
+        for (uint32_t i = 1, power = 1, lam = 0; i < from_list; i++) {
+            void *next = ay_link_get(last); /* not the end yet: an address */
+            if (AY_UNLIKELY(!ay_link_plausible(next)))
+                ay_fatal("free list corrupted: a block was written to after it was freed", last);
+            last = next;
+            if (AY_UNLIKELY(last == mark))
+                ay_fatal("free(): double free (a block is twice in a thread cache)", last);
+            if (++lam == power) {
+                mark = last;
+                power *= 2;
+                lam = 0;
+            }
+        }
+        bin->head = tcache_next(last);
         ay_central_release(b - 1, head, from_list);
     }
     if (n > from_list) {
@@ -250,7 +308,7 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     if (!bin->head)
         carve(tc, b); /* not a miss: the objects are the cache's already */
     void *p = bin->head;
-    bin->head = *(void **)p;
+    bin->head = tcache_next(p);
     bin->len--;
     if (miss) {
         scavenge_maybe(tc, (uint64_t)(bin->len + 1) * ay_bin_size[b]);
@@ -261,7 +319,7 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
 
 void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p) {
     ay_bin_t *bin = &tc->bins[b];
-    *(void **)p = bin->head;
+    ay_link_set(p, bin->head);
     bin->head = p;
     bin->len++;
     if (bin->len > bin->limit) {
@@ -276,6 +334,12 @@ void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p) {
 }
 
 void ay_tcache_flush(ay_tcache_t *tc) {
+    ay_quarantine_slot_t e; /* the secure flavour's quarantine first, to the central caches */
+    while (ay_secure_quarantine && tc->quarantine && ay_quarantine_take(tc->quarantine, &e)) {
+        if (!ay_quarantine_intact(e.block, e.size))
+            ay_fatal("free(): a block was written to after it was freed", e.block);
+        ay_central_release(e.off / AY_BIN_BYTES - 1, e.block, 1);
+    }
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         bin_release(tc, b, tc->bins[b].len);
 }
@@ -286,7 +350,9 @@ bool ay_tcache_contains(unsigned b, const void *p) {
     const ay_run_t *r = &tc_self->run[b];
     if ((uintptr_t)p >= r->next && (uintptr_t)p < r->end)
         return true; /* never handed out yet */
-    for (void *q = tc_self->bins[b].head; q; q = *(void **)q)
+    const ay_bin_t *bin = &tc_self->bins[b];
+    void *q = bin->head;
+    for (uint32_t i = 0; i < bin->len && ay_link_plausible(q); i++, q = ay_link_get(q))
         if (q == p)
             return true;
     return false;

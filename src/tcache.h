@@ -35,6 +35,7 @@
 
 #include "central.h"
 #include "internal.h"
+#include "secure.h"
 
 struct ay_heap;
 
@@ -59,6 +60,7 @@ typedef struct ay_tcache {
     uint8_t node_pending;          /* NUMA: another node seen at the last check (heap.h) */
     bool heap_chosen;              /* the thread chose its automatic heap: no NUMA moves */
     struct ay_tcache *prev, *next; /* registry of live caches */
+    struct ay_quarantine *quarantine; /* secure flavour: freed blocks waiting (quarantine.h) */
 } ay_tcache_t;
 
 /* The thread's hot TLS, in one struct so that the fast path reaches both
@@ -75,34 +77,49 @@ extern __thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec")));
 extern AY_HIDDEN ay_tcache_t ay_tcache_empty;
 
 /* ---- size -> bin ----
- * Three tiers, derived from policy.h's bands: bands 0-1 through a table in
- * steps of band 0's step, bands 2-3 through a table in steps of band 2's
- * step, and band 4 by arithmetic.  Each band's step is a multiple of its
- * tier's step, and each tier starts on a multiple of it, so a table entry
- * never straddles two classes.  The tables are filled at initialisation
- * (all zero before, which sends every request to the slow path). */
+ * The fast paths work with a bin's byte offset in the cache (AY_BIN_BYTES
+ * times its index), so that the bin is tc + offset, with no shift.  Three
+ * tiers, derived from policy.h's bands: sizes up to 1 KiB (bands 0-1) index
+ * a table directly, one entry per byte (no rounding arithmetic on the fast
+ * path); bands 2-3 go through a table in steps of band 2's step; band 4 by
+ * arithmetic.  Each band's step is a multiple of its tier's step, and each
+ * tier starts on a multiple of it, so a table entry never straddles two
+ * classes.  The tables are filled at initialisation (all zero before,
+ * which sends every request to the slow path).  The secure flavour maps a
+ * size to the class that also holds the block's tag (secure.h), and keeps
+ * sizes that are multiples of 16 in classes that are too. */
 #define AY_LOOKUP_A_MAX ((size_t)AY_BAND1_END)
-#define AY_LOOKUP_A_SHIFT AY_BAND0_SHIFT
 #define AY_LOOKUP_B_MAX ((size_t)AY_BAND3_END)
 #define AY_LOOKUP_B_SHIFT AY_BAND2_SHIFT
-_Static_assert(AY_BAND1_SHIFT >= AY_BAND0_SHIFT && AY_BAND3_SHIFT >= AY_BAND2_SHIFT &&
-                   AY_BAND1_END % (1 << AY_BAND2_SHIFT) == 0,
+_Static_assert(AY_BAND3_SHIFT >= AY_BAND2_SHIFT && AY_BAND1_END % (1 << AY_BAND2_SHIFT) == 0,
                "a lookup tier's step divides its bands' steps");
+_Static_assert(sizeof(ay_bin_t) == AY_BIN_BYTES && AY_NUM_BINS * AY_BIN_BYTES <= 65535,
+               "bin offsets fit the uint16_t tables and pagemap entries");
 
-extern AY_HIDDEN uint8_t ay_bin_small[(AY_LOOKUP_A_MAX >> AY_LOOKUP_A_SHIFT) + 1];
-extern AY_HIDDEN uint8_t ay_bin_mid[(AY_LOOKUP_B_MAX >> AY_LOOKUP_B_SHIFT) + 1];
+extern AY_HIDDEN uint16_t ay_bin_small[AY_LOOKUP_A_MAX + 1]; /* bin offsets by size */
+extern AY_HIDDEN uint16_t ay_bin_mid[(AY_LOOKUP_B_MAX >> AY_LOOKUP_B_SHIFT) + 1];
 extern AY_HIDDEN uint32_t ay_bin_size[AY_NUM_BINS]; /* object size of a bin; 0 for bin 0 */
 
-AY_INLINE unsigned ay_size_bin(size_t size) {
+/* The byte offset of size's bin in a thread cache (0: not cacheable). */
+AY_INLINE unsigned ay_size_bin_offset(size_t size) {
     if (AY_LIKELY(size <= AY_LOOKUP_A_MAX))
-        return ay_bin_small[(size + (1u << AY_LOOKUP_A_SHIFT) - 1) >> AY_LOOKUP_A_SHIFT];
+        return ay_bin_small[size];
+    if (ay_secure) {
+        if (size > AY_MAX_SMALL_SIZE)
+            return 0;
+        size += AY_TAG_BYTES;
+    }
     if (size <= AY_LOOKUP_B_MAX)
         return ay_bin_mid[(size + (1u << AY_LOOKUP_B_SHIFT) - 1) >> AY_LOOKUP_B_SHIFT];
     if (size <= AY_MAX_SMALL_SIZE)
-        return AY_BAND4_FIRST +
-               (unsigned)((size - AY_BAND3_END + (1u << AY_BAND4_SHIFT) - 1) >> AY_BAND4_SHIFT);
+        return AY_BIN_BYTES * (AY_BAND4_FIRST +
+                               (unsigned)((size - AY_BAND3_END + (1u << AY_BAND4_SHIFT) - 1) >>
+                                          AY_BAND4_SHIFT));
     return 0;
 }
+
+/* The bin (class + 1) of a request of `size` bytes, 0 when not cacheable. */
+AY_INLINE unsigned ay_size_bin(size_t size) { return ay_size_bin_offset(size) / AY_BIN_BYTES; }
 
 /* ---- slow-path services ---- */
 

@@ -21,6 +21,15 @@
  * returns NULL and leaves the arena exactly as it was.
  *
  * Not thread-safe: one arena per thread, or the scratch arena below.
+ *
+ * Memory checkers.  When alloy's hot-path allocators are compiled with
+ * AddressSanitizer, or with ALLOY_VALGRIND (CMake -DALLOY_VALGRIND=ON) and
+ * run under valgrind, the arena tells the checker what it hands out and
+ * what a reset or a rewind takes back (each region is a memcheck memory
+ * pool; ASan poisons it), so a read of memory after alloy_arena_reset is
+ * reported.  Every allocation then goes through alloy_arena_alloc_slow.
+ * Destroy an arena that started on a buffer of yours before the buffer
+ * goes, so that the buffer is yours again for the checker too.
  */
 #ifndef ALLOY_ARENA_H
 #define ALLOY_ARENA_H

@@ -28,7 +28,8 @@
  *   opt.{batch_policy,batch_budget,batch_cap,return_threshold_halves,tcache,
  *        tcache_max_bytes,decay_ms,heaps,background_thread,junk,zero,
  *        abort_on_error,stats_print,stats_print_opts,numa,prof,prof_active,prof_sample,
- *        prof_prefix,prof_final,prof_interval,prof_leak,leak_exit_code}
+ *        prof_prefix,prof_final,prof_interval,prof_leak,leak_exit_code,guard_sample,
+ *        guard_slots}
  *   numa.nodes  numa.moves
  *   thread.tcache.flush  thread.tcache.bytes  thread.heap  thread.node
  *   heaps.count  heaps.create  heap.<i>.destroy  heap.<i>.purge

@@ -17,6 +17,12 @@
  * ALLOY_POOL_ABORT it aborts instead.  Its `free` field stays NULL, so its
  * allocations always miss into the slow path: the fast path pays nothing.
  *
+ * Memory checkers.  When alloy's hot-path allocators are compiled with
+ * AddressSanitizer, or with ALLOY_VALGRIND (CMake -DALLOY_VALGRIND=ON) and
+ * run under valgrind, every pool is a checked pool, and tells the checker
+ * about its slots: a freed slot is poisoned (ASan) or freed in a memcheck
+ * memory pool, so reading it is reported.
+ *
  * alloy_sync_pool_t (thread-safe, no lock on the fast path).  Each thread
  * keeps a small cache of free slots per pool in thread-local storage; alloc
  * and free work on it with no lock and no atomic instruction.  An empty

@@ -14,10 +14,18 @@
  *   - an arena with no region points begin/next/end at one static byte, so
  *     pointer arithmetic is always within an object;
  *   - no state changes before the request is known to succeed.
+ *
+ * Memory checkers (checker.h): each region (the caller's buffer, each
+ * chunk) is a memory pool of its own, anchored at its start; free space is
+ * forbidden, an allocation is a block of the region's pool, a reset or a
+ * rewind frees the blocks after the point it goes back to (memcheck's
+ * trim; ASan's poison).  The inline fast path then always misses: `end`
+ * stays equal to `next`, and the region's real end is region_end().
  */
 #include <alloy/arena.h>
 #include <alloy/resource.h>
 
+#include "checker.h"
 #include "hot.h"
 
 struct alloy_arena_chunk {
@@ -39,20 +47,44 @@ static char *arena_chunk_data(alloy_arena_chunk_t *c)
     return (char *)c + ARENA_HEADER;
 }
 
+/* The end of region c (NULL: the caller's buffer). */
+static char *region_end(const alloy_arena_t *a, const alloy_arena_chunk_t *c)
+{
+    if (c != NULL)
+        return (char *)c + c->size;
+    return a->initial != NULL ? a->initial + a->initial_size : arena_empty + 0;
+}
+
+/* The memory-pool anchor of region c (NULL when it has no memory). */
+static const void *region_anchor(const alloy_arena_t *a, const alloy_arena_chunk_t *c)
+{
+    return c != NULL ? (const void *)c : (const void *)a->initial;
+}
+
+/* Checkers: everything of region c from `from` on is freed (memcheck's
+ * blocks there, and the memory). */
+static void region_forget_from(const alloy_arena_t *a, const alloy_arena_chunk_t *c, char *from)
+{
+    const void *anchor = region_anchor(a, c);
+    if (!ay_hot_checked() || anchor == NULL)
+        return;
+    char *begin = c != NULL ? arena_chunk_data((alloy_arena_chunk_t *)c) : a->initial;
+    ay_hot_pool_trim(anchor, begin, (size_t)(from - begin));
+    ay_hot_forbid(from, (size_t)(region_end(a, c) - from));
+}
+
 /* Make region c (NULL: the caller's buffer) current, `next` at its start
  * unless given. */
 static void arena_enter(alloy_arena_t *a, alloy_arena_chunk_t *c)
 {
     a->current = c;
-    if (c != NULL) {
+    if (c != NULL)
         a->begin = arena_chunk_data(c);
-        a->end = (char *)c + c->size;
-    } else if (a->initial != NULL) {
+    else if (a->initial != NULL)
         a->begin = a->initial;
-        a->end = a->initial + a->initial_size;
-    } else {
-        a->begin = a->end = arena_empty;
-    }
+    else
+        a->begin = arena_empty;
+    a->end = ay_hot_checked() ? a->begin : region_end(a, c);
     a->next = a->begin;
 }
 
@@ -70,6 +102,10 @@ ALLOY_API void alloy_arena_init(alloy_arena_t *a, void *buf, size_t len, alloy_r
     while (first <= a->initial_size && first < ARENA_MAX_GROWTH)
         first *= 2;
     a->next_chunk_size = first;
+    if (ay_hot_checked() && a->initial != NULL) {
+        ay_hot_pool_create(a->initial);
+        ay_hot_forbid(a->initial, a->initial_size);
+    }
     arena_enter(a, NULL);
 }
 
@@ -77,11 +113,15 @@ ALLOY_API void alloy_arena_init(alloy_arena_t *a, void *buf, size_t len, alloy_r
 static void *arena_try_region(alloy_arena_t *a, size_t size, size_t align)
 {
     uintptr_t p = (uintptr_t)a->next;
-    size_t avail = (size_t)(a->end - a->next);
+    size_t avail = (size_t)(region_end(a, a->current) - a->next);
     size_t pad = (size_t)(0 - p) & (align - 1);
     if (pad > avail || size > avail - pad)
         return NULL;
     a->next = a->next + pad + size;
+    if (ay_hot_checked()) {
+        a->end = a->next; /* the next allocation misses into the slow path too */
+        ay_hot_pool_alloc(region_anchor(a, a->current), a->next - size, size);
+    }
     return a->next - size;
 }
 
@@ -131,6 +171,10 @@ ALLOY_API void *alloy_arena_alloc_slow(alloy_arena_t *a, size_t size, size_t ali
     if (c == NULL)
         return NULL;
     c->size = bytes;
+    if (ay_hot_checked()) {
+        ay_hot_pool_create(c);
+        ay_hot_forbid(arena_chunk_data(c), bytes - ARENA_HEADER);
+    }
     if (a->current != NULL) {
         c->next = a->current->next;
         a->current->next = c;
@@ -146,14 +190,24 @@ ALLOY_API void *alloy_arena_alloc_slow(alloy_arena_t *a, size_t size, size_t ali
 
 ALLOY_API void alloy_arena_reset(alloy_arena_t *a)
 {
-    a->used_before = 0;
-    arena_enter(a, NULL);
+    alloy_arena_mark_t start = {NULL, a->initial, 0};
+    alloy_arena_rewind(a, start);
 }
 
 ALLOY_API void alloy_arena_rewind(alloy_arena_t *a, alloy_arena_mark_t m)
 {
+    if (ay_hot_checked()) { /* what came after m is freed */
+        if (m.next != NULL)
+            region_forget_from(a, m.chunk, m.next);
+        for (alloy_arena_chunk_t *c = m.chunk != NULL ? m.chunk->next : a->chunks; c != NULL;
+             c = c->next)
+            region_forget_from(a, c, arena_chunk_data(c));
+    }
     arena_enter(a, m.chunk);
-    a->next = m.next;
+    if (m.next != NULL)
+        a->next = m.next;
+    if (ay_hot_checked())
+        a->end = a->next;
     a->used_before = m.used_before;
 }
 
@@ -163,6 +217,10 @@ ALLOY_API void alloy_arena_release(alloy_arena_t *a)
     while (c != NULL) {
         alloy_arena_chunk_t *next = c->next;
         a->reserved -= c->size;
+        if (ay_hot_checked()) { /* upstream's memory again */
+            ay_hot_pool_destroy(c);
+            ay_hot_allow(c, c->size);
+        }
         alloy_resource_deallocate(a->upstream, c, c->size, 16);
         c = next;
     }
@@ -173,6 +231,10 @@ ALLOY_API void alloy_arena_release(alloy_arena_t *a)
 ALLOY_API void alloy_arena_destroy(alloy_arena_t *a)
 {
     alloy_arena_release(a);
+    if (ay_hot_checked() && a->initial != NULL) { /* the caller's buffer is theirs again */
+        ay_hot_pool_destroy(a->initial);
+        ay_hot_allow(a->initial, a->initial_size);
+    }
 }
 
 ALLOY_API size_t alloy_arena_used(const alloy_arena_t *a)

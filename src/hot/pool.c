@@ -18,6 +18,11 @@
  *   - in the checked flavour `free` is NULL (all allocations take the slow
  *     path) and a slot's bit is set exactly when the caller holds it;
  *   - total_slots <= max_slots when max_slots != 0.
+ *
+ * Memory checkers (checker.h): a pool is a memory pool anchored at its
+ * struct, and becomes a checked pool (every call through the library);
+ * slots are forbidden until handed out and again once freed, and the links
+ * in free slots are read and written through ay_hot_link_get/set.
  */
 #include <alloy/pool.h>
 #include <alloy/resource.h>
@@ -27,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checker.h"
 #include "hot.h"
 
 struct alloy_pool_chunk {
@@ -85,6 +91,8 @@ static bool pool_grow(alloy_pool_t *pool)
     }
     pool->chunks = c;
     pool->total_slots += n;
+    if (ay_hot_checked())
+        ay_hot_forbid(c->slots, n * pool->slot_size);
     pool->carve = c->slots;
     pool->carve_end = c->slots + n * pool->slot_size;
     size_t cap = POOL_MAX_GROWTH / pool->slot_size;
@@ -107,6 +115,10 @@ ALLOY_API int alloy_pool_init(alloy_pool_t *pool, const alloy_pool_config_t *cfg
     pool->slot_size = size;
     pool->slot_align = align;
     pool->flags = cfg->flags;
+    if (ay_hot_checked()) { /* every call through the library, where the checker is told */
+        pool->flags |= ALLOY_POOL_CHECKED;
+        ay_hot_pool_create(pool);
+    }
     pool->max_slots = cfg->max_slots;
     pool->upstream = cfg->upstream != NULL ? cfg->upstream : alloy_default_resource();
     pool->carve = pool->carve_end = NULL;
@@ -127,8 +139,12 @@ ALLOY_API int alloy_pool_init(alloy_pool_t *pool, const alloy_pool_config_t *cfg
 ALLOY_API void alloy_pool_destroy(alloy_pool_t *pool)
 {
     alloy_pool_chunk_t *c = pool->chunks;
+    if (ay_hot_checked())
+        ay_hot_pool_destroy(pool);
     while (c != NULL) {
         alloy_pool_chunk_t *older = c->next;
+        if (ay_hot_checked())
+            ay_hot_allow(c, c->bytes); /* upstream's memory again */
         alloy_resource_deallocate(pool->upstream, c, c->bytes, pool_chunk_align(pool));
         c = older;
     }
@@ -177,7 +193,7 @@ static void *pool_alloc_checked(alloy_pool_t *pool)
 {
     void *p = pool->checked_free;
     if (p != NULL) {
-        pool->checked_free = *(void **)p;
+        pool->checked_free = ay_hot_link_get(p);
     } else {
         if (pool->carve == pool->carve_end && !pool_grow(pool))
             return NULL;
@@ -188,6 +204,7 @@ static void *pool_alloc_checked(alloy_pool_t *pool)
     size_t i = (size_t)((char *)p - c->slots) / pool->slot_size;
     c->bits[i / 8] |= (unsigned char)(1u << (i % 8));
     pool->live++;
+    ay_hot_pool_alloc(pool, p, pool->slot_size);
     return p;
 }
 
@@ -232,7 +249,8 @@ ALLOY_API void alloy_pool_free_checked(alloy_pool_t *pool, void *p)
         return;
     }
     c->bits[i / 8] &= (unsigned char)~bit;
-    *(void **)p = pool->checked_free;
+    ay_hot_pool_free(pool, p, pool->slot_size);
+    ay_hot_link_set(p, pool->checked_free);
     pool->checked_free = p;
     pool->live--;
 }

@@ -1,0 +1,19 @@
+/* quarantine.c - the secure flavour's quarantine of freed blocks: making a
+ * ring and emptying it (see quarantine.h; the fast path is in alloc.h). */
+#include "quarantine.h"
+
+#include "meta.h"
+
+ay_quarantine_t *ay_quarantine_new(void) { return ay_meta_alloc(sizeof(ay_quarantine_t)); }
+
+bool ay_quarantine_take(ay_quarantine_t *q, ay_quarantine_slot_t *out) {
+    for (unsigned k = 0; k < AY_QUARANTINE_SLOTS; k++) {
+        ay_quarantine_slot_t *sl = &q->slot[(q->head + k) % AY_QUARANTINE_SLOTS];
+        if (sl->block) {
+            *out = *sl;
+            sl->block = NULL;
+            return true;
+        }
+    }
+    return false;
+}

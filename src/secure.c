@@ -1,0 +1,41 @@
+/* secure.c - the keys, the magic numbers of the offset check, and the
+ * slow-path random numbers (see secure.h). */
+#include "secure.h"
+
+#include "os.h"
+
+uintptr_t ay_link_key;
+uintptr_t ay_tag_key;
+uint64_t ay_class_magic[AY_NUM_CLASSES];
+static uint64_t random_state;
+
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+void ay_secure_init(void) {
+    uint64_t seed[3];
+    if (ay_os_random(seed, sizeof seed) != 0) {
+        /* no getrandom: the kernel's AT_RANDOM bytes, which glibc also uses
+         * for the stack protector, so mixed with the time and an address
+         * rather than used as they are */
+        uint64_t s = ay_os_auxv_random() ^ ay_os_now_ms() ^ (uint64_t)(uintptr_t)&seed;
+        for (unsigned i = 0; i < 3; i++)
+            seed[i] = splitmix64(&s);
+    }
+    ay_link_key = (uintptr_t)seed[0];
+    ay_tag_key = (uintptr_t)seed[1];
+    __atomic_store_n(&random_state, seed[2], __ATOMIC_RELAXED);
+    for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
+        ay_class_magic[c] = ((uint64_t)1 << 40) / ay_policy_class_size(c) + 1;
+}
+
+uint64_t ay_random(void) {
+    uint64_t s = __atomic_add_fetch(&random_state, 0x9e3779b97f4a7c15u, __ATOMIC_RELAXED);
+    s = (s ^ (s >> 30)) * 0xbf58476d1ce4e5b9u;
+    s = (s ^ (s >> 27)) * 0x94d049bb133111ebu;
+    return s ^ (s >> 31);
+}

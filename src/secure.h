@@ -1,0 +1,147 @@
+/* secure.h - the hardening every flavour has, and the switch of the secure
+ * flavour (liballoy_secure.so, built with AY_SECURE=1).
+ *
+ * Free-list links.  Every free list of small blocks (a thread cache's lists,
+ * a span's list of returned objects, a batch on its way between the two)
+ * is intrusive: a free block's first word links to the next one.  The word
+ * is not the pointer itself but
+ *
+ *     stored = (next XOR ay_link_key) - (address of the word)
+ *
+ * in the manner of glibc's safe-linking: a link depends on where it is
+ * stored and on a per-process secret, so a write into a freed block can no
+ * longer steer malloc to an address of the writer's choice, and a link read
+ * out of a freed block gives away neither the secret nor a heap address.
+ * (glibc XORs with the address shifted right by 12; subtracting the address
+ * mixes the same randomised bits in, and costs one instruction on each fast
+ * path where the shift and its copy cost two: see README, "Hardening".)
+ * Decoding anything but a link gives a value that is, with probability
+ * 1 - 2^-17, not a user-space address; malloc's fast path tests the head it
+ * is about to pop with ay_link_plausible (that test is also its test for an
+ * empty list), so a corrupted list sends malloc to its slow path, which
+ * aborts with a message instead of crashing on the garbage.
+ *
+ * Offsets.  ay_offset_is_object tells whether an offset inside a span is a
+ * multiple of the class size with a multiply and a shift (no division):
+ * q = (d * M) >> 40 with M = floor(2^40 / S) + 1 is floor(d / S) for every
+ * d < 2^40 / S, and spans are at most 256 pages (d < 2^20, S <= 2^18).
+ *
+ * The secure flavour adds (each `if (ay_secure)` in the code): a tag word at
+ * the end of every small block (AY_TAG_BYTES), which holds a canary while
+ * the block is allocated and a different value while it is free, checked on
+ * every free (overflow into the next block, double free); every free
+ * checked against its span (offset, tag); a quarantine of freed blocks;
+ * randomised allocation order in a span; guard pages around large blocks,
+ * page-heap chunks and metadata.
+ *
+ * Initialisation: ay_secure_init runs first in ay_init_slow, before any
+ * list exists; the keys never change afterwards (a fork child keeps them,
+ * with its lists).  Layer: diagnostics (it reports through error.h).
+ */
+#ifndef ALLOY_SECURE_H
+#define ALLOY_SECURE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "os.h"
+
+#ifndef AY_SECURE
+#define AY_SECURE 0
+#endif
+static const bool ay_secure = AY_SECURE;
+/* The secure flavour's parts, each on with it; a build can turn one off
+ * (-DAY_SECURE_QUARANTINE=0, ...) to measure what it costs (README,
+ * "Hardening").  The tags and the checks on every free are the flavour. */
+#ifndef AY_SECURE_QUARANTINE
+#define AY_SECURE_QUARANTINE AY_SECURE
+#endif
+#ifndef AY_SECURE_RANDOM
+#define AY_SECURE_RANDOM AY_SECURE
+#endif
+#ifndef AY_SECURE_GUARDS
+#define AY_SECURE_GUARDS AY_SECURE
+#endif
+static const bool ay_secure_quarantine = AY_SECURE && AY_SECURE_QUARANTINE;
+static const bool ay_secure_random = AY_SECURE && AY_SECURE_RANDOM;
+static const bool ay_secure_guards = AY_SECURE && AY_SECURE_GUARDS;
+
+/* Bytes at the end of every small block that hold its tag (secure only). */
+#define AY_TAG_BYTES ((size_t)(AY_SECURE ? 8 : 0))
+
+/* User-space addresses are below 2^47 on x86-64 (alloy never asks mmap for
+ * higher ones); elsewhere below 2^48, the pagemap's reach. */
+#if defined(__x86_64__)
+#define AY_USER_ADDR_BITS 47
+#else
+#define AY_USER_ADDR_BITS 48
+#endif
+
+extern AY_HIDDEN uintptr_t ay_link_key;  /* secret of the free-list links */
+extern AY_HIDDEN uintptr_t ay_tag_key;   /* secret of the tags (secure flavour) */
+extern AY_HIDDEN uint64_t ay_class_magic[AY_NUM_CLASSES]; /* floor(2^40 / S) + 1 */
+
+/* Draw the keys (getrandom, else the kernel's AT_RANDOM bytes mixed with
+ * the time) and fill the magic table.  Once, at initialisation. */
+void ay_secure_init(void);
+/* A random 64-bit number, for slow paths (shuffles, sampling): a splitmix64
+ * sequence seeded from the keys.  Thread-safe. */
+uint64_t ay_random(void);
+
+/* p is a user-space address, and not NULL. */
+AY_INLINE bool ay_link_plausible(const void *p) {
+    return (((uintptr_t)p - 1) >> AY_USER_ADDR_BITS) == 0;
+}
+
+AY_INLINE uintptr_t ay_link_encode(const void *at, const void *next) {
+    return ((uintptr_t)next ^ ay_link_key) - (uintptr_t)at;
+}
+
+AY_INLINE void *ay_link_decode(const void *at, uintptr_t stored) {
+    return (void *)((stored + (uintptr_t)at) ^ ay_link_key);
+}
+
+/* The link stored in the free block at `at`, decoded. */
+AY_INLINE void *ay_link_get(const void *at) { return ay_link_decode(at, *(const uintptr_t *)at); }
+
+/* Make the free block at `at` link to `next` (NULL: the end of a list). */
+AY_INLINE void ay_link_set(void *at, const void *next) {
+    *(uintptr_t *)at = ay_link_encode(at, next);
+}
+
+/* Is offset d (from a span's start) the start of an object of `size`
+ * bytes, whose magic (ay_class_magic of its class) is given? */
+AY_INLINE bool ay_offset_is_object_m(uintptr_t d, uint64_t magic, uint32_t size) {
+    return (((uint64_t)d * magic) >> 40) * size == d;
+}
+
+/* Is offset d (from a span's start) the start of an object of class cls? */
+AY_INLINE bool ay_offset_is_object(uintptr_t d, unsigned cls, uint32_t size) {
+    return ay_offset_is_object_m(d, ay_class_magic[cls], size);
+}
+
+/* ---- tags (secure flavour) ----
+ * The last word of a small block of `size` bytes at p: its canary,
+ * ay_tag_live(p), while the block is allocated, and ay_tag_free(p) while it
+ * is free.  Any other value means something wrote past the block's end. */
+AY_INLINE uintptr_t *ay_tag_at(void *p, size_t size) {
+    return (uintptr_t *)((char *)p + size - sizeof(uintptr_t));
+}
+AY_INLINE uintptr_t ay_tag_live(const void *p) { return (uintptr_t)p ^ ay_tag_key; }
+AY_INLINE uintptr_t ay_tag_free(const void *p) { return ~((uintptr_t)p ^ ay_tag_key); }
+
+/* Memory from the OS for the page heap's chunks and for metadata: the
+ * secure flavour puts an inaccessible page before and after each mapping,
+ * so that no linear overflow runs from one into another. */
+AY_INLINE void *ay_chunk_map(size_t size, size_t align) {
+    return ay_secure_guards ? ay_os_map_guarded(size, align) : ay_os_map(size, align);
+}
+AY_INLINE void ay_chunk_unmap(void *p, size_t size) {
+    if (ay_secure_guards)
+        ay_os_unmap_guarded(p, size);
+    else
+        ay_os_unmap(p, size);
+}
+
+#endif

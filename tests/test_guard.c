@@ -1,0 +1,206 @@
+/* test_guard.c - sampled guarded allocations (guard_sample, src/guard.h).
+ *
+ *   test_guard report    (ALLOY_CONF=guard_sample:1) a use after free, an
+ *                        overflow and an underflow of a guarded block each
+ *                        kill a forked child with SIGSEGV, after alloy's
+ *                        report naming the block, its size, and the stacks
+ *                        where it was allocated and freed; a double free and an interior
+ *                        free abort with the same report; realloc and
+ *                        malloc_usable_size work on guarded blocks; a fault
+ *                        elsewhere is a plain SIGSEGV with no report.
+ *   test_guard rate N    (ALLOY_CONF=guard_sample:N) of 200000 blocks kept
+ *                        live, about one in N is guarded (within a factor 2).
+ *   test_guard off       (no setting) no block is ever guarded.
+ * Linked against liballoy.a: ay_guard_owns tells a guarded block. */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "guard.h"
+
+static volatile char sink;
+static char *volatile hidden;
+
+/* Hide a pointer from the compiler, which would fold or warn about the
+ * accesses out of bounds that this test makes on purpose. */
+static volatile char *hide(char *p) {
+    hidden = p;
+    return hidden;
+}
+
+/* A guarded block of `size` bytes: with guard_sample:1 every slow-path
+ * malloc is sampled once a refill has charged the countdown, so a few
+ * sizes of fresh classes are enough. */
+static char *guarded(size_t size) {
+    for (int i = 0; i < 64; i++) {
+        char *p = malloc(size);
+        if (ay_guard_owns(p))
+            return p;
+        /* not freed: the next malloc of this size must miss again */
+    }
+    return NULL;
+}
+
+typedef void case_fn(void);
+
+static void use_after_free(void) {
+    char *p = guarded(40);
+    memset(p, 1, 40);
+    free(p);
+    sink = hide(p)[8];
+}
+static void overflow(void) {
+    char *p = guarded(40);
+    hide(p)[40] = 1; /* the first byte after the block: the guard page */
+}
+static void underflow(void) {
+    char *p = guarded(4000);
+    sink = hide(p)[-(ptrdiff_t)((uintptr_t)p % 4096) - 16]; /* the guard page before its page */
+}
+static void double_free(void) {
+    char *p = guarded(24);
+    free(p);
+    free(p);
+}
+static void interior_free(void) {
+    char *p = guarded(64);
+    free(p + 16);
+}
+static void wild_fault(void) { sink = hide(NULL)[16]; }
+
+static int run(case_fn *fn, char *out, size_t len) {
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        close(fds[0]);
+        fn();
+        _exit(0);
+    }
+    close(fds[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < len && (r = read(fds[0], out + n, len - 1 - n)) > 0)
+        n += (size_t)r;
+    out[n] = 0;
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+static void expect(const char *name, case_fn *fn, int sig, const char *const *texts) {
+    char out[4096];
+    int got = run(fn, out, sizeof out);
+    int ok = got == sig;
+    for (const char *const *t = texts; *t; t++)
+        ok = ok && strstr(out, *t) != NULL;
+    if (!ok)
+        fprintf(stderr, "case %s: signal %d (expected %d), stderr:\n%s\n", name, got, sig, out);
+    CHECK(ok);
+}
+
+/* The number of addresses on the report's line that starts with `what`. */
+static unsigned frames_on(const char *out, const char *what) {
+    const char *l = strstr(out, what);
+    unsigned n = 0;
+    for (; l && *l && *l != '\n'; l++)
+        n += l[0] == ' ' && l[1] == '0' && l[2] == 'x';
+    return n;
+}
+
+static int report_case(void) {
+    {   /* the stacks come from the unwinder: the test's own frames, main's, libc's */
+        char out[4096];
+        CHECK(run(use_after_free, out, sizeof out) == SIGSEGV);
+        unsigned a = frames_on(out, "allocated by thread"), f = frames_on(out, "freed by thread");
+        if (a < 3 || f < 3)
+            fprintf(stderr, "stacks of %u and %u frames:\n%s\n", a, f, out);
+        CHECK(a >= 3 && f >= 3);
+    }
+    expect("use after free", use_after_free, SIGSEGV,
+           (const char *const[]){"SIGSEGV: a read of a guarded page", "guarded block: use after free",
+                                 "8 bytes into the block", "of 40 bytes", "allocated by thread",
+                                 "freed by thread", NULL});
+    expect("overflow", overflow, SIGSEGV,
+           (const char *const[]){"SIGSEGV: a write into a guarded page", "heap buffer overflow",
+                                 "0 bytes after the end of the block", "of 40 bytes",
+                                 "allocated by thread", NULL});
+    expect("underflow", underflow, SIGSEGV,
+           (const char *const[]){"heap buffer underflow", "bytes before the block", "of 4000 bytes",
+                                 NULL});
+    expect("double free", double_free, SIGABRT,
+           (const char *const[]){"free(): double free", "of 24 bytes", "freed by thread", NULL});
+    expect("interior free", interior_free, SIGABRT,
+           (const char *const[]){"free(): pointer is not the start of the block", NULL});
+    char out[1024];
+    CHECK(run(wild_fault, out, sizeof out) == SIGSEGV && !strstr(out, "guarded"));
+
+    /* the promises of malloc hold for guarded blocks */
+    char *p = guarded(100);
+    CHECK(p != NULL && (uintptr_t)p % 8 == 0 && malloc_usable_size(p) >= 100);
+    char *q = guarded(64);
+    CHECK(q != NULL && (uintptr_t)q % 16 == 0);
+    memset(p, 7, 100);
+    char *r = realloc(p, 5000);
+    CHECK(r && !ay_guard_owns(r) && r[0] == 7 && r[99] == 7);
+    free(r);
+    free(q);
+    char *z = calloc(1, 48);
+    while (z && !ay_guard_owns(z))
+        z = calloc(1, 48);
+    CHECK(z && z[0] == 0 && z[47] == 0);
+    free(z);
+    return CHECK_DONE();
+}
+
+#define NBLOCKS 200000
+static void *blocks[NBLOCKS];
+
+static int rate_case(unsigned n) {
+    unsigned guarded_count = 0;
+    for (unsigned i = 0; i < NBLOCKS; i++) {
+        blocks[i] = malloc(16 + (i % 64) * 16);
+        guarded_count += ay_guard_owns(blocks[i]);
+        if (guarded_count == 200) /* the slots are all live: no more samples */
+            break;
+    }
+    for (unsigned i = 0; i < NBLOCKS && blocks[i]; i++)
+        free(blocks[i]);
+    unsigned want = NBLOCKS / n < 200 ? NBLOCKS / n : 200;
+    fprintf(stderr, "guard_sample:%u: %u guarded blocks (about %u expected)\n", n, guarded_count, want);
+    CHECK(guarded_count >= want / 2 && guarded_count <= want * 2);
+    return CHECK_DONE();
+}
+
+static int off_case(void) {
+    unsigned n = 0;
+    for (unsigned i = 0; i < 20000; i++) {
+        void *p = malloc(16 + i % 4000);
+        n += ay_guard_owns(p);
+        free(p);
+    }
+    CHECK_EQ_U(n, 0);
+    return CHECK_DONE();
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "report"))
+        return report_case();
+    if (argc > 2 && !strcmp(argv[1], "rate"))
+        return rate_case((unsigned)atoi(argv[2]));
+    if (argc > 1 && !strcmp(argv[1], "off"))
+        return off_case();
+    fprintf(stderr, "usage: test_guard report | rate N | off\n");
+    return 2;
+}
