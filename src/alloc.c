@@ -112,7 +112,7 @@ void *ay_malloc_slow(size_t size) {
     if (b && tc && cached_for(tc, tc->heap)) {
         p = tag_live(ay_tcache_refill(tc, b), b);
         if (AY_UNLIKELY(ay_guard_hi) && p)
-            ay_guard_charge(tc->bins[b].len + 1); /* what the refill brought in */
+            ay_guard_charge(ay_bin_len(&tc->bins[b]) + 1); /* what the refill brought in */
     } else {
         p = ay_alloc_uncached(ay_tcache_heap(), size, false);
         if (AY_UNLIKELY(ay_guard_hi))

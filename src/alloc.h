@@ -40,20 +40,24 @@
 
 void *ay_malloc_slow(size_t size);
 void ay_free_slow(void *p);
+/* free's fast path missed after taking one from bin's room (free.c). */
+void ay_free_miss(void *p, ay_bin_t *bin);
 /* The secure flavour's free, when its fast path cannot (free.c). */
 void ay_free_secure(void *p);
 /* A free small block goes back to a list, without checks (free.c). */
 void ay_free_unchecked(void *p);
 
-/* The fast paths.  A pair of them (64 bytes) is 44 instructions in the
+/* The fast paths.  A pair of them (64 bytes) is 42 instructions in the
  * release build, 2 of them the heap profiler's countdown; every instruction
  * below is counted (tools/fastpath-instructions.sh), and the hardening adds
  * none.  The bin is the cache plus the offset the size table or the pagemap
  * gives (no shift).  malloc's one branch tests that the head is a
  * user-space address (secure.h): an empty list (NULL), a corrupted one, and
  * the profiler's countdown running out (prof.h: the subtraction's sign
- * selects NULL for p with a conditional move) all miss.  free's second
- * branch sends the block freed twice in a row to the slow path, which
+ * selects NULL for p with a conditional move) all miss.  free's first
+ * branch is its count: it takes one from the list's room (tcache.h), and a
+ * list without room (full, or bin 0) misses; ay_free_miss gives it back.
+ * Its second sends the block freed twice in a row to the slow path, which
  * reports it. */
 AY_INLINE void *ay_malloc_fast(size_t size) {
     unsigned off = ay_size_bin_offset(size);
@@ -65,7 +69,7 @@ AY_INLINE void *ay_malloc_fast(size_t size) {
     p = left < 0 ? ay_prof_null : p;
     if (AY_UNLIKELY(!ay_link_plausible(p)))
         return ay_malloc_slow(size);
-    bin->len--;
+    bin->room++;
     uintptr_t next = *(uintptr_t *)p + (uintptr_t)p; /* ay_link_get, in two steps */
     AY_KEEP_IN_REGISTER(p);
     bin->head = (void *)(next ^ ay_link_key);
@@ -78,14 +82,15 @@ AY_INLINE void ay_free_fast(void *p) {
     uintptr_t a = (uintptr_t)p;
     unsigned off = AY_LOAD(&ay_pagemap_leaf(a)->bin[ay_pagemap_index(a)]);
     ay_bin_t *bin = (ay_bin_t *)((char *)ay_tc + off);
-    if (AY_UNLIKELY(bin->len >= bin->limit))
-        return ay_free_slow(p);
+    AY_ROOM_TAKE(&bin->room, miss); /* no room left: the list is full, or bin 0 */
     void *h = bin->head;
     if (AY_UNLIKELY(h == p))
-        return ay_free_slow(p);
+        goto miss;
     ay_link_set(p, h);
     bin->head = p;
-    AY_INC_MEM_U32(&bin->len);
+    return;
+miss:
+    return ay_free_miss(p, bin);
 }
 
 /* The secure flavour's free fast path.  The tag word at the end of the
@@ -100,7 +105,7 @@ AY_INLINE void ay_free_fast_secure(void *p) {
     unsigned off = AY_LOAD(&ay_pagemap_leaf(a)->bin[ay_pagemap_index(a)]);
     ay_tcache_t *tc = ay_tc;
     ay_bin_t *bin = (ay_bin_t *)((char *)tc + off);
-    if (AY_UNLIKELY(bin->len >= bin->limit)) /* not small, no cache, a full list */
+    if (AY_UNLIKELY(bin->room <= 0)) /* not small, no cache, a full list */
         return ay_free_secure(p);
     size_t size = ay_bin_size[off / AY_BIN_BYTES];
     if (AY_UNLIKELY(*ay_tag_at(p, size) != ay_tag_live(p) || size > AY_QUARANTINE_MAX_BLOCK))
@@ -109,7 +114,7 @@ AY_INLINE void ay_free_fast_secure(void *p) {
     if (!ay_secure_quarantine) { /* (a build without it, to measure it) */
         ay_link_set(p, bin->head);
         bin->head = p;
-        bin->len++;
+        bin->room--;
         return;
     }
     ay_quarantine_slot_t out;
@@ -120,11 +125,11 @@ AY_INLINE void ay_free_fast_secure(void *p) {
     if (AY_UNLIKELY(!ay_quarantine_intact(e, out.size)))
         ay_fatal_in("free()", "a block was written to after it was freed", e);
     ay_bin_t *ebin = (ay_bin_t *)((char *)tc + out.off);
-    if (AY_UNLIKELY(ebin->len >= ebin->limit))
+    if (AY_UNLIKELY(ebin->room <= 0))
         return ay_free_unchecked(e);
     ay_link_set(e, ebin->head);
     ebin->head = e;
-    ebin->len++;
+    ebin->room--;
 }
 
 /* errno = ENOMEM and NULL; aborts instead under abort_on_error:true. */

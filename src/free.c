@@ -67,10 +67,10 @@ static void free_small(ay_span_t *s, void *p) {
     ay_tcache_t *tc = s->owner.central->bin ? ay_tcache_get() : NULL;
     if (tc && tc->cache_on) {
         ay_bin_t *bin = &tc->bins[s->cls + 1u];
-        if (ay_secure && bin->len < bin->limit) { /* the fast push, without the slow path's work */
+        if (ay_secure && bin->room > 0) { /* the fast push, without the slow path's work */
             ay_link_set(p, bin->head);
             bin->head = p;
-            bin->len++;
+            bin->room--;
             return;
         }
         ay_tcache_push_overflow(tc, s->cls + 1u, p);
@@ -91,6 +91,11 @@ void ay_free_slow(void *p) {
         return;
     }
     free_small(s, p);
+}
+
+void ay_free_miss(void *p, ay_bin_t *bin) {
+    ay_bin_undo_free(bin);
+    ay_free_slow(p);
 }
 
 void ay_free_unchecked(void *p) { free_small(ay_pagemap_span(p), p); }

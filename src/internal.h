@@ -53,6 +53,21 @@ static const int ay_debug = AY_DEBUG_LEVEL;
 #else
 #define AY_INC_MEM_U32(p) (*(p) += 1)
 #endif
+/* AY_ROOM_TAKE(p, label): *p -= 1, and goto label when *p is then below 0,
+ * as two instructions (a subtract on memory and a jump on its sign) with
+ * any compiler and flags.  As an asm it is also invisible to the
+ * sanitizers, which is what the empty cache's rooms need: every thread
+ * without a cache writes them, unsynchronised by design (tcache.h). */
+#if defined(__x86_64__) || defined(__i386__)
+#define AY_ROOM_TAKE(p, label)                                                                     \
+    __asm__ goto("subl $1, %0\n\tjs %l[" #label "]" : "+m"(*(p)) : : "cc" : label)
+#else
+#define AY_ROOM_TAKE(p, label)                                                                     \
+    do {                                                                                           \
+        if (AY_UNLIKELY(--*(p) < 0))                                                               \
+            goto label;                                                                            \
+    } while (0)
+#endif
 
 /* Relaxed atomics for counters read by other threads while being written. */
 #define AY_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)

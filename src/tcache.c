@@ -58,7 +58,10 @@ void ay_tcache_global_init(void) {
 
 static void set_batch(ay_tcache_t *tc, unsigned b, uint32_t n) {
     tc->batch[b] = n;
-    tc->bins[b].limit = ay_policy_list_limit(n, ay_conf.return_k_halves);
+    ay_bin_t *bin = &tc->bins[b];
+    uint32_t len = ay_bin_len(bin), limit = ay_policy_list_limit(n, ay_conf.return_k_halves);
+    bin->limit = limit;
+    bin->room = (int32_t)(limit - len); /* below 0 when the list is over the new limit */
 }
 
 static ay_tcache_t *tcache_create(void) {
@@ -147,7 +150,8 @@ void ay_tcache_rebind(ay_tcache_t *tc, struct ay_heap *h) {
 /* Other threads' lists are read without synchronisation, on purpose: the
  * fast paths write len with plain stores, and stats are a snapshot. */
 AY_NO_SANITIZE_THREAD size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b) {
-    return (size_t)AY_LOAD(&tc->bins[b].len) * ay_bin_size[b];
+    const ay_bin_t *bin = &tc->bins[b];
+    return (size_t)(AY_LOAD(&bin->limit) - (uint32_t)AY_LOAD(&bin->room)) * ay_bin_size[b];
 }
 
 /* The object after free object p of a list (secure.h).  A list that leads
@@ -208,9 +212,9 @@ static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
     ay_run_t *run = &tc->run[b];
     if (n == 0)
         return;
-    uint32_t in_run = run_count(run, b), on_list = bin->len - in_run;
+    uint32_t in_run = run_count(run, b), on_list = ay_bin_len(bin) - in_run;
     uint32_t from_list = n < on_list ? n : on_list;
-    bin->len -= n;
+    bin->room += (int32_t)n;
     if (from_list) {
         void *head = bin->head, *last = head;
         /* a block freed twice while on this list makes the list loop back
@@ -267,7 +271,7 @@ static void scavenge_maybe(ay_tcache_t *tc, uint64_t bytes_in) {
         return;
     AY_STORE(&tc->scavenges, tc->scavenges + 1);
     for (unsigned b = 1; b < AY_NUM_BINS; b++) {
-        ay_tc_step_t step = ay_policy_on_scavenge(tc->batch[b], tc->bins[b].len);
+        ay_tc_step_t step = ay_policy_on_scavenge(tc->batch[b], ay_bin_len(&tc->bins[b]));
         bin_release(tc, b, step.move);
         set_batch(tc, b, step.batch);
     }
@@ -303,15 +307,15 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
             return NULL;
         set_batch(tc, b, step.batch);
         bin->head = head;
-        bin->len = got;
+        bin->room = (int32_t)(bin->limit - got);
     }
     if (!bin->head)
         carve(tc, b); /* not a miss: the objects are the cache's already */
     void *p = bin->head;
     bin->head = tcache_next(p);
-    bin->len--;
+    bin->room++;
     if (miss) {
-        scavenge_maybe(tc, (uint64_t)(bin->len + 1) * ay_bin_size[b]);
+        scavenge_maybe(tc, (uint64_t)(ay_bin_len(bin) + 1) * ay_bin_size[b]);
         node_check_maybe(tc);
     }
     return p;
@@ -321,10 +325,9 @@ void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p) {
     ay_bin_t *bin = &tc->bins[b];
     ay_link_set(p, bin->head);
     bin->head = p;
-    bin->len++;
-    if (bin->len > bin->limit) {
+    if (--bin->room < 0) {
         ay_tc_step_t step =
-            ay_policy_on_overflow(&ay_conf.batch, ay_bin_size[b], tc->batch[b], bin->len);
+            ay_policy_on_overflow(&ay_conf.batch, ay_bin_size[b], tc->batch[b], ay_bin_len(bin));
         AY_STORE(&tc->overflows, tc->overflows + 1);
         bin_release(tc, b, step.move);
         set_batch(tc, b, step.batch);
@@ -341,7 +344,7 @@ void ay_tcache_flush(ay_tcache_t *tc) {
         ay_central_release(e.off / AY_BIN_BYTES - 1, e.block, 1);
     }
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
-        bin_release(tc, b, tc->bins[b].len);
+        bin_release(tc, b, ay_bin_len(&tc->bins[b]));
 }
 
 bool ay_tcache_contains(unsigned b, const void *p) {
@@ -352,7 +355,7 @@ bool ay_tcache_contains(unsigned b, const void *p) {
         return true; /* never handed out yet */
     const ay_bin_t *bin = &tc_self->bins[b];
     void *q = bin->head;
-    for (uint32_t i = 0; i < bin->len && ay_link_plausible(q); i++, q = ay_link_get(q))
+    for (uint32_t i = 0, n = ay_bin_len(bin); i < n && ay_link_plausible(q); i++, q = ay_link_get(q))
         if (q == p)
             return true;
     return false;

@@ -21,11 +21,13 @@
  * without going to the central cache.  Their pages are touched only when the
  * program gets to them.
  *
- * Invariants: bins[b].len is the length of the NULL-terminated list at
- * bins[b].head plus the objects of run[b]; the run's objects are handed out
- * after the list's, and give back before none of them (the state machine
- * sees one list of len objects); len <= limit except transiently inside the
- * slow path; limit = ay_policy_list_limit(batch[b], k) for a live cache.
+ * Invariants: len = ay_bin_len(&bins[b]) (limit - room) is the length of
+ * the NULL-terminated list at bins[b].head plus the objects of run[b]; the
+ * run's objects are handed out after the list's, and give back before none
+ * of them (the state machine sees one list of len objects); len <= limit
+ * (room >= 0) except transiently inside the slow path, or after a limit was
+ * lowered until the next free; limit = ay_policy_list_limit(batch[b], k)
+ * for a live cache.
  */
 #ifndef ALLOY_TCACHE_H
 #define ALLOY_TCACHE_H
@@ -39,11 +41,19 @@
 
 struct ay_heap;
 
+/* A list keeps the room it has left, not its length, so that free's fast
+ * path counts and checks with one instruction (alloc.h): it decrements room
+ * and takes the slow path when that goes below zero, which undoes it
+ * (ay_bin_undo_free).  The length is limit - room (ay_bin_len).  Room may
+ * be negative after a limit was lowered, until the next free trims the
+ * list. */
 typedef struct ay_bin {
     void *head;       /* free objects, linked through their first word */
-    uint32_t len;     /* objects on the list */
-    uint32_t limit;   /* a free that finds len >= limit takes the slow path */
+    int32_t room;     /* objects the list takes before its limit: limit - length */
+    uint32_t limit;   /* the list's limit (the policy's, for its batch) */
 } ay_bin_t;
+
+AY_INLINE uint32_t ay_bin_len(const ay_bin_t *bin) { return bin->limit - (uint32_t)bin->room; }
 
 typedef struct ay_tcache {
     ay_bin_t bins[AY_NUM_BINS];    /* hot: all the fast paths touch */
@@ -75,6 +85,19 @@ typedef struct ay_tls {
 extern __thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec")));
 #define ay_tc (ay_tls.tc)
 extern AY_HIDDEN ay_tcache_t ay_tcache_empty;
+
+/* free's fast path took one from bin's room and missed: give it back.  The
+ * empty cache is every new thread's, and its threads write its rooms without
+ * synchronisation (from an asm, AY_ROOM_TAKE, which no sanitizer sees), so
+ * there a room goes back to 0 with a store: an increment racing with another
+ * thread's could leave it at 1, and the next free would push onto a list that
+ * no thread owns.  With stores of 0 and decrements, it never goes above 0. */
+AY_INLINE void ay_bin_undo_free(ay_bin_t *bin) {
+    if ((uintptr_t)bin - (uintptr_t)&ay_tcache_empty < sizeof ay_tcache_empty.bins)
+        AY_STORE(&bin->room, 0);
+    else
+        bin->room++;
+}
 
 /* ---- size -> bin ----
  * The fast paths work with a bin's byte offset in the cache (AY_BIN_BYTES

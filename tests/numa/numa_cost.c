@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
                     return 1;
                 }
                 for (int op = 0; op < 2 * BATCH; op++) {
-                    uint64_t len = ay_tcache_get()->bins[bin].len, t = now_ns();
+                    uint64_t len = ay_bin_len(&ay_tcache_get()->bins[bin]), t = now_ns();
                     if (op < BATCH)
                         p[op] = malloc(64);
                     else
