@@ -251,6 +251,9 @@ def build_parser():
                    help="a missing or not-preloaded allocator is an error (CI)")
     p.add_argument("--quiet", action="store_true", help="do not print the table at the end")
     p.add_argument("--list", action="store_true", help="list allocators and workloads, then exit")
+    p.add_argument("--summarize", metavar="DIR",
+                   help="rewrite DIR/summary.md and its charts from DIR/results.json, then exit "
+                        "(no runs)")
     return p
 
 
@@ -450,6 +453,9 @@ def main(argv=None):
     except UsageError as e:
         parser.error(str(e))  # exits 2 with the usage line
 
+    if args.summarize:
+        return resummarize(args.summarize, args.no_charts)
+
     if args.list:
         for n in DEFAULT_ALLOCATORS:
             if n in BUILT_PEERS:
@@ -578,32 +584,8 @@ def main(argv=None):
                         raw.append([w, " ".join(wargs), case, name, rep, status, m, v])
     prog_bar.finish()
 
-    # Aggregate: (workload, case, metric) -> allocator -> [values]
-    agg, failed_cells = {}, {}
-    for r in runs:
-        if r["status"] != "ok":
-            continue
-        for case, metrics in r["results"].items():
-            for m, v in metrics.items():
-                agg.setdefault((r["workload"], case, m), {}).setdefault(r["allocator"], []).append(v)
-    for w, a, name, rep, status, _ in bad:
-        failed_cells.setdefault((w, name), status)
-
     names = [n for n, _ in present]
-    rows = []
-    for (w, case, m) in sorted(agg, key=lambda k: (workloads.index(k[0]), case_sort(k[1]))):
-        groups = dict(case_groups(w, case))
-        if m not in groups:
-            continue
-        stats = {a: bs.summarize(vs) for a, vs in agg[(w, case, m)].items()}
-        rows.append({"workload": w, "case": case, "metric": m, "group": groups[m],
-                     "verdict": verdict_kind(w, m, groups[m]),
-                     "stats": stats, "values": {a: s[0] for a, s in stats.items()}})
-    # keep rows in the order the workloads declare their metrics
-    order = {w: [m for m, _ in WORKLOADS[w][2]] for w in WORKLOADS}
-    rows.sort(key=lambda r: (workloads.index(r["workload"]), order[r["workload"]].index(r["metric"]),
-                             case_sort(r["case"])))
-
+    rows, failed_cells = aggregate(runs, bad, workloads)
     alloy_name = ALLOY if ALLOY in names else None
     env_info = environment(args, reps, reps_for, timeout, use_perf, present, missing,
                            load_at_start)
@@ -639,6 +621,70 @@ def main(argv=None):
         return 1
     if args.strict and missing:
         return 1
+    return 0
+
+
+def aggregate(runs, bad, workloads):
+    """The table's rows from the runs: (workload, case, metric) -> allocator ->
+    median (min-max), in the order the workloads declare their metrics; and
+    the (workload, allocator) cells that failed, with the first failure."""
+    agg, failed_cells = {}, {}
+    for r in runs:
+        if r["status"] != "ok":
+            continue
+        for case, metrics in r["results"].items():
+            for m, v in metrics.items():
+                agg.setdefault((r["workload"], case, m), {}).setdefault(r["allocator"], []).append(v)
+    for w, a, name, rep, status, _ in bad:
+        failed_cells.setdefault((w, name), status)
+    rows = []
+    for (w, case, m) in sorted(agg, key=lambda k: (workloads.index(k[0]), case_sort(k[1]))):
+        groups = dict(case_groups(w, case))
+        if m not in groups:
+            continue
+        stats = {a: bs.summarize(vs) for a, vs in agg[(w, case, m)].items()}
+        rows.append({"workload": w, "case": case, "metric": m, "group": groups[m],
+                     "verdict": verdict_kind(w, m, groups[m]),
+                     "stats": stats, "values": {a: s[0] for a, s in stats.items()}})
+    order = {w: [m for m, _ in WORKLOADS[w][2]] for w in WORKLOADS}
+    rows.sort(key=lambda r: (workloads.index(r["workload"]), order[r["workload"]].index(r["metric"]),
+                             case_sort(r["case"])))
+    return rows, failed_cells
+
+
+def resummarize(out_dir, no_charts):
+    """--summarize DIR: summary.md (and the charts) again from DIR/results.json,
+    with today's rules (the runs are not repeated)."""
+    path = os.path.join(out_dir, "results.json")
+    try:
+        with open(path) as f:
+            res = json.load(f)
+    except (OSError, ValueError) as e:
+        print("run.py: cannot read %s: %s" % (path, e), file=sys.stderr)
+        return 2
+    env, runs = res["environment"], res["runs"]
+    workloads = []
+    for r in runs:
+        if r["workload"] not in workloads:
+            workloads.append(r["workload"])
+    bad = [(r["workload"], " ".join(r["args"]), r["allocator"], r["rep"], r["status"], [])
+           for r in runs if r["status"] != "ok"]
+    rows, failed_cells = aggregate(runs, bad, workloads)
+    names = list(env["allocators"])
+    missing = [(n, None, hint) for n, hint in env["missing"].items()]
+    md = render_markdown(rows, names, ALLOY if ALLOY in names else None, env, missing, bad,
+                         failed_cells)
+    with open(os.path.join(out_dir, "summary.md"), "w") as f:
+        f.write(md)
+    if not no_charts:
+        series = {(x["workload"], x["case"], x["allocator"]): x["samples"] for x in res["series"]}
+        try:
+            import charts
+            charts.make_all(rows, series, names, out_dir)
+        except ImportError as e:
+            print("run.py: charts skipped (%s)" % e, file=sys.stderr)
+    print("run.py: %s rewritten from results.json" % os.path.join(out_dir, "summary.md"),
+          file=sys.stderr)
     return 0
 
 

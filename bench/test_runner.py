@@ -214,6 +214,13 @@ class Ratios(unittest.TestCase):
         self.assertEqual(bs.ratio_vs_best({"glibc": 0.0, "alloy": 0.6}, "alloy",
                                           "rss_growth_pct"), ("glibc", None))
 
+    def test_other_alloy_builds_are_not_peers(self):
+        best, r = bs.ratio_vs_best({"glibc": 10, "alloy-5509715": 5, "alloy": 8}, "alloy",
+                                   "time_ms")
+        self.assertEqual(best, "glibc")
+        self.assertAlmostEqual(r, 0.8)
+        self.assertTrue(bs.is_peer("alloyish", "alloy"))
+
     def test_no_alloy_or_no_peer(self):
         self.assertEqual(bs.ratio_vs_best({"glibc": 1}, "alloy", "time_ms"), ("glibc", None))
         self.assertEqual(bs.ratio_vs_best({"alloy": 1}, "alloy", "time_ms"), (None, None))
@@ -434,6 +441,32 @@ class Processes(unittest.TestCase):
             r = subprocess.run(args + ["--strict"], capture_output=True, text=True, timeout=120,
                                env=env)
             self.assertEqual(r.returncode, 1)
+
+    def test_summarize_again_and_alloy_builds(self):
+        # A second build of alloy in the run is shown, never taken as a peer; --summarize rewrites the same summary.md from results.json.
+        lib = os.path.abspath(os.path.join(BUILD_DIR, "liballoy.so"))
+        with tempfile.TemporaryDirectory() as out:
+            r = self.cli("--mode", "smoke", "--workloads", "realloc", "--no-charts",
+                         "--allocators", "alloy,alloy-again=" + lib, "--out", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            path = os.path.join(out, "summary.md")
+            with open(path) as f:
+                first = f.read()
+            rows = [l for l in first.splitlines() if l.startswith("| realloc |")]
+            self.assertTrue(rows)
+            for row in rows:
+                cells = [c.strip() for c in row.strip().strip("|").split("|")]
+                self.assertEqual(cells[-2:], ["-", "-"], row)   # no peer, so no best peer
+            os.remove(path)
+            r = subprocess.run([PY, os.path.join(HERE, "run.py"), "--summarize", out, "--no-charts"],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(path) as f:
+                self.assertEqual(f.read(), first)
+            r = subprocess.run([PY, os.path.join(HERE, "run.py"), "--summarize", "/nonexistent"],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("cannot read", r.stderr)
 
     def test_preload_that_does_not_take(self):
         # A real library that does not define malloc: the run must be flagged.
