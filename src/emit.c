@@ -436,7 +436,8 @@ void ay_emit_ratio(ay_emit_t *e, const char *key, uint64_t num, uint64_t den) {
     text_member(e, key, buf, NULL);
 }
 
-void ay_emit_dcount(ay_emit_t *e, const char *key, int64_t d) {
+/* A signed change: the number in JSON, put_delta's "+N" / "-N" / "0" in text. */
+static void emit_delta(ay_emit_t *e, const char *key, int64_t d, bool bytes) {
     if (dropped(e))
         return;
     if (e->json) {
@@ -444,21 +445,12 @@ void ay_emit_dcount(ay_emit_t *e, const char *key, int64_t d) {
         return;
     }
     char buf[32];
-    put_delta(buf, d, false);
+    put_delta(buf, d, bytes);
     text_member(e, key, buf, NULL);
 }
 
-void ay_emit_dbytes(ay_emit_t *e, const char *key, int64_t d) {
-    if (dropped(e))
-        return;
-    if (e->json) {
-        ay_emit_i64(e, key, d);
-        return;
-    }
-    char buf[32];
-    put_delta(buf, d, true);
-    text_member(e, key, buf, NULL);
-}
+void ay_emit_dcount(ay_emit_t *e, const char *key, int64_t d) { emit_delta(e, key, d, false); }
+void ay_emit_dbytes(ay_emit_t *e, const char *key, int64_t d) { emit_delta(e, key, d, true); }
 
 void ay_emit_dratio(ay_emit_t *e, const char *key, uint64_t an, uint64_t ad, uint64_t bn,
                     uint64_t bd) {

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 
 #ifndef FLAVOUR_GLIBC
 #include "alloy.h"
@@ -248,25 +249,9 @@ static const bad_case_t cases[] = {
 
 /* Run fn in a child: the outcome, and what it wrote on stderr. */
 static const char *run_case(void (*fn)(void), char *out, size_t outlen) {
-    int fds[2];
-    if (pipe(fds) != 0)
+    int status = child_run(fn, out, outlen);
+    if (status == -1)
         return "error";
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], 2);
-        close(fds[0]);
-        fn();
-        _exit(0);
-    }
-    close(fds[1]);
-    size_t n = 0;
-    ssize_t r;
-    while (n + 1 < outlen && (r = read(fds[0], out + n, outlen - 1 - n)) > 0)
-        n += (size_t)r;
-    out[n] = 0;
-    close(fds[0]);
-    int status;
-    waitpid(pid, &status, 0);
     if (WIFSIGNALED(status))
         return WTERMSIG(status) == SIGABRT ? "abort" : "crash";
     if (strstr(out, "badinput: returns"))

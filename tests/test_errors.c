@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 
 typedef void case_fn(void);
 
@@ -85,26 +86,8 @@ static void free_small_interior(void) {
 
 /* Run fn in a child; return what it wrote on stderr, and whether it aborted. */
 static int run_case(case_fn *fn, char *out, size_t outlen) {
-    int fds[2];
-    if (pipe(fds) != 0)
-        return 0;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], 2);
-        close(fds[0]);
-        fn();
-        _exit(0); /* not reached when detected */
-    }
-    close(fds[1]);
-    size_t n = 0;
-    ssize_t r;
-    while (n + 1 < outlen && (r = read(fds[0], out + n, outlen - 1 - n)) > 0)
-        n += (size_t)r;
-    out[n] = 0;
-    close(fds[0]);
-    int status;
-    waitpid(pid, &status, 0);
-    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+    int status = child_run(fn, out, outlen);
+    return status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
 }
 
 static void expect(const char *name, case_fn *fn, const char *message) {

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 #include "guard.h"
 
 static volatile char sink;
@@ -77,26 +78,8 @@ static void interior_free(void) {
 static void wild_fault(void) { sink = hide(NULL)[16]; }
 
 static int run(case_fn *fn, char *out, size_t len) {
-    int fds[2];
-    if (pipe(fds) != 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], 2);
-        close(fds[0]);
-        fn();
-        _exit(0);
-    }
-    close(fds[1]);
-    size_t n = 0;
-    ssize_t r;
-    while (n + 1 < len && (r = read(fds[0], out + n, len - 1 - n)) > 0)
-        n += (size_t)r;
-    out[n] = 0;
-    close(fds[0]);
-    int status;
-    waitpid(pid, &status, 0);
-    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    int status = child_run(fn, out, len);
+    return status == -1 ? -1 : WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 }
 
 static void expect(const char *name, case_fn *fn, int sig, const char *const *texts) {
