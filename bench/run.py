@@ -607,13 +607,7 @@ def main(argv=None):
     with open(os.path.join(out_dir, "commands.txt"), "w") as f:
         f.write("\n".join(commands) + "\n")
     if not args.no_charts:
-        try:
-            import charts
-            made = charts.make_all(rows, series, names, out_dir)
-            if made:
-                print("run.py: charts: %s" % ", ".join(made), file=sys.stderr)
-        except ImportError as e:
-            print("run.py: charts skipped (%s)" % e, file=sys.stderr)
+        write_charts(rows, series, names, out_dir)
     if not args.quiet:
         sys.stdout.write(md)
     print("run.py: results in %s (raw.csv, results.json, summary.md)" % out_dir, file=sys.stderr)
@@ -652,6 +646,17 @@ def aggregate(runs, bad, workloads):
     return rows, failed_cells
 
 
+def write_charts(rows, series, names, out_dir):
+    """The PNG charts, when matplotlib is there (charts.py); a note when not."""
+    try:
+        import charts
+        made = charts.make_all(rows, series, names, out_dir)
+        if made:
+            print("run.py: charts: %s" % ", ".join(made), file=sys.stderr)
+    except ImportError as e:
+        print("run.py: charts skipped (%s)" % e, file=sys.stderr)
+
+
 def resummarize(out_dir, no_charts):
     """--summarize DIR: summary.md (and the charts) again from DIR/results.json,
     with today's rules (the runs are not repeated)."""
@@ -678,11 +683,7 @@ def resummarize(out_dir, no_charts):
         f.write(md)
     if not no_charts:
         series = {(x["workload"], x["case"], x["allocator"]): x["samples"] for x in res["series"]}
-        try:
-            import charts
-            charts.make_all(rows, series, names, out_dir)
-        except ImportError as e:
-            print("run.py: charts skipped (%s)" % e, file=sys.stderr)
+        write_charts(rows, series, names, out_dir)
     print("run.py: %s rewritten from results.json" % os.path.join(out_dir, "summary.md"),
           file=sys.stderr)
     return 0

@@ -31,7 +31,11 @@
 #include "model.h"
 #include "sweep.h"
 
-#define REAL_CONF_FMT "batch_policy:%s,return_threshold:2,tcache_max_bytes:%" PRIu64
+/* tcache_total_bytes as tcache_max_bytes: the model has one thread cache
+ * and its byte limit only (without it, "no limit" was 8 MiB, the total's
+ * default, in liballoy, and the validation without a limit disagreed) */
+#define REAL_CONF_FMT                                                                              \
+    "batch_policy:%s,return_threshold:2,tcache_max_bytes:%" PRIu64 ",tcache_total_bytes:%" PRIu64
 #define REAL_MAX_FIELDS 24
 
 static int real_find(const sim_real_opts_t *o, char *path, size_t len) {
@@ -69,8 +73,8 @@ static int real_spawn(const char *exe, char *const argv[], const char *policy,
     if (pid == 0) {
         char conf[256];
         /* no limit (0) is the largest one ALLOY_CONF accepts */
-        int len = snprintf(conf, sizeof conf, REAL_CONF_FMT, policy,
-                           tcache_max ? tcache_max : (uint64_t)1 << 40);
+        uint64_t limit = tcache_max ? tcache_max : (uint64_t)1 << 40;
+        int len = snprintf(conf, sizeof conf, REAL_CONF_FMT, policy, limit, limit);
         if (heaps && len > 0 && (size_t)len < sizeof conf)
             snprintf(conf + len, sizeof conf - (size_t)len, ",heaps:%u", heaps);
         setenv("ALLOY_CONF", conf, 1);

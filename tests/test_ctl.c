@@ -15,44 +15,14 @@
 #include "alloy/ctl.h"
 #include "alloy/heap.h"
 #include "check.h"
+#include "ctl_read.h"
 #include "classes.h"
 
 #define EXPECTED_HEAPS 3
 #define EXPECTED_TCACHE_MAX ((uint64_t)3 << 20)
 #define EXPECTED_THRESHOLD_HALVES 6
 
-/* alloy_ctl reads of one type, 0 on error (and a failed check) */
-static uint64_t rd_u64(const char *name) {
-    uint64_t v = 0;
-    size_t len = sizeof v;
-    int r = alloy_ctl(name, &v, &len, NULL, 0);
-    if (r)
-        fprintf(stderr, "reading %s: %d\n", name, r);
-    CHECK(r == 0);
-    return v;
-}
-
-static unsigned rd_uns(const char *name) {
-    unsigned v = 0;
-    size_t len = sizeof v;
-    CHECK(alloy_ctl(name, &v, &len, NULL, 0) == 0);
-    return v;
-}
-
-static bool rd_bool(const char *name) {
-    bool v = false;
-    size_t len = sizeof v;
-    CHECK(alloy_ctl(name, &v, &len, NULL, 0) == 0);
-    return v;
-}
-
-static int64_t rd_i64(const char *name) {
-    int64_t v = 0;
-    size_t len = sizeof v;
-    CHECK(alloy_ctl(name, &v, &len, NULL, 0) == 0);
-    return v;
-}
-
+/* alloy_ctl reads of a string and of a formatted name (the others: ctl_read.h) */
 static const char *rd_str(const char *name) {
     const char *v = "";
     size_t len = sizeof v;

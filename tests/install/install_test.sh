@@ -30,17 +30,8 @@
 set -u
 stage=$1
 shift
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
-finish() {
-    if [ "$fails" -ne 0 ]; then
-        echo "$stage: $fails check(s) failed"
-        exit 1
-    fi
-    echo "$stage: all checks passed"
-    exit 0
-}
+# shellcheck source=../stage.sh
+. "$(dirname "$0")/../stage.sh"
 
 # expect_rc WANT NAME CMD... : run CMD, keep its output in $out/$err, check status
 expect_rc() {

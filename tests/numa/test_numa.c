@@ -43,6 +43,7 @@
 #include "alloy/ctl.h"
 #include "alloy/heap.h"
 #include "../check.h"
+#include "../ctl_read.h"
 #include "heap.h"
 #include "init.h"
 #include "os.h"
@@ -125,30 +126,6 @@ static int finish(void) {
 }
 
 /* ---- small helpers over alloy_ctl ---- */
-
-static unsigned rd_uns(const char *name) {
-    unsigned v = 0;
-    size_t len = sizeof v;
-    int r = alloy_ctl(name, &v, &len, NULL, 0);
-    if (r)
-        fprintf(stderr, "reading %s: %d\n", name, r);
-    CHECK(r == 0);
-    return v;
-}
-
-static uint64_t rd_u64(const char *name) {
-    uint64_t v = 0;
-    size_t len = sizeof v;
-    CHECK(alloy_ctl(name, &v, &len, NULL, 0) == 0);
-    return v;
-}
-
-static bool rd_bool(const char *name) {
-    bool v = false;
-    size_t len = sizeof v;
-    CHECK(alloy_ctl(name, &v, &len, NULL, 0) == 0);
-    return v;
-}
 
 static unsigned heap_node(unsigned id) {
     char name[64];

@@ -31,18 +31,8 @@
 set -u
 stage=$1
 shift
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
-skip() { echo "SKIP: $*"; }
-finish() {
-    if [ "$fails" -ne 0 ]; then
-        echo "$stage: $fails check(s) failed"
-        exit 1
-    fi
-    echo "$stage: all checks passed"
-    exit 0
-}
+# shellcheck source=../stage.sh
+. "$(dirname "$0")/../stage.sh"
 tmp_err=$(mktemp)
 cleanup_dirs=()
 cleanup() {
