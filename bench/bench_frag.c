@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_frag.c - seed 001 §5.3: fragmentation under a long stream of random
  * sizes with random lifetimes.  Single-threaded.  Two modes:
  *

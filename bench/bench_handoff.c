@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_handoff.c - request processing with hand-off: T workers allocate
  * objects, keep a bounded working set, and hand a share of the objects to
  * another worker, which frees them.

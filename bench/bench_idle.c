@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_idle.c - free, then idle: does the allocator give memory back to the
  * OS once a program that has freed most of its memory goes quiet?
  * Single-threaded.

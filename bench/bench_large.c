@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_large.c - large-block recycling: a few dozen blocks of several MiB stay
  * live, and one at a time is replaced by a new, zero-filled block.  Single-
  * threaded.

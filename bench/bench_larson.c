@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_larson.c - a Larson-style server (Larson and Krishnan, "Memory
  * allocation for long-running server applications", 1998): threads come and
  * go, and the objects they leave behind are freed by their successors.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_mixed.c - seed 004 §3: the "web service" mix with a live working set.
  *
  * Each of T threads owns W slots.  It first fills them, then repeatedly picks a

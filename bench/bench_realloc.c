@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_realloc.c - growing vectors and strings through realloc.
  *
  * K buffers are live at once.  Each step picks one at random and grows it:

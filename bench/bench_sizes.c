@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_sizes.c - seed 001 §5.1: single-threaded malloc/free pairs of one size.
  *
  * For each size (default 8,64,512,4096) it runs a warm-up, then a throughput

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_threads.c - seed 001 §5.2: 64-byte malloc/free pairs on T threads at once.
  *
  * For each thread count, T threads start together at a barrier and each runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_xthread.c - producer/consumer: one thread allocates, another frees.
  *
  * P pairs of threads.  Each producer allocates N objects (random sizes in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """benchstats.py - the runner's pure pieces: statistics (median, nearest-rank
 percentiles, min-max), parsing of the workload programs' output lines, the
 ratio-against-best-peer table and the evaluation of the targets: issue 3's

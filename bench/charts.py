@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """charts.py - the runner's PNG charts, drawn with matplotlib (Debian's
 python3-matplotlib): ns/op by size, throughput against threads, and RSS over
 time (against progress through the run) for the mixed and fragmentation

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common.c - clocks, RSS, argument parsing and malloc-provider detection shared
  * by the workload programs (see common.h for the output protocol). */
 #define _GNU_SOURCE

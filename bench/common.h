@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common.h - what every workload program shares: clocks (a calibrated cycle
  * counter for per-operation timing, the monotonic clock for wall time), RSS
  * readings, a per-thread random generator, strict argument parsing, and the

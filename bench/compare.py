@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """compare.py - builds of alloy against each other, from one run of run.py.
 
     bench/compare.py OUT_DIR [--base NAME] [--rows]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* faulty.c - libbench_faulty.so, a stand-in for an allocator that misbehaves,
  * used only by test_runner.py: when preloaded with BENCH_FAULTY=crash the
  * program dies of SIGSEGV at start-up, with BENCH_FAULTY=hang it never

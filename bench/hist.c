@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hist.c - the log-linear histogram's merge and quantile queries (see hist.h). */
 #include "hist.h"
 

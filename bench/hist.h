@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hist.h - a log-linear latency histogram (HDR-style) for the workloads.
  *
  * Values are unsigned 64-bit counts (timer ticks or nanoseconds).  Each power

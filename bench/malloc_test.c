@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* malloc_test.c - seed 004 §1: `malloc_test T N S`: T threads each allocate N
  * objects of S bytes (writing each), then free them all.
  *

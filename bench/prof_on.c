@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prof_on.c - linked into liballoy_prof.so only: heap profiling on by
  * default (link-time settings, conf.h), so that the benchmark suite can run
  * alloy with profiling on and off side by side, interleaved:

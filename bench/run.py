@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """run.py - the benchmark runner: runs every (workload, allocator) pair several
 times with the allocators interleaved (A B C A B C ...), and writes raw results
 (raw.csv, results.json), a Markdown table of medians (min-max) with alloy's

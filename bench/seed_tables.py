@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """seed_tables.py - print seeds 001 and 004's published tables next to ours,
 as Markdown, from a runner's results.json (best from the full mode, which runs
 the seeds' own scales).  Used to write docs/BENCHMARKS.md.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_hist.c - unit test of the workloads' latency histogram: bucket bounds,
  * nearest-rank quantiles against a sorted reference, and merging. */
 #include "hist.h"

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """test_runner.py - tests of the benchmark runner: its statistics (median,
 nearest-rank percentiles, geomean), the parsing of workload output, the ratio
 table and both sets of targets (issue 3's and "Beyond the thread cache"'s)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # install.cmake - what `cmake --install build --prefix P` puts under P, by
 # component (`--component NAME` installs one; tools/package.sh makes one
 # Debian package of each):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hot_bench.c - seed 001's §5.1 single-thread table, reproduced: ns per
  * alloc/free of 8, 64, 512 and 4096 bytes with the global malloc, the pool,
  * the arena and the thread-local scratch arena (plus alloy's other hot-path

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // mc_reference.cpp - seed 000's Monte Carlo pricer as the seed wrote it
 // (std::mt19937_64, std::normal_distribution, std::vector and
 // std::pmr::vector on a monotonic_buffer_resource over 4096 bytes of stack),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mc_rng.h - the random numbers of seed 000's pricer, bit-for-bit as g++'s
  * libstdc++ produces them:
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pmr_bench.cpp - a container-heavy std::pmr workload on alloy's resources
 // (<alloy/pmr.hpp>) and on the standard library's, interleaved and paired.
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pricer.c - seed 000's worked example in C: a Monte Carlo price of a
  * European call (S0 4.20, K 4.30, r 0.024, sigma 0.18, T 0.5; 252 GBM steps
  * per path; std::mt19937_64 seeded with 42), in three variants that differ

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pricer_pmr.cpp - seed 000's Monte Carlo pricer in C++ with its std::pmr
 // resources replaced by alloy's through <alloy/pmr.hpp>, beside the standard
 // library's own resources.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # profile-pmr.sh - instructions per path and per request of build/pricer_pmr
 # and build/pmr_bench, for every variant, counted with callgrind (exact and
 # deterministic, unlike timings on a busy machine).

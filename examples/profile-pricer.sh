@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # profile-pricer.sh - the allocator's share of the pricer's instructions,
 # counted with callgrind (exact and deterministic, unlike timings on a busy
 # machine).

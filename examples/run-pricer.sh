@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run-pricer.sh - time seed 000's pricer under the global mallocs, interleaved.
 #
 # Each round runs one pricer process per malloc (glibc, jemalloc, alloy via

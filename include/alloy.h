@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloy.h - the alloy allocator: the malloc family under alloy_* names,
  * version, and the statistics API.
  *

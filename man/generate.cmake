@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # generate.cmake - write one manual page from its template (cmake -P).
 #   cmake -DIN=alloy.3.in -DOUT=alloy.3 -DALLOY=build/alloy [-DSIM=build/alloy-sim]
 #         -DVERSION=0.1.0 [-DLIBDIR_REL=.. -DSONAME=.. -DSIM_REL=..] -P generate.cmake

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """figures.py - the paper's four figures from an alloy-sim sweep directory.
 
 Usage: /usr/bin/python3 sim/figures.py DIR

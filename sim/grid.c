@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* grid.c - the sweep's parameter grid and its parsers.  See grid.h.
  * Parsers reject empty items, trailing junk, out-of-range values and
  * duplicates, so a malformed grid never reaches the sweep. */

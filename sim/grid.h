@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* grid.h - the parameter grid of the sweep: policy x return threshold x byte
  * budget x object cap.  The default is 3 x 4 x 5 x 4 = 240 configurations:
  *   policy     clip, guard, pow2

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c - alloy-sim's command line: geometry, run, sweep, validate, bench.
  *
  *   alloy-sim geometry --out DIR       bucket_geometry.csv + underfill counts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* model.c - the discrete-event model of the thread cache, central cache and
  * page heap.  See model.h for the conservation law it checks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* model.h - the discrete-event model of alloy's three tiers (seed 002, §5 and
  * Appendix A): one thread cache, a central cache per class that knows which
  * span every object belongs to, and a page heap of 256-page system blocks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* real.c - alloy-sim-real: replays alloy-sim's workload traces on the real
  * liballoy (linked statically, so every allocation of this process is
  * alloy's) and prints one CSV row of its counters on stdout.

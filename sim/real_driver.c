@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* real_driver.c - `alloy-sim validate` and `alloy-sim bench`: the model
  * against the real liballoy.  See real_driver.h.
  *

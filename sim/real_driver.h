@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* real_driver.h - drives the real liballoy through the alloy-sim-real
  * harness (sim/real.c) in child processes, one per policy, with ALLOY_CONF
  * set, and compares its counters with the model's for the same trace

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report.c - CSV writers, the paired statistics and the manifest.  See report.h.
  *
  * Pairing: a comparison takes the same (workload, seed) under two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report.h - everything the simulator writes: bucket_geometry.csv,
  * model_runs.csv, model_summary.csv, paired_comparison.csv and
  * manifest.sha256.  Every writer produces the same bytes for the same

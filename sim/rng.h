@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rng.h - the simulator's deterministic pseudo-random numbers.
  *
  * A splitmix64 seeder feeding a xoshiro256** generator (the published

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sha256.c - SHA-256 written from FIPS 180-4.  See sha256.h.
  * Invariant: c->nbuf < 64 between calls; c->len counts every byte given. */
 #include "sha256.h"

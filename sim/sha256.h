@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sha256.h - SHA-256 (FIPS 180-4), for the sweep's manifest.sha256.
  * Streaming: init, update any number of times, final.  No allocation. */
 #ifndef ALLOY_SIM_SHA256_H

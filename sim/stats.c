@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stats.c - Student's t, the paired t-test and Holm's correction.  See stats.h.
  *
  * The incomplete beta function uses the classic continued fraction evaluated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stats.h - the few statistics the sweep reports: mean and sample standard
  * deviation, Student's t distribution (CDF, two-sided p, quantile), the
  * paired t-test with its confidence interval and Cohen's d_z, and Holm's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sweep.c - the parallel sweep.  See sweep.h.
  *
  * Workers take run indices from one atomic counter and write only their own

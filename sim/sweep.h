@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sweep.h - runs every (workload, configuration, seed) of a grid through the
  * model on a pool of threads, and keeps the results in a fixed order.
  *

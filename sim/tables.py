@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """tables.py - the reproduction's tables, in Markdown, from a sweep directory.
 
 Usage: /usr/bin/python3 sim/tables.py DIR [VALIDATION_DIR [BENCH_DIR]]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* workload.c - the five request traces.  See workload.h.
  *
  * Ordinary workloads (uniform_raw, uniform_class, hotspot, underfill) keep a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* workload.h - the five request traces the simulator and the real-allocator
  * harness both replay.
  *

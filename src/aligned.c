@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* aligned.c - the aligned family: posix_memalign, aligned_alloc, memalign,
  * valloc, pvalloc (see alloc.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloc.c - malloc and calloc: the entry points, the malloc slow path,
  * allocation that bypasses the thread cache, and out-of-memory (see alloc.h). */
 #include "alloc.h"

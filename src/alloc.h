@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloc.h - the front end: what the malloc family's files share.
  *
  * The front end is split by concept, as mimalloc splits its own:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* background.c - the background purging thread (see background.h). */
 #include "background.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* background.h - the optional background purging thread.
  *
  * Off by default (background_thread:true, or alloy_ctl("background_thread")

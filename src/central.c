@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* central.c - per-class central caches of spans (see central.h). */
 #include "central.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* central.h - the central cache: one per size class and heap, shared by
  * the threads bound to that heap.
  *

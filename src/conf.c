@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conf.c - the settings table and the ALLOY_CONF parser (see conf.h).
  * Reads the environment through `environ` and never allocates, so it can
  * run inside the first malloc. */

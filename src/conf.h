@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conf.h - run-time settings, read once at start-up from the link-time
  * default string `alloy_malloc_conf` and then the ALLOY_CONF variable,
  * without allocating.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctl.c - alloy_ctl: one plain table of names.  Each entry is either a
  * counter read out of the stats structs by offset, or a pair of small
  * get/set functions.  Indices in names ("stats.heaps.3.allocated") match

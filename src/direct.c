@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* direct.c - direct maps (see direct.h). */
 #include "direct.h"
 

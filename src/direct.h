@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* direct.h - direct maps: blocks above 256 pages (1 MiB), each mapped
  * straight from the OS and given back to it when freed.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* emit.h - one emitter, two formats: the stats report is written once, as
  * a tree of named objects, arrays, tables and values, and comes out as text
  * for people or as JSON for programs.  No allocation: output goes through

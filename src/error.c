@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* error.c - fatal errors and warnings (see error.h). */
 #include "error.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* error.h - alloy's diagnostics: fatal errors and warnings on stderr.
  *
  * This is a leaf module: it depends only on fmt and os, formats without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fmt.h - a tiny text formatter with no allocation and no stdio: it fills a
  * stack buffer and hands full chunks to a write callback (or to stderr). */
 #ifndef ALLOY_FMT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* free.c - free: the entry points, the slow path, and the checks made on a
  * pointer before it is freed or resized (see alloc.h). */
 #include "alloc.h"

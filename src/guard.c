@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* guard.c - sampled guarded allocations and their SIGSEGV reports (see
  * guard.h).
  *

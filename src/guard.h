@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* guard.h - sampled guarded allocations (guard_sample:N), in the manner of
  * GWP-ASan in TCMalloc, Chrome and Android: for production, off by
  * default, in every flavour.

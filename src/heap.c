@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* heap.c - creating, binding and destroying heaps (see heap.h). */
 #include "heap.h"
 

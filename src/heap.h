@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* heap.h - heaps: independent partitions, each with one central cache per
  * size class, one page heap and one set of direct maps (jemalloc's arenas,
  * mimalloc's heaps).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* heap_api.c - the explicit-heap API (include/alloy/heap.h): creating and
  * destroying heaps, the malloc family in a given heap, and a thread's
  * default heap.  An explicit heap set as a thread's default is recorded in

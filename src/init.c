@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* init.c - putting the allocator together: one-time set-up (settings, the
  * NUMA topology, heaps, thread-cache tables), the library
  * constructor, and the fork handlers.  Every module keeps its own state and

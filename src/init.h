@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* init.h - process-wide initialisation, done once by the first slow path
  * (or the library constructor, whichever comes first).  It reads the
  * settings, sets up the heaps and the thread-cache tables; it never

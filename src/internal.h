@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* internal.h - definitions every allocator module shares: branch hints,
  * attributes, build-flavour switches, relaxed atomics.  Macros and
  * constants only: no state and no functions live here. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* large.c - blocks above 256 KiB, and blocks aligned to more than a page:
  * whole pages from the heap's page heap up to AY_LARGE_MAX_PAGES (32 MiB, a
  * LARGE span), so that freed large blocks are reused; a direct map above

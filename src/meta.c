@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* meta.c - metadata memory (see meta.h).
  * Invariant: `cur` <= `end`; chunks are never unmapped, so a span record
  * pointer, once handed out, always points at readable span-sized memory.

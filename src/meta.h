@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* meta.h - metadata memory: spans and thread caches come from alloy's own
  * mmap'ed chunks, never from malloc, so initialisation cannot recurse.
  * Memory is carved by a bump pointer; spans and thread caches are recycled

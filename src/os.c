@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* os.c - the OS contract on Linux (mmap, madvise, mremap, mbind, sysfs
  * reads).  See os.h. */
 #define _GNU_SOURCE

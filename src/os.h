@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* os.h - the OS contract: every system call alloy makes goes through here.
  *
  * Preconditions: sizes are multiples of AY_PAGE_SIZE, addresses page-aligned.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* override.c - the libc names: malloc, free, ... so that a program gets
  * alloy through LD_PRELOAD or by linking, without source changes.
  *

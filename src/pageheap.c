@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pageheap.c - spans of pages: best fit, split, coalesce, decay (see
  * pageheap.h).  Every system call here runs with the lock dropped. */
 #include "pageheap.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pageheap.h - the page heap: spans of pages carved from blocks taken from
  * the OS: blocks of 256 pages (1 MiB), or, for a request of more pages, a
  * block of that request rounded up to a multiple of 256 pages.  Requests up

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pagemap.c - the address -> span radix tree (see pagemap.h). */
 #include "pagemap.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pagemap.h - the address -> span map: a two-level radix tree over 48-bit
  * addresses at 4 KiB granularity.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* policy.c - pure size-class and batch-growth policy.  See policy.h. */
 #include "policy.h"
 

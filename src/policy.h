@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* policy.h - alloy's pure allocation policy: size classes, batch limit,
  * span geometry and batch growth.
  *

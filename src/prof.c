@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prof.c - the heap profiler's sampling and record store (see prof.h).
  * Writing profiles and the leak report is prof_out.c's. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prof.h - the heap profiler: sampled allocation stacks, their live set,
  * heap profiles in gperftools' text format, and the leak report at exit.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prof_out.c - what the heap profiler writes (see prof.h): heap profiles in
  * gperftools' text format, which google-pprof reads, and the leak report at
  * exit.

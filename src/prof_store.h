@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prof_store.h - the heap profiler's store, shared by the sampler (prof.c)
  * and the writers (prof_out.c): stacks, kept once each in a hash table, and
  * one record per live sampled block, all in mmap'ed memory of its own.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* quarantine.c - the secure flavour's quarantine of freed blocks: making a
  * ring and emptying it (see quarantine.h; the fast path is in alloc.h). */
 #include "quarantine.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* quarantine.h - the secure flavour's quarantine: freed small blocks wait
  * here, per thread, before they go back to a free list, so that a block is
  * not handed out again right after it was freed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* realloc.c - realloc and reallocarray (see alloc.h).
  *
  * The policy, as in glibc: realloc(NULL, n) is malloc(n); realloc(p, 0)

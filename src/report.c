@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report.c - see report.h. */
 #include "report.h"
 

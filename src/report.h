@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report.h - the statistics report's layout: what the summary, the full
  * report, the JSON document and a comparison of two reports show, written
  * through the emitter from the public stats structs (alloy.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* secure.c - the keys, the magic numbers of the offset check, and the
  * slow-path random numbers (see secure.h). */
 #include "secure.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* secure.h - the hardening every flavour has, and the switch of the secure
  * flavour (liballoy_secure.so, built with AY_SECURE=1).
  *

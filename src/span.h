@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* span.h - a span: a run of contiguous 4 KiB pages with one owner.
  *
  * States, and who owns the record (`owner`):

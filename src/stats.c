@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stats.c - reading the counters (alloy_stats_read, per heap and per class),
  * printing them as text or JSON through one emitter, and the report at exit
  * (stats_print:true).

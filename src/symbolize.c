@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* symbolize.c - addresses to names through ELF symbol tables and addr2line
  * (see symbolize.h).  Only libc: the `alloy` command compiles this file too. */
 #define _GNU_SOURCE

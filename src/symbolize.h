@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* symbolize.h - addresses to function names and source lines, for the leak
  * report (prof_out.c) and for `alloy prof` (tools/alloy_prof.c), which
  * compiles this same file, so that both print the same names.

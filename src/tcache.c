@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tcache.c - thread caches: creation, refill, overflow, scavenging, thread
  * exit (see tcache.h for the invariants, policy.h for the rules). */
 #include "tcache.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tcache.h - the thread cache: one intrusive free list per size class.
  *
  * The inline fast paths of malloc and free that pop and push these lists

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* topology.c - NUMA nodes from sysfs, and placing pages on them (see
  * topology.h).  Runs inside the first malloc: fixed buffers only. */
 #include "topology.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* topology.h - the machine's NUMA nodes and their CPUs, as sysfs lists them
  * (/sys/devices/system/node: `online`, then `node<N>/cpulist` of each node),
  * read once at initialisation, and the placement of pages on a node.

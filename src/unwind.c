@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* unwind.c - stack capture (see unwind.h): a cached CFI walk, with libgcc's
  * unwinder behind it. */
 #define _GNU_SOURCE

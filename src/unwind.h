@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* unwind.h - stack capture for the heap profiler: the return addresses of
  * the calling thread's frames, without frame pointers, without malloc.
  *

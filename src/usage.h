@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* usage.h - one heap's active bytes and their peak, shared by the two
  * modules that hand out its pages: the page heap (spans) and the direct
  * maps.  Each adds and subtracts its own bytes; the peak is the highest sum

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* asan_whole_archive.c - built with -fsanitize=address and liballoy.a linked
  * with --whole-archive, so that alloy's malloc replaces ASan's: alloy must
  * stop at the first malloc with a message that says why (test

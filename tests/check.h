@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check.h - the smallest test harness: CHECK(cond) records a failure with its
  * location and keeps going; CHECK_DONE() prints a summary and returns the exit
  * code.  Every test program ends with `return CHECK_DONE();`. */

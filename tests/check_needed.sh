@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # check_needed.sh LIB... - each shared flavour of alloy depends on nothing but
 # libc (and the dynamic loader): its NEEDED entries are libc.so.6 and
 # ld-linux only, and it exports no _Unwind_* symbol (its unwinder is libgcc's,

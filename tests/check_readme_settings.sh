@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # check_readme_settings.sh ALLOY README - the settings table in the README
 # (between its settings:begin and settings:end markers) must be exactly what
 # `alloy settings --markdown` prints from liballoy's own table.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # check_stats_json.py - the JSON form of alloy_stats_print parses, and its
 # numbers hold together (docs/STATS.md, "Identities"):
 #   allocated <= active <= resident <= mapped;

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """check_stats_report.py - the text reports and the `alloy stats` command.
 
     check_stats_report.py summary DIR          DIR/summary.txt (from stats_dump --out DIR)

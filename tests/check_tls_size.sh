@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # check_tls_size.sh LIB DOC - liballoy.so's PT_TLS segment (its size in
 # memory, from readelf) must equal the "**N bytes**" that docs/ARCHITECTURE.md
 # states in its TLS paragraph, and stay small enough for a late dlopen.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* child.h - run a test case in a forked child and keep what it wrote on
  * stderr: child_run returns the child's wait status (-1 when the pipe or the
  * fork failed), with out holding its stderr, NUL-terminated, cut at len - 1

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* classes.h - the 208 size classes as the docs give them, for tests that walk
  * every class: 8..128 step 8, 144..1024 step 16, 1152..8192 step 128,
  * 9216..65536 step 1024, 73728..262144 step 8192.  Written here from the

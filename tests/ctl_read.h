@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctl_read.h - reads of one alloy_ctl name, by type, for the tests: each
  * returns the value, or 0 (false) with a failed CHECK and the name and error
  * on stderr.  Include check.h first. */

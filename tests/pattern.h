@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pattern.h - block contents that differ per block (seed) and per offset, for
  * tests that move data: byte i of a block with seed s is
  * pattern[(i + 7919 s) mod PERIOD].  PERIOD is prime, so a block copied to the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # preload.sh - real programs under LD_PRELOAD=liballoy.so must print exactly
 # what they print on glibc.  Usage: preload.sh <build dir>
 set -u

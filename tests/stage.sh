@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # stage.sh - sourced by the install and package tests: one stage's checks.
 # fail/ok/skip print a line each (FAIL counts), and finish exits 1 after any
 # failure, 0 otherwise, naming the stage ($stage, set by the caller).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stats_dump.c - allocate a little in two threads, then print alloy's stats.
  *
  *   stats_dump [OPTS]      the report with these opts ("J" for JSON) on stdout

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stl_heavy.cpp - a C++ program that leans on the STL's allocations (maps,
 // hash maps, strings, vectors, shared_ptr, sorting); its output must be the
 // same on alloy and on glibc.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_align.c - aligned allocation: every power-of-two alignment from 8
  * bytes to 64 MiB through alloy_memalign, alloy_posix_memalign and
  * alloy_aligned_alloc; the blocks are aligned, their usable size covers the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_api.c - conformance of the malloc family: sizes, alignment, realloc,
  * calloc, errors and errno, out-of-memory.  Linked against liballoy.a, so
  * the plain names below are alloy's. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_badinput.c - the README's bad-input table, as a test: every row is a
  * case that runs in a forked child, and the parent names what happened:
  *

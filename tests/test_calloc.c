@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_calloc.c - calloc returns zeroed memory when the block it hands out
  * is recycled: from another thread's frees (through the central cache, and
  * through the thread's own cache after a cross-thread free), from the page

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_conf.c - ALLOY_CONF parsing: good settings apply; an unknown key, a
  * malformed value or a missing colon warns once, naming the key, and keeps the
  * default.  The warnings go to stderr, which is redirected to a file here. */

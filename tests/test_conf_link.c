@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_conf_link.c - the link-time default settings string: a program that
  * defines `const char *alloy_malloc_conf` gets those settings, and
  * ALLOY_CONF, applied after it, overrides them key by key.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_ctl.c - alloy_ctl: every name can be read, the values read are the
  * right ones (settings, class geometry, exact byte counts, sums over heaps),
  * the writable ones round trip, and the error codes are the documented ones.

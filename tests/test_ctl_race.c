@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_ctl_race.c - alloy_ctl writes racing with allocation.  Worker
  * threads allocate, write patterns, pass blocks to each other and free them
  * (checking the patterns), flush their caches and read counters, while the

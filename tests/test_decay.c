@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_decay.c - a process that frees most of its memory and then idles gets
  * its RSS back down.  Usage: test_decay default|background|slowpath|never
  *   default:    no settings - the dirty-page cap (max(64 MiB, 2 x active))

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_dlopen.c - two dlopen cases.
  * 1. A program running on alloy dlopens a library that allocates (libm's
  *    neighbour here is the C library's own dlopen machinery: the DTV and TLS

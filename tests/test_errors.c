@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_errors.c - invalid and double frees end the process with a message
  * naming the pointer.  Each case runs in a forked child; the parent checks
  * that the child aborted and what it printed.  Built against the release

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_fill.c - the debugging settings.  Usage: test_fill junk|zero|abort,
  * with ALLOY_CONF=junk:true, zero:true or abort_on_error:true. */
 #include <signal.h>

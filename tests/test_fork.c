@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_fork.c - fork while other threads allocate: the child must be able
  * to allocate and free (no lock left held by a thread that does not exist in
  * the child), and so must the parent afterwards.

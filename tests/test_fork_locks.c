@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_fork_locks.c - fork while other threads hold, or keep taking, each of
  * alloy's locks; the child must be able to allocate and free of every kind.
  *

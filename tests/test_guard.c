@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_guard.c - sampled guarded allocations (guard_sample, src/guard.h).
  *
  *   test_guard report    (ALLOY_CONF=guard_sample:1) a use after free, an

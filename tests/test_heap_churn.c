@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_heap_churn.c - explicit heaps created, filled with large blocks (half
  * of them freed, so that their page heaps hold dirty free spans) and
  * destroyed, over and over, while another thread does something that walks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_heaps.c - heaps: threads spread over the automatic heaps, frees that
  * cross heaps go back to the owner, explicit heaps are created, used and
  * destroyed while other threads allocate, and the totals are the sums of

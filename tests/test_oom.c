@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_oom.c - out of address space, then freed: run under `ulimit -v`
  * (tests/CMakeLists.txt runs it as sh -c 'ulimit -v 200000; test_oom').
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_pageheap.c - the page heap, the direct maps and the pagemap, driven
  * directly on a private heap: best fit, split, coalesce, alignment, decay,
  * whether a span's pages are known to be zero, direct maps. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_policy.c - the pure policy module against seed 002's figures. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_realloc.c - realloc across every size-class boundary, from large
  * blocks and direct maps down, the extra eighth a moving grow gets, blocks
  * that move between heaps, and a failed grow that must leave the block as it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_room.c - a thread-cache list counts its room (tcache.h), and free's
  * fast path takes one from it before it knows whether it will miss.
  *   lists: on one thread, every list's length (limit - room) is the objects

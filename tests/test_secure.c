@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_secure.c - what the secure flavour adds, beyond test_badinput:
  *   - a span's objects are handed out in a random order (not by address);
  *   - a freed block is not handed out again by the next mallocs of its size

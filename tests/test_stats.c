@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_stats.c - the counters of the paper, and the batch policy chosen with
  * ALLOY_CONF.  Usage: test_stats clip|guard|pow2|limit  (ctest sets ALLOY_CONF
  * to match: batch_policy:<p>, or tcache_max_bytes:65536 for "limit").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_stress.c - threads allocate random sizes, write a pattern derived
  * from the block's address and size into it, hand a share of their blocks to
  * other threads, and check the pattern before every free: an overlap, a lost

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_threads.c - thread churn: thousands of short-lived threads allocate,
  * free each other's blocks and exit; their caches must go back to the
  * central caches, and the registry must not grow without bound. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_usable.c - alloy_malloc_usable_size: for every size class, a request
  * of the class size minus k reports exactly the class size, and every one of
  * those bytes can be written without touching another block (many blocks of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_xheap_stats.c - the counters when blocks cross heaps through the
  * thread caches: thread A, bound to automatic heap 0, allocates blocks of
  * several classes; thread B, bound to heap 1, frees all of them, so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* threaded_prog.c - a threaded program with a deterministic result: worker
  * threads build linked lists and strings, hand them to a collector through a
  * queue, and the collector checks and frees them.  Prints a checksum. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tls_module.c - a small shared module with thread-local storage, loaded by
  * test_dlopen to make the C library allocate TLS blocks at dlopen time. */
 #include <stdlib.h>

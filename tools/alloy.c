@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloy.c - the `alloy` command, one entry point for users:
  *
  *   alloy run [--stats[=full|json]] [--prof] [--leaks] [--conf K:V,...] -- CMD ARGS...

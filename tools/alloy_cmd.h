@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloy_cmd.h - what the files of the `alloy` command share: where things
  * are, usage errors, exit statuses, and one entry point per subcommand that
  * has a file of its own. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloy_describe.c - `alloy settings` and `alloy names`: the table of
  * ALLOY_CONF keys and the table of alloy_ctl names, read from liballoy.so
  * itself (alloy_setting_describe, alloy_ctl_describe), so that what they

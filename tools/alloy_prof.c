@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloy_prof.c - `alloy prof`: read a heap profile that liballoy wrote
  * (gperftools' text format; any file google-pprof reads with no sampling
  * adjustment) and print where the memory is, symbolised.

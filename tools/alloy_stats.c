@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloy_stats.c - `alloy stats`: a saved JSON statistics report rendered
  * as the library's full text report, or the change between two reports.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench.sh - the full benchmark mode: builds alloy, the workload programs and
 # the peers that Debian lacks (mimalloc 3, snmalloc, rpmalloc, built from
 # source by build-peers.sh: $ALLOY_PEERS_SCRIPT, default

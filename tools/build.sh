@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # build.sh - configure and build alloy into build/ (Release-with-debug-info).
 # Extra arguments go to cmake's configure step, e.g. -DALLOY_WERROR=ON.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # demo.sh - run a real program (python3 building and serialising a large
 # dictionary, with threads) on alloy through LD_PRELOAD, and print alloy's
 # statistics at exit.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # fastpath-instructions.sh - instructions per 64-byte malloc+free pair, counted
 # by callgrind, for glibc, alloy and the peers: the Debian ones if installed,
 # and mimalloc 3, snmalloc and rpmalloc as built by build-peers.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # fuzz.sh - the API-sequence fuzzer (tests/fuzz/fuzz_alloc.c) on every flavour.
 #   tools/fuzz.sh short          what CI runs (ctest -L fuzz): release, debug,
 #                                secure, release with guard_sample, glibc, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # headline.sh - the README's main job: install what is needed, build alloy
 # (liballoy.so) and the benchmark's workload programs into build/, and run the
 # short default comparison: alloy against glibc, jemalloc, TCMalloc, mimalloc

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # install-deps.sh - install, from Debian's archive, everything alloy's build,
 # tests, benchmarks and charts use.  alloy itself needs only libc and pthreads;
 # the rest is for tests (g++, python3, jq, valgrind), the peers the benchmark

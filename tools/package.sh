@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # package.sh - build alloy's Debian packages with dpkg-deb, and check them
 # with lintian:
 #   liballoy0      /usr/lib/<triplet>/liballoy.so.0*, /usr/bin/alloy,
@@ -127,7 +128,7 @@ control() {
   size=$(du -sk --apparent-size --exclude=DEBIAN "$root" | cut -f1)
   sed -e "s|@VERSION@|$version|g" -e "s|@ARCH@|$arch|g" -e "s|@MAINTAINER@|$maintainer|g" \
       -e "s|@INSTALLED_SIZE@|$size|g" -e "s|@DEPENDS@|$depends|g" \
-      "packaging/debian/$pkg.control.in" >"$root/DEBIAN/control"
+      -e "/^#/d" "packaging/debian/$pkg.control.in" >"$root/DEBIAN/control"
   (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z |
      xargs -0 -r md5sum) >"$root/DEBIAN/md5sums"
   chmod 0644 "$root/DEBIAN"/*

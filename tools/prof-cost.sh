@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # prof-cost.sh - what heap profiling costs (docs/PROFILING.md):
 #  1. instructions per malloc+free pair, counted by callgrind as
 #     fastpath-instructions.sh counts them (the difference between runs of

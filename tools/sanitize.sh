@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # sanitize.sh - the sanitizer flavours: build the allocator core (without the
 # libc names) and its tests instrumented, and run them.
 #   tools/sanitize.sh thread     ThreadSanitizer, the threaded tests     (build-san-thread/)

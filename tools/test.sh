@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # test.sh - the README's test command: install what the tests need, build
 # alloy with warnings as errors, and run every test with ctest; then build
 # and run the sanitizer flavours (tools/sanitize.sh: ThreadSanitizer on the

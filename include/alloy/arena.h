@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloy/arena.h - a bump (monotonic) arena, and the calling thread's scratch
  * arena.
  *

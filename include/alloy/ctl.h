@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloy/ctl.h - read and write alloy's settings and counters by dotted
  * name, in the manner of jemalloc's mallctl.
  *

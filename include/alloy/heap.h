@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloy/heap.h - heaps: independent partitions of alloy's malloc, each with
  * its own central caches and page heap (jemalloc calls them arenas; in alloy
  * "arena" is the bump allocator of alloy/arena.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloy/hotdefs.h - the few definitions every hot-path header shares: branch
  * hints and the forward name of the memory resource.
  *

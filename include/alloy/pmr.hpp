@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // alloy/pmr.hpp - C++17 std::pmr memory resources over alloy's hot-path
 // allocators (header-only), and the bridge the other way round.
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloy/pool.h - fixed-size object pools: a single-threaded one with an
  * inline fast path, and a thread-safe one with per-thread caches.
  *

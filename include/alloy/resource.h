@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloy/resource.h - memory resources: a three-entry vtable in the spirit of
  * C++17's std::pmr::memory_resource, and the resources alloy ships.
  *

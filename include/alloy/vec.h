@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloy/vec.h - alloy_vec_t, a growable array whose storage comes from a
  * memory resource chosen at run time.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cli.sh - alloy-sim's command line: bad input is rejected before any work
 # with a clear message, a broken run names its seed and configuration and
 # can be replayed, and the single-run and geometry commands print what they

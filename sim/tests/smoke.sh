@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # smoke.sh - the CI smoke sweep: a reduced grid (3 policies x 2 thresholds at
 # the default budget and cap), 5 workloads, 2 seeds, run with 1 and with 2
 # workers.  The CSVs must be byte-identical, have the right shapes, show the

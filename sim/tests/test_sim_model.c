@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_sim_model.c - the model's promises: the geometry counts, conservation
  * on a short run of every workload and policy, pairing (one trace per seed,
  * whatever the policy), clip == guard where no clipped terminal is reached,

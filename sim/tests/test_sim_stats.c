@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_sim_stats.c - the simulator's statistics and SHA-256 against values
  * worked out by hand (closed forms for 1 and 2 degrees of freedom, printed
  * t tables, the Holm procedure done on paper) and the FIPS 180-4 examples. */

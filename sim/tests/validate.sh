@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # validate.sh - the model against the real liballoy: every workload, clip and
 # guard, one seed, a shortened trace, with the thread caches' byte limit low
 # enough (256 KiB, validate's default) that lists overflow while batches

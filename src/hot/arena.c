@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* arena.c - the bump arena's slow path, reset, rewind and release.
  *
  * The inline fast path (include/alloy/arena.h) bumps `next` inside the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* checker.c - the allocators' own accesses to links in free slots, exempt
  * from the checks that checker.h sets up: AddressSanitizer does not
  * instrument these two functions, and under memcheck the link is made

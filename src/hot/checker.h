@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* checker.h - what the hot-path allocators tell memory checkers, so that
  * memory they hand out, take back or reset is seen as such:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hot.h - helpers shared by the hot-path allocators (the src/hot modules):
  * overflow-checked size arithmetic and power-of-two tests.
  *

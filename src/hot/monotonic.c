@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* monotonic.c - the monotonic memory resource: an alloy_resource_t whose
  * allocate is the arena's bump and whose deallocate does nothing
  * (std::pmr::monotonic_buffer_resource).

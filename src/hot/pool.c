@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool.c - the single-threaded fixed-size pool: set-up, chunk growth, lazy
  * carving, and the checked flavour.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool_resource.c - multi-size pool resources (std::pmr's
  * unsynchronized_pool_resource and synchronized_pool_resource).
  *

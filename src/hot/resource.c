@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* resource.c - the built-in memory resources (malloc, null) and the
  * process-wide default resource.
  *

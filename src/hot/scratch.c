@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scratch.c - the calling thread's scratch arena (seed 001 §3.4: a
  * thread-local bump allocator that falls back upstream).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sync_pool.c - the thread-safe fixed-size pool: a per-thread cache in
  * front of a central alloy_pool_t, so the fast path takes no lock and no
  * atomic instruction.

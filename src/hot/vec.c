@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vec.c - alloy_vec_t: a growable array on a memory resource.
  *
  * Growth doubles the capacity (at least 4 elements), computed with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # check_header.cmake - compile pmr_header_check.cpp with the compiler CXX in
 # each mode; each must succeed without a warning (-Werror).  A file that
 # only includes the header must fail in C++14 with the header's own message.

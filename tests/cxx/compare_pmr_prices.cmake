@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # compare_pmr_prices.cmake - run the C++ pricer on alloy's std::pmr resources
 # (optimised and sanitized), the C pricer and g++'s mc_reference at PATHS
 # paths; fail unless every price any of them prints is the same %.17g string.

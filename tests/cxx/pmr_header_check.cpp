@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pmr_header_check.cpp - alloy/pmr.hpp on its own: it must be the first and
 // only alloy include, compile without warnings under strict flags with g++
 // and clang++ (check_header.cmake), and every class must instantiate.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pmr_test.cpp - alloy/pmr.hpp under ASan and UBSan: the std::pmr adapters
 // (arena_resource, pool_resource, synchronized_pool_resource, resource_ref)
 // and the bridge the other way.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_alloc.c - an API-sequence fuzzer for the malloc family.
  *
  * Each thread runs a random sequence of malloc, calloc, realloc,

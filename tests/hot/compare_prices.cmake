@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # compare_prices.cmake - run the C pricer and the C++ reference at PATHS
 # paths and fail unless every price each prints is the same %.17g string.
 # usage: cmake -DPRICER=... -DREFERENCE=... -DPATHS=N -P compare_prices.cmake

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* counting.h - a test resource that wraps malloc, counts what passes
  * through it, checks every deallocate against what allocate handed out,
  * and can be told to fail (Lua's Memcontrol idea: fail_after, limit). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hot_test_arena.c - the bump arena: alignment for every power of two up to
  * 4096 (and beyond), exhaustion of a fixed arena, upstream fallback with
  * geometric growth, reset, nested mark/rewind, accounting, impossible

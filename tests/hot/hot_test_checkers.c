@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hot_test_checkers.c - memory checkers see into the hot-path allocators
  * (src/hot/checker.h): a read of arena memory after alloy_arena_reset (or
  * alloy_arena_rewind), and a read of a freed slot of a pool, a synchronized

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hot_test_mc_rng.c - the pricer's random numbers against fixed values:
  * MT19937-64's 10000th output for the default seed (the C++ standard's own
  * check), generate_canonical's range, and the polar method's saved second

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hot_test_pool.c - the single-threaded pool: slot alignment, LIFO reuse,
  * fixed-capacity exhaustion, growth in chunks, bad configurations, and the
  * checked flavour's detection of double and foreign frees. */

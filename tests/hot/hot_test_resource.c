@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hot_test_resource.c - the memory resources and alloy_vec_t: the malloc
  * resource's alignment, the null resource's failure path (the caller sees
  * NULL / ENOMEM and nothing crashes), the monotonic resource, both pool

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hot_test_threads.c - the synchronized variants under several threads:
  * the thread-cached pool (no slot handed out twice, frees from other
  * threads, a fixed capacity fully usable once caches are flushed), the synchronized pool

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # memcheck.sh EXE - run every case of hot_test_checkers (EXE, built against
 # src/hot compiled with ALLOY_VALGRIND=1) under valgrind's memcheck: each bad
 # case must be reported as an invalid read, and the clean case must give no

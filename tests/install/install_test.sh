@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # install_test.sh - tests of the `alloy` command and of `cmake --install`.
 # One stage per ctest test (see CMakeLists.txt here):
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """check_layers.py - the #include graph of src/ against the layer order that
 docs/ARCHITECTURE.md writes down.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # check_fastpath.sh DOC LIBALLOY PLAIN STATIC NUMA SYSFS - the fast path is
 # the same with NUMA awareness as without, and as docs/ARCHITECTURE.md says:
 #   - PLAIN under LD_PRELOAD=LIBALLOY (one node here): the figure in DOC's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fastpath_pair.c - N malloc(64)+free pairs, for counting instructions with
  * callgrind (the loop of tools/fastpath-instructions.sh).  Built plain (for
  * LD_PRELOAD), and linked against liballoy.a and the NUMA test flavour. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* numa_cost.c - what NUMA awareness costs a thread (docs/NUMA.md,
  * "What it costs").  Linked against the NUMA test flavour and run on the
  * two-node tree tests/numa/sysfs/two (CPU 0 on node 0, CPU 1 on node 1),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_numa.c - NUMA awareness on fake topologies (docs/NUMA.md).
  *
  * Linked against the NUMA test flavour (liballoy_numatest*.a), whose

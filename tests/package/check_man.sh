@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # check_man.sh ALLOY LIB ALLOY_1 ALLOY_3 [ALLOY_SIM_1] - alloy's manual pages
 # (plain or gzipped) against the library they document:
 #   - each renders without a warning: `man --warnings -l` and `groff -ww`;

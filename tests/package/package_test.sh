@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # package_test.sh - tests of the Debian packages (tools/package.sh), one
 # stage per ctest test (see CMakeLists.txt here):
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """check_leaks.py ALLOY LIB PROG - alloy's leak report against Valgrind's.
 
 Runs PROG (prof_leaks.c) under `valgrind --leak-check=full

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """check_pprof.py ALLOY PROG DIR - heap profiles through google-pprof.
 
 Runs PROG (prof_sites.c: allocation sites of known sizes, built without

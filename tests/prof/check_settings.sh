@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # check_settings.sh TEST_PROF DIR - bad input to the heap profiler.
 #  1. A bad value for each prof_* key (and leak_exit_code) is warned about by
 #     name, and the default is kept (test_prof settings checks the values).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prof_leaks.c - a program with known leaks, for check_leaks.py: it leaks
  * from four call sites (malloc, calloc, strdup through libc, a large block
  * through realloc) and frees everything else.  It uses no stdio, so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prof_module.c - a module that test_prof loads with dlopen: its blocks
  * must be attributed to its own function. */
 #include <stdlib.h>

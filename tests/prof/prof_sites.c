@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prof_sites.c - allocation sites of known sizes, for check_pprof.py.
  * Built with -O2 -fomit-frame-pointer: the stacks must come from the
  * unwind tables, not from frame pointers.  Each site is its own function;

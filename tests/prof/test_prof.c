@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_prof.c - the heap profiler through alloy_ctl, linked with liballoy.so
  * (so that its own frames are left out of the stacks, as when preloaded).
  *

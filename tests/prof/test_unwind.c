@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_unwind.c - the cached CFI walk (ay_unwind) against libgcc's
  * unwinder (ay_unwind_libgcc) on the same stacks: nested functions built
  * without frame pointers, a callback from inside libc (qsort), deep

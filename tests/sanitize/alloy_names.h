@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloy_names.h - force-included (-include) into the tests of the sanitizer
  * flavours: the libc names in a test's source become the alloy_* names, so
  * the same tests exercise alloy while ThreadSanitizer or AddressSanitizer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* san_canary.c - a deliberate bug of the kind the flavour's sanitizer must
  * report, run as a test that is expected to fail: it shows that the
  * instrumentation is really in the build (a flavour whose sanitizer were

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* consumer.c - a program built against an installed alloy (find_package or
  * pkg-config) by the install tests: it uses the malloc family under alloy_*
  * names, the version, the statistics API and an arena from <alloy/arena.h>,

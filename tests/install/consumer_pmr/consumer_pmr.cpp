@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // consumer_pmr.cpp - a C++ program built against an installed alloy through
 // find_package(alloy) and the alloy::pmr target (tests/install): std::pmr
 // containers on each adapter of <alloy/pmr.hpp>, and the bridge.  Usage:
