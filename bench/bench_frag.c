@@ -34,8 +34,7 @@
 
 #define MAX_SAMPLES 101
 
-static void usage(void)
-{
+static void usage(void) {
     bench_die("usage: bench_frag [-m churn|reuse] [-n OPS] [-c MAX_LIVE_OBJECTS] [-l LIVE_BYTES] "
               "[-r SEED]");
 }
@@ -47,8 +46,7 @@ typedef struct objs {
     size_t n, cap;
 } objs_t;
 
-static void objs_push(objs_t *o, void *p, size_t size)
-{
+static void objs_push(objs_t *o, void *p, size_t size) {
     if (o->n == o->cap) {
         o->cap = o->cap ? 2 * o->cap : 4096;
         o->p = realloc(o->p, o->cap * sizeof *o->p);
@@ -64,8 +62,7 @@ static void objs_push(objs_t *o, void *p, size_t size)
 static uint64_t reuse_t0;
 
 /* One `ts` sample; phase progress is printed as `live`, like the churn mode. */
-static void reuse_sample(size_t live)
-{
+static void reuse_sample(size_t live) {
     printf("ts case=reuse90 t_ms=%llu rss=%zu live=%zu\n",
            (unsigned long long)((bench_now_ns() - reuse_t0) / 1000000), bench_rss_now(), live);
 }
@@ -73,12 +70,11 @@ static void reuse_sample(size_t live)
 /* Allocate objects (log-uniform in [lo, hi]) until `*live` reaches `target`,
  * sampling RSS each time another 1/33 of the way is done. */
 static void reuse_fill(objs_t *o, size_t *live, size_t target, size_t lo, size_t hi, int log_sizes,
-                       uint64_t *rng)
-{
+                       uint64_t *rng) {
     size_t start = *live, step = (target - start) / 33 + 1, next = start + step;
     while (*live < target) {
-        size_t sz = log_sizes ? (size_t)bench_rand_log(rng, lo, hi)
-                              : (size_t)bench_rand_range(rng, lo, hi);
+        size_t sz =
+            log_sizes ? (size_t)bench_rand_log(rng, lo, hi) : (size_t)bench_rand_range(rng, lo, hi);
         void *p = malloc(sz);
         if (!p)
             bench_die("malloc(%zu) failed", sz);
@@ -92,8 +88,7 @@ static void reuse_fill(objs_t *o, size_t *live, size_t target, size_t lo, size_t
     }
 }
 
-static int reuse_main(uint64_t target, uint64_t rng)
-{
+static int reuse_main(uint64_t target, uint64_t rng) {
     objs_t o = {0};
     size_t live = 0;
     bench_usage_t u0 = bench_usage();
@@ -119,9 +114,8 @@ static int reuse_main(uint64_t target, uint64_t rng)
     size_t rss_end = bench_rss_now();
     printf("res case=reuse90 time_ms=%.2f wall_ms=%.2f peak_rss=%zu rss_built=%zu rss_freed=%zu "
            "rss_end=%zu live_end=%zu rss_over_live=%.3f%s\n",
-           (double)(c1 - c0) / 1e6, (double)(t1 - t0) / 1e6, bench_rss_peak(), rss_built,
-           rss_freed, rss_end, live, live ? (double)rss_end / (double)live : 0.0,
-           bench_usage_fields(&u0));
+           (double)(c1 - c0) / 1e6, (double)(t1 - t0) / 1e6, bench_rss_peak(), rss_built, rss_freed,
+           rss_end, live, live ? (double)rss_end / (double)live : 0.0, bench_usage_fields(&u0));
     for (size_t i = 0; i < o.n; i++)
         free(o.p[i]);
     free(o.p);
@@ -129,8 +123,7 @@ static int reuse_main(uint64_t target, uint64_t rng)
     return 0;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bench_init(argv[0]);
     uint64_t n_ops = 2000000, cap = 5000, rng = 7, live_target = 256ull << 20;
     int c, reuse = 0;
@@ -146,7 +139,9 @@ int main(int argc, char **argv)
             break;
         case 'n': n_ops = bench_parse_u64(optarg, "-n ops", 100, 100000000000ull); break;
         case 'c': cap = bench_parse_u64(optarg, "-c objects", 10, 100000000); break;
-        case 'l': live_target = bench_parse_u64(optarg, "-l live bytes", 1 << 20, 1ull << 40); break;
+        case 'l':
+            live_target = bench_parse_u64(optarg, "-l live bytes", 1 << 20, 1ull << 40);
+            break;
         case 'r': rng = bench_parse_u64(optarg, "-r seed", 0, UINT64_MAX); break;
         default: usage();
         }
@@ -223,7 +218,8 @@ int main(int argc, char **argv)
     }
     uint64_t t1 = bench_now_ns(), c1 = bench_cpu_ns();
     size_t rss_end = bench_rss_now();
-    printf("res case=frag time_ms=%.2f wall_ms=%.2f peak_rss=%zu rss_end=%zu live_end=%zu rss_over_live=%.3f "
+    printf("res case=frag time_ms=%.2f wall_ms=%.2f peak_rss=%zu rss_end=%zu live_end=%zu "
+           "rss_over_live=%.3f "
            "mean_rss_over_live=%.3f usable_pct=%.1f%s\n",
            (double)(c1 - c0) / 1e6, (double)(t1 - t0) / 1e6, bench_rss_peak(), rss_end, live,
            live ? (double)rss_end / (double)live : 0.0, ratio_n ? ratio_sum / ratio_n : 0.0,

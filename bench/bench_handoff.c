@@ -36,16 +36,16 @@
 #define DRAIN_EVERY 32
 
 typedef struct obj {
-    struct obj *next;           /* inbox link, written by the sender */
+    struct obj *next; /* inbox link, written by the sender */
 } obj_t;
 
 typedef struct worker {
-    _Alignas(64) obj_t *inbox;  /* pushed by others, emptied by the owner */
-    uint64_t pending;           /* objects in the inbox: + by senders, - by the owner */
+    _Alignas(64) obj_t *inbox; /* pushed by others, emptied by the owner */
+    uint64_t pending;          /* objects in the inbox: + by senders, - by the owner */
     _Alignas(64) pthread_t tid;
     unsigned index;
     uint64_t seed;
-    uint64_t handed;            /* objects this worker handed to others */
+    uint64_t handed; /* objects this worker handed to others */
     uint64_t start_ns, end_ns;
 } worker_t;
 
@@ -53,19 +53,17 @@ static unsigned n_threads, handoff_pct;
 static uint64_t n_requests, ws_size;
 static worker_t *workers;
 static pthread_barrier_t barrier;
-static unsigned n_done;                 /* workers that have served all their requests */
+static unsigned n_done; /* workers that have served all their requests */
 
-static void inbox_push(worker_t *to, obj_t *o)
-{
+static void inbox_push(worker_t *to, obj_t *o) {
     obj_t *head = __atomic_load_n(&to->inbox, __ATOMIC_RELAXED);
     do
         o->next = head;
-    while (!__atomic_compare_exchange_n(&to->inbox, &head, o, 1, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED));
+    while (
+        !__atomic_compare_exchange_n(&to->inbox, &head, o, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
 
-static void inbox_drain(worker_t *w)
-{
+static void inbox_drain(worker_t *w) {
     obj_t *o = __atomic_exchange_n(&w->inbox, NULL, __ATOMIC_ACQUIRE);
     uint64_t n = 0;
     while (o) {
@@ -77,8 +75,7 @@ static void inbox_drain(worker_t *w)
     __atomic_fetch_sub(&w->pending, n, __ATOMIC_RELAXED);
 }
 
-static void *worker_main(void *arg)
-{
+static void *worker_main(void *arg) {
     worker_t *w = arg;
     uint64_t rng = w->seed, handed = 0;
     void **ring = calloc(ws_size, sizeof *ring);
@@ -95,9 +92,10 @@ static void *worker_main(void *arg)
         p[sz - 1] = (unsigned char)i;
         p[sizeof(obj_t)] = 1;
         if (n_threads > 1 && bench_rand(&rng) % 100 < handoff_pct) {
-            worker_t *to = &workers[(w->index + 1 + bench_rand(&rng) % (n_threads - 1)) % n_threads];
+            worker_t *to =
+                &workers[(w->index + 1 + bench_rand(&rng) % (n_threads - 1)) % n_threads];
             while (__atomic_load_n(&to->pending, __ATOMIC_RELAXED) >= ws_size) {
-                inbox_drain(w);                 /* never wait while others wait for us */
+                inbox_drain(w); /* never wait while others wait for us */
                 sched_yield();
             }
             __atomic_fetch_add(&to->pending, 1, __ATOMIC_RELAXED);
@@ -131,14 +129,12 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void usage(void)
-{
+static void usage(void) {
     bench_die("usage: bench_handoff [-t THREADS] [-n REQUESTS_PER_THREAD] [-w WORKING_SET] "
               "[-p HANDOFF_PCT] [-r SEED]");
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bench_init(argv[0]);
     n_threads = 4;
     n_requests = 1000000;
@@ -176,7 +172,7 @@ int main(int argc, char **argv)
     bench_usage_t u0 = bench_usage();
     uint64_t cpu0 = bench_cpu_ns();
     pthread_barrier_wait(&barrier);
-    pthread_barrier_wait(&barrier);          /* every worker has served its requests */
+    pthread_barrier_wait(&barrier); /* every worker has served its requests */
     uint64_t cpu1 = bench_cpu_ns();
     size_t rss_end = bench_rss_now();
     char usage_fields[256];

@@ -32,8 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static size_t pick_size(uint64_t *rng)
-{
+static size_t pick_size(uint64_t *rng) {
     uint64_t r = bench_rand(rng) % 10;
     if (r < 6)
         return (size_t)bench_rand_log(rng, 16, 512);
@@ -42,21 +41,18 @@ static size_t pick_size(uint64_t *rng)
     return (size_t)bench_rand_log(rng, 16384, 262144);
 }
 
-static void sleep_ms(uint64_t ms)
-{
+static void sleep_ms(uint64_t ms) {
     struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0)
         ;
 }
 
-static void usage(void)
-{
+static void usage(void) {
     bench_die("usage: bench_idle [-l LIVE_BYTES] [-f FREE_PCT] [-i IDLE_MS] [-s SAMPLE_MS] "
               "[-r SEED]");
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bench_init(argv[0]);
     uint64_t target = 256ull << 20, free_pct = 90, idle_ms = 3000, sample_ms = 100, rng = 13;
     int c;
@@ -81,7 +77,10 @@ int main(int argc, char **argv)
     /* samples are printed after the idle, so nothing but sleeping and reading
      * /proc happens during it */
     size_t n_samples = 0, max_samples = (size_t)(idle_ms / sample_ms) + 2;
-    struct sample { double t_ms; size_t rss; } *samples = malloc(max_samples * sizeof *samples);
+    struct sample {
+        double t_ms;
+        size_t rss;
+    } *samples = malloc(max_samples * sizeof *samples);
     if (!obj || !osz || !samples)
         bench_die("out of memory for %zu objects", cap);
     bench_usage_t u0 = bench_usage();

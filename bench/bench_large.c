@@ -33,8 +33,7 @@ static int use_calloc = 1;
  * malloc + memset(0) into calloc, and the memset mode would measure calloc. */
 static void *(*volatile clear_fn)(void *, int, size_t) = memset;
 
-static void *new_block(size_t size)
-{
+static void *new_block(size_t size) {
     unsigned char *p;
     if (use_calloc) {
         p = calloc(1, size);
@@ -51,14 +50,12 @@ static void *new_block(size_t size)
     return p;
 }
 
-static void usage(void)
-{
+static void usage(void) {
     bench_die("usage: bench_large [-m calloc|memset] [-k BLOCKS] [-n REPLACEMENTS] [-l MIN] "
               "[-u MAX] [-r SEED]");
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bench_init(argv[0]);
     uint64_t k = 32, n = 2000, lo = 1 << 20, hi = 8 << 20, rng = 11;
     int c;

@@ -30,20 +30,19 @@
 #include <unistd.h>
 
 typedef struct lane {
-    void **slot;                /* the slot array, handed from thread to thread */
-    uint64_t rng;               /* handed on too: the lane's sequence of sizes */
-    unsigned generation;        /* of the thread running the lane, from 1 */
-    pthread_t pred;             /* the thread that retired: its successor joins it */
-    pthread_t last;             /* the newest thread, for main to join at the end */
-    uint64_t start_ns, end_ns;  /* the lane's first start, its last end */
+    void **slot;               /* the slot array, handed from thread to thread */
+    uint64_t rng;              /* handed on too: the lane's sequence of sizes */
+    unsigned generation;       /* of the thread running the lane, from 1 */
+    pthread_t pred;            /* the thread that retired: its successor joins it */
+    pthread_t last;            /* the newest thread, for main to join at the end */
+    uint64_t start_ns, end_ns; /* the lane's first start, its last end */
 } lane_t;
 
 static uint64_t n_slots, n_steps, lo, hi;
 static unsigned n_gens;
-static sem_t lanes_done;        /* posted by each lane's last thread */
+static sem_t lanes_done; /* posted by each lane's last thread */
 
-static void *fill(uint64_t *rng)
-{
+static void *fill(uint64_t *rng) {
     size_t sz = (size_t)bench_rand_range(rng, lo, hi);
     unsigned char *p = malloc(sz);
     if (!p)
@@ -53,8 +52,7 @@ static void *fill(uint64_t *rng)
     return p;
 }
 
-static void *thread_main(void *arg)
-{
+static void *thread_main(void *arg) {
     lane_t *l = arg;
     /* The predecessor's exit (where an allocator flushes its thread cache)
      * belongs to the lane's time: join it first. */
@@ -84,14 +82,12 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-static void usage(void)
-{
+static void usage(void) {
     bench_die("usage: bench_larson [-t THREADS] [-s SLOTS] [-n STEPS_PER_THREAD] [-g GENERATIONS] "
               "[-l MIN] [-u MAX] [-r SEED]");
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bench_init(argv[0]);
     unsigned n_threads = 4;
     uint64_t seed = 17;
@@ -154,8 +150,8 @@ int main(int argc, char **argv)
     double secs = (double)(t1 - t0) / 1e9, total = (double)n_steps * n_gens * n_threads;
     printf("res case=larson_%u mops_per_s=%.3f ns_per_op=%.3f time_ms=%.2f peak_rss=%zu "
            "rss_end=%zu threads_created=%llu%s\n",
-           n_threads, total / secs / 1e6, secs * 1e9 / total, secs * 1e3, bench_rss_peak(),
-           rss_end, (unsigned long long)n_gens * n_threads, bench_usage_fields(&u0));
+           n_threads, total / secs / 1e6, secs * 1e9 / total, secs * 1e3, bench_rss_peak(), rss_end,
+           (unsigned long long)n_gens * n_threads, bench_usage_fields(&u0));
     for (unsigned i = 0; i < n_threads; i++) {
         for (uint64_t k = 0; k < n_slots; k++)
             free(lanes[i].slot[k]);

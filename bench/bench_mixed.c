@@ -30,7 +30,7 @@ typedef struct worker {
     pthread_t tid;
     unsigned index;
     uint64_t seed;
-    size_t live;                /* bytes requested and not yet freed; owner writes */
+    size_t live; /* bytes requested and not yet freed; owner writes */
     char pad[64];
 } worker_t;
 
@@ -39,12 +39,14 @@ static int small_only;
 static unsigned n_threads;
 static worker_t *workers;
 static pthread_barrier_t start_barrier;
-static uint64_t t_start = UINT64_MAX;      /* earliest worker start, ns */
-static struct sample { uint64_t t_ms; size_t rss, live; } samples[MAX_SAMPLES];
+static uint64_t t_start = UINT64_MAX; /* earliest worker start, ns */
+static struct sample {
+    uint64_t t_ms;
+    size_t rss, live;
+} samples[MAX_SAMPLES];
 static unsigned n_samples;
 
-static size_t pick_size(uint64_t *rng)
-{
+static size_t pick_size(uint64_t *rng) {
     if (small_only)
         return (size_t)bench_rand_range(rng, 8, 128);
     uint64_t r = bench_rand(rng) % 100;
@@ -55,8 +57,7 @@ static size_t pick_size(uint64_t *rng)
     return (size_t)bench_rand_log(rng, 8192, large_max);
 }
 
-static void take_sample(void)
-{
+static void take_sample(void) {
     if (n_samples >= MAX_SAMPLES)
         return;
     size_t live = 0;
@@ -68,8 +69,7 @@ static void take_sample(void)
     s->live = live;
 }
 
-static void *worker_main(void *arg)
-{
+static void *worker_main(void *arg) {
     worker_t *w = arg;
     uint64_t rng = w->seed;
     void **slot = calloc(n_slots, sizeof *slot);
@@ -114,14 +114,12 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void usage(void)
-{
+static void usage(void) {
     bench_die("usage: bench_mixed [-t THREADS] [-n OPS_PER_THREAD] [-w SLOTS] [-m mixed|small] "
               "[-L LARGE_MAX] [-r SEED]");
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bench_init(argv[0]);
     n_threads = 2;
     n_ops = 400000;
@@ -162,7 +160,7 @@ int main(int argc, char **argv)
     bench_usage_t u0 = bench_usage();
     uint64_t cpu0 = bench_cpu_ns();
     pthread_barrier_wait(&start_barrier);
-    pthread_barrier_wait(&start_barrier);          /* all threads done with their ops */
+    pthread_barrier_wait(&start_barrier); /* all threads done with their ops */
     uint64_t t_end = bench_now_ns(), cpu1 = bench_cpu_ns();
     size_t rss_end = bench_rss_now(), live_end = 0;
     char usage_fields[256];

@@ -24,13 +24,11 @@ typedef struct buf {
     size_t len, cap, final;
 } buf_t;
 
-static void usage(void)
-{
+static void usage(void) {
     bench_die("usage: bench_realloc [-n STEPS] [-k BUFFERS] [-m MAX_BYTES] [-r SEED]");
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bench_init(argv[0]);
     uint64_t steps = 2000000, k = 256, max = 1 << 20, rng = 3;
     int c;
@@ -89,11 +87,13 @@ int main(int argc, char **argv)
         free(b[i].data);
     }
     double ns = (double)(c1 - c0);
-    printf("res case=grow time_ms=%.2f wall_ms=%.2f ns_per_step=%.3f ns_per_realloc=%.3f reallocs=%llu "
+    printf("res case=grow time_ms=%.2f wall_ms=%.2f ns_per_step=%.3f ns_per_realloc=%.3f "
+           "reallocs=%llu "
            "moved_pct=%.1f peak_rss=%zu live_end=%zu%s\n",
-           ns / 1e6, (double)(t1 - t0) / 1e6, ns / (double)steps, reallocs ? ns / (double)reallocs : 0.0,
-           (unsigned long long)reallocs, reallocs ? 100.0 * (double)moves / (double)reallocs : 0.0,
-           bench_rss_peak(), live, usage_fields);
+           ns / 1e6, (double)(t1 - t0) / 1e6, ns / (double)steps,
+           reallocs ? ns / (double)reallocs : 0.0, (unsigned long long)reallocs,
+           reallocs ? 100.0 * (double)moves / (double)reallocs : 0.0, bench_rss_peak(), live,
+           usage_fields);
     free(b);
     return 0;
 }

@@ -20,13 +20,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static void usage(void)
-{
+static void usage(void) {
     bench_die("usage: bench_sizes [-n PAIRS] [-s SIZE,...] [-g GROUP]  (sizes 1..1048576)");
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bench_init(argv[0]);
     uint64_t pairs = 2000000;
     uint64_t sizes[16] = {8, 64, 512, 4096};
@@ -47,7 +45,7 @@ int main(int argc, char **argv)
     static hist_t h;
     for (unsigned si = 0; si < nsizes; si++) {
         size_t size = (size_t)sizes[si];
-        for (uint64_t i = 0; i < pairs / 10 + 1; i++) {        /* warm-up */
+        for (uint64_t i = 0; i < pairs / 10 + 1; i++) { /* warm-up */
             volatile char *p = malloc(size);
             p[0] = 1;
             free((void *)p);
@@ -67,9 +65,10 @@ int main(int argc, char **argv)
         bench_time_pairs(&h, pairs, group, size);
         double tpn = bench_ticks_per_ns * group;
         printf("res case=size_%zu ns_per_op=%.3f wall_ns_per_op=%.3f p50_ns=%.1f p99_ns=%.1f "
-               "p999_ns=%.1f%s\n", size, (double)(c1 - c0) / (double)pairs,
-               (double)(t1 - t0) / (double)pairs, (double)hist_quantile(&h, 0.5) / tpn,
-               (double)hist_quantile(&h, 0.99) / tpn, (double)hist_quantile(&h, 0.999) / tpn, usage_fields);
+               "p999_ns=%.1f%s\n",
+               size, (double)(c1 - c0) / (double)pairs, (double)(t1 - t0) / (double)pairs,
+               (double)hist_quantile(&h, 0.5) / tpn, (double)hist_quantile(&h, 0.99) / tpn,
+               (double)hist_quantile(&h, 0.999) / tpn, usage_fields);
         fflush(stdout);
     }
     printf("res case=process peak_rss=%zu\n", bench_rss_peak());

@@ -29,8 +29,7 @@ typedef struct worker {
 static pthread_barrier_t start_barrier, mid_barrier;
 static unsigned group = 8;
 
-static void *worker_main(void *arg)
-{
+static void *worker_main(void *arg) {
     worker_t *w = arg;
     size_t size = w->size;
     pthread_barrier_wait(&start_barrier);
@@ -47,13 +46,11 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void usage(void)
-{
+static void usage(void) {
     bench_die("usage: bench_threads [-t THREADS,...] [-n PAIRS_PER_THREAD] [-s SIZE] [-g GROUP]");
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bench_init(argv[0]);
     uint64_t threads[16] = {1, 2, 4, 8, 16};
     unsigned nt = 5;
@@ -104,8 +101,8 @@ int main(int argc, char **argv)
         }
         double secs = (double)(t1 - t0) / 1e9;
         double tpn = bench_ticks_per_ns * group;
-        printf("res case=threads_%u mops_per_s=%.3f ns_per_op=%.3f p50_ns=%.1f p99_ns=%.1f%s\n",
-               n, (double)pairs * n / secs / 1e6, secs * 1e9 / ((double)pairs * n),
+        printf("res case=threads_%u mops_per_s=%.3f ns_per_op=%.3f p50_ns=%.1f p99_ns=%.1f%s\n", n,
+               (double)pairs * n / secs / 1e6, secs * 1e9 / ((double)pairs * n),
                (double)hist_quantile(&all, 0.5) / tpn, (double)hist_quantile(&all, 0.99) / tpn,
                bench_usage_fields(&u0));
         fflush(stdout);

@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 typedef struct ring {
-    _Alignas(64) uint64_t head;       /* next slot the producer writes; producer owns */
-    _Alignas(64) uint64_t tail;       /* next slot the consumer reads; consumer owns */
+    _Alignas(64) uint64_t head; /* next slot the producer writes; producer owns */
+    _Alignas(64) uint64_t tail; /* next slot the consumer reads; consumer owns */
     _Alignas(64) void **slots;
     uint64_t mask;
     uint64_t n;
@@ -37,18 +37,16 @@ typedef struct ring {
 static size_t base_size;
 static uint64_t batch = 64;
 static pthread_barrier_t start_barrier;
-static uint64_t first_start = UINT64_MAX;    /* earliest producer start, ns */
+static uint64_t first_start = UINT64_MAX; /* earliest producer start, ns */
 
-static void backoff(unsigned *spins)
-{
+static void backoff(unsigned *spins) {
     if (++*spins > 64) {
         sched_yield();
         *spins = 0;
     }
 }
 
-static void *producer_main(void *arg)
-{
+static void *producer_main(void *arg) {
     ring_t *r = arg;
     uint64_t rng = r->seed;
     uint64_t head = 0;
@@ -58,7 +56,8 @@ static void *producer_main(void *arg)
                                                       __ATOMIC_RELAXED))
         ;
     for (uint64_t i = 0; i < r->n; i++) {
-        size_t sz = (size_t)bench_rand_range(&rng, base_size / 2 ? base_size / 2 : 1, base_size * 2);
+        size_t sz =
+            (size_t)bench_rand_range(&rng, base_size / 2 ? base_size / 2 : 1, base_size * 2);
         unsigned char *p = malloc(sz);
         if (!p)
             bench_die("malloc(%zu) failed", sz);
@@ -75,8 +74,7 @@ static void *producer_main(void *arg)
     return NULL;
 }
 
-static void *consumer_main(void *arg)
-{
+static void *consumer_main(void *arg) {
     ring_t *r = arg;
     uint64_t tail = 0, sum = 0;
     pthread_barrier_wait(&start_barrier);
@@ -96,14 +94,12 @@ static void *consumer_main(void *arg)
     return NULL;
 }
 
-static void usage(void)
-{
+static void usage(void) {
     bench_die("usage: bench_xthread [-p PAIRS] [-n OBJECTS_PER_PRODUCER] [-s SIZE] [-q RING] "
               "[-b BATCH]");
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bench_init(argv[0]);
     uint64_t pairs = 1, n = 2000000, ring_size = 1024;
     base_size = 64;

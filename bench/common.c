@@ -22,8 +22,7 @@ double bench_ticks_per_ns = 1.0;
 uint64_t bench_tick_overhead;
 volatile uintptr_t bench_sink;
 
-void bench_die(const char *fmt, ...)
-{
+void bench_die(const char *fmt, ...) {
     va_list ap;
     fprintf(stderr, "%s: ", prog_name);
     va_start(ap, fmt);
@@ -33,8 +32,7 @@ void bench_die(const char *fmt, ...)
     exit(2);
 }
 
-void bench_init(const char *prog)
-{
+void bench_init(const char *prog) {
     const char *slash = strrchr(prog, '/');
     prog_name = slash ? slash + 1 : prog;
     /* Which object does the dynamic linker bind `malloc` to?  With LD_PRELOAD
@@ -48,8 +46,7 @@ void bench_init(const char *prog)
     fflush(stdout);
 }
 
-uint64_t bench_parse_u64(const char *s, const char *what, uint64_t lo, uint64_t hi)
-{
+uint64_t bench_parse_u64(const char *s, const char *what, uint64_t lo, uint64_t hi) {
     if (!s || !*s)
         bench_die("%s: empty value", what);
     if (*s == '-' || *s == '+' || *s == ' ')
@@ -62,9 +59,12 @@ uint64_t bench_parse_u64(const char *s, const char *what, uint64_t lo, uint64_t 
     uint64_t mult = 1;
     if (*end) {
         switch (*end) {
-        case 'k': case 'K': mult = 1000; break;
-        case 'm': case 'M': mult = 1000000; break;
-        case 'g': case 'G': mult = 1000000000; break;
+        case 'k':
+        case 'K': mult = 1000; break;
+        case 'm':
+        case 'M': mult = 1000000; break;
+        case 'g':
+        case 'G': mult = 1000000000; break;
         default: bench_die("%s: '%s' has junk after the number", what, s);
         }
         if (end[1] == 'i' && end[2] == '\0')
@@ -81,9 +81,8 @@ uint64_t bench_parse_u64(const char *s, const char *what, uint64_t lo, uint64_t 
     return v;
 }
 
-unsigned bench_parse_list(const char *s, const char *what, uint64_t *out, unsigned max,
-                          uint64_t lo, uint64_t hi)
-{
+unsigned bench_parse_list(const char *s, const char *what, uint64_t *out, unsigned max, uint64_t lo,
+                          uint64_t hi) {
     char buf[256];
     if (strlen(s) >= sizeof buf)
         bench_die("%s: list too long", what);
@@ -100,30 +99,26 @@ unsigned bench_parse_list(const char *s, const char *what, uint64_t *out, unsign
     return n;
 }
 
-uint64_t bench_now_ns(void)
-{
+uint64_t bench_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t bench_cpu_ns(void)
-{
+uint64_t bench_cpu_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
+static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
 
-void bench_tick_calibrate(void)
-{
+void bench_tick_calibrate(void) {
     uint64_t t0 = bench_now_ns(), c0 = bench_ticks();
-    while (bench_now_ns() - t0 < 20000000)   /* 20 ms */
+    while (bench_now_ns() - t0 < 20000000) /* 20 ms */
         ;
     uint64_t t1 = bench_now_ns(), c1 = bench_ticks();
     bench_ticks_per_ns = (double)(c1 - c0) / (double)(t1 - t0);
@@ -144,8 +139,7 @@ void bench_tick_calibrate(void)
 
 /* Read a small /proc file into buf (NUL-terminated) without calling malloc.
  * Returns the length, or -1. */
-static ssize_t read_proc(const char *path, char *buf, size_t cap)
-{
+static ssize_t read_proc(const char *path, char *buf, size_t cap) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
@@ -163,8 +157,7 @@ static ssize_t read_proc(const char *path, char *buf, size_t cap)
     return (ssize_t)len;
 }
 
-size_t bench_rss_now(void)
-{
+size_t bench_rss_now(void) {
     char buf[128];
     unsigned long size = 0, resident = 0;
     if (read_proc("/proc/self/statm", buf, sizeof buf) <= 0 ||
@@ -173,8 +166,7 @@ size_t bench_rss_now(void)
     return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
 }
 
-size_t bench_rss_peak(void)
-{
+size_t bench_rss_peak(void) {
     /* VmHWM is this address space's high-water mark.  ru_maxrss is not usable
      * here: it survives exec, so it reports the parent's (the runner's) RSS
      * when that was larger than ours. */
@@ -190,28 +182,26 @@ size_t bench_rss_peak(void)
     return (size_t)ru.ru_maxrss * 1024;
 }
 
-bench_usage_t bench_usage(void)
-{
+bench_usage_t bench_usage(void) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return (bench_usage_t){(uint64_t)ru.ru_minflt, (uint64_t)ru.ru_majflt, (uint64_t)ru.ru_nvcsw,
                            (uint64_t)ru.ru_nivcsw};
 }
 
-const char *bench_usage_fields(const bench_usage_t *since)
-{
+const char *bench_usage_fields(const bench_usage_t *since) {
     static char buf[256];
     bench_usage_t now = bench_usage();
     unsigned long long min = now.minflt - since->minflt, maj = now.majflt - since->majflt;
     unsigned long long vol = now.nvcsw - since->nvcsw, invol = now.nivcsw - since->nivcsw;
     snprintf(buf, sizeof buf,
              " faults=%llu majflt=%llu ctx_switches=%llu vol_ctx_switches=%llu "
-             "invol_ctx_switches=%llu", min + maj, maj, vol + invol, vol, invol);
+             "invol_ctx_switches=%llu",
+             min + maj, maj, vol + invol, vol, invol);
     return buf;
 }
 
-uint64_t bench_rand_log(uint64_t *state, uint64_t lo, uint64_t hi)
-{
+uint64_t bench_rand_log(uint64_t *state, uint64_t lo, uint64_t hi) {
     double u = (double)(bench_rand(state) >> 11) * (1.0 / 9007199254740992.0);
     double v = exp(log((double)lo) + u * (log((double)hi + 1) - log((double)lo)));
     uint64_t r = (uint64_t)v;
@@ -222,8 +212,7 @@ uint64_t bench_rand_log(uint64_t *state, uint64_t lo, uint64_t hi)
     return r;
 }
 
-void bench_shuffle(void **obj, size_t *size, size_t n, uint64_t *state)
-{
+void bench_shuffle(void **obj, size_t *size, size_t n, uint64_t *state) {
     for (size_t i = n; i > 1; i--) {
         size_t j = (size_t)(bench_rand(state) % i);
         void *p = obj[i - 1];
@@ -233,8 +222,7 @@ void bench_shuffle(void **obj, size_t *size, size_t n, uint64_t *state)
     }
 }
 
-void bench_touch(void *p, size_t size)
-{
+void bench_touch(void *p, size_t size) {
     unsigned char *c = p;
     c[0] = (unsigned char)size;
     for (size_t off = 4096; off < size; off += 4096)
@@ -244,8 +232,7 @@ void bench_touch(void *p, size_t size)
     bench_sink += (uintptr_t)p;
 }
 
-void bench_time_pairs(struct hist *h, uint64_t pairs, unsigned group, size_t size)
-{
+void bench_time_pairs(struct hist *h, uint64_t pairs, unsigned group, size_t size) {
     for (uint64_t i = 0; i < pairs; i += group) {
         uint64_t a = bench_ticks();
         for (unsigned j = 0; j < group; j++) {

@@ -27,8 +27,8 @@ void bench_init(const char *prog);
  * a value outside [lo, hi]. */
 uint64_t bench_parse_u64(const char *s, const char *what, uint64_t lo, uint64_t hi);
 /* Parse a comma-separated list of such integers into out[0..max); returns n. */
-unsigned bench_parse_list(const char *s, const char *what, uint64_t *out, unsigned max,
-                          uint64_t lo, uint64_t hi);
+unsigned bench_parse_list(const char *s, const char *what, uint64_t *out, unsigned max, uint64_t lo,
+                          uint64_t hi);
 
 /* Monotonic wall clock in nanoseconds. */
 uint64_t bench_now_ns(void);
@@ -40,8 +40,7 @@ uint64_t bench_cpu_ns(void);
 
 /* Cycle counter: raw ticks, cheap.  bench_tick_calibrate() measures ticks per
  * nanosecond and the median cost of an empty timed region (in ticks). */
-static inline uint64_t bench_ticks(void)
-{
+static inline uint64_t bench_ticks(void) {
 #if defined(__x86_64__) || defined(__i386__)
     uint32_t lo, hi;
     __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
@@ -51,8 +50,8 @@ static inline uint64_t bench_ticks(void)
 #endif
 }
 void bench_tick_calibrate(void);
-extern double bench_ticks_per_ns;      /* set by bench_tick_calibrate */
-extern uint64_t bench_tick_overhead;   /* ticks of an empty timed region */
+extern double bench_ticks_per_ns;    /* set by bench_tick_calibrate */
+extern uint64_t bench_tick_overhead; /* ticks of an empty timed region */
 
 struct hist;
 /* Time `pairs` malloc(size)/free pairs in groups of `group`, recording each
@@ -69,8 +68,8 @@ size_t bench_rss_peak(void);
 /* The process's page faults and context switches so far, from getrusage
  * (RUSAGE_SELF: every thread, those that have exited included). */
 typedef struct bench_usage {
-    uint64_t minflt, majflt;    /* page faults: minor (no I/O) and major */
-    uint64_t nvcsw, nivcsw;     /* context switches: voluntary and involuntary */
+    uint64_t minflt, majflt; /* page faults: minor (no I/O) and major */
+    uint64_t nvcsw, nivcsw;  /* context switches: voluntary and involuntary */
 } bench_usage_t;
 bench_usage_t bench_usage(void);
 /* The change since `since`, as the fields every program appends to its `res`
@@ -81,16 +80,14 @@ bench_usage_t bench_usage(void);
 const char *bench_usage_fields(const bench_usage_t *since);
 
 /* splitmix64: small, fast, good enough for choosing sizes. */
-static inline uint64_t bench_rand(uint64_t *state)
-{
+static inline uint64_t bench_rand(uint64_t *state) {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
 /* Uniform in [lo, hi]. */
-static inline uint64_t bench_rand_range(uint64_t *state, uint64_t lo, uint64_t hi)
-{
+static inline uint64_t bench_rand_range(uint64_t *state, uint64_t lo, uint64_t hi) {
     return lo + bench_rand(state) % (hi - lo + 1);
 }
 /* Log-uniform in [lo, hi] (each octave equally likely): many small, few big. */

@@ -9,8 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-__attribute__((constructor)) static void faulty_start(void)
-{
+__attribute__((constructor)) static void faulty_start(void) {
     const char *mode = getenv("BENCH_FAULTY");
     if (!mode)
         return;

@@ -7,8 +7,7 @@
 
 void hist_reset(hist_t *h) { memset(h, 0, sizeof *h); }
 
-void hist_merge(hist_t *dst, const hist_t *src)
-{
+void hist_merge(hist_t *dst, const hist_t *src) {
     for (unsigned i = 0; i < HIST_BUCKETS; i++)
         dst->counts[i] += src->counts[i];
     dst->total += src->total;
@@ -16,8 +15,7 @@ void hist_merge(hist_t *dst, const hist_t *src)
         dst->max = src->max;
 }
 
-uint64_t hist_bucket_low(unsigned i)
-{
+uint64_t hist_bucket_low(unsigned i) {
     if (i < HIST_SUB)
         return i;
     unsigned shift = i / HIST_SUB - 1;
@@ -25,16 +23,14 @@ uint64_t hist_bucket_low(unsigned i)
     return (HIST_SUB + sub) << shift;
 }
 
-uint64_t hist_bucket_high(unsigned i)
-{
+uint64_t hist_bucket_high(unsigned i) {
     if (i < HIST_SUB)
         return (uint64_t)i + 1;
     unsigned shift = i / HIST_SUB - 1;
     return hist_bucket_low(i) + ((uint64_t)1 << shift);
 }
 
-uint64_t hist_quantile(const hist_t *h, double q)
-{
+uint64_t hist_quantile(const hist_t *h, double q) {
     if (h->total == 0)
         return 0;
     if (q < 0)

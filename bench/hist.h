@@ -12,27 +12,25 @@
 #include <stdint.h>
 
 #define HIST_SUB_BITS 5
-#define HIST_SUB (1u << HIST_SUB_BITS)              /* sub-buckets per octave */
+#define HIST_SUB (1u << HIST_SUB_BITS) /* sub-buckets per octave */
 #define HIST_BUCKETS ((64 - HIST_SUB_BITS + 1) * HIST_SUB)
 
 typedef struct hist {
-    uint64_t total;                  /* number of values recorded */
-    uint64_t max;                    /* largest value recorded */
-    uint64_t counts[HIST_BUCKETS];   /* per bucket */
+    uint64_t total;                /* number of values recorded */
+    uint64_t max;                  /* largest value recorded */
+    uint64_t counts[HIST_BUCKETS]; /* per bucket */
 } hist_t;
 
 /* Index of the bucket that holds v. */
-static inline unsigned hist_index(uint64_t v)
-{
+static inline unsigned hist_index(uint64_t v) {
     if (v < HIST_SUB)
         return (unsigned)v;
-    unsigned msb = 63u - (unsigned)__builtin_clzll(v);        /* >= HIST_SUB_BITS */
+    unsigned msb = 63u - (unsigned)__builtin_clzll(v); /* >= HIST_SUB_BITS */
     unsigned shift = msb - HIST_SUB_BITS;
     return (shift + 1) * HIST_SUB + (unsigned)((v >> shift) & (HIST_SUB - 1));
 }
 
-static inline void hist_record(hist_t *h, uint64_t v)
-{
+static inline void hist_record(hist_t *h, uint64_t v) {
     h->counts[hist_index(v)]++;
     h->total++;
     if (v > h->max)

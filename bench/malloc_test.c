@@ -21,10 +21,9 @@
 static uint64_t n_objs, batch;
 static size_t obj_size;
 static pthread_barrier_t start_barrier;
-static uint64_t first_start = UINT64_MAX;    /* earliest worker start, ns */
+static uint64_t first_start = UINT64_MAX; /* earliest worker start, ns */
 
-static void *worker_main(void *arg)
-{
+static void *worker_main(void *arg) {
     (void)arg;
     void **slots = malloc(batch * sizeof *slots);
     if (!slots)
@@ -51,13 +50,11 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void usage(void)
-{
+static void usage(void) {
     bench_die("usage: malloc_test [-b BATCH] THREADS OBJECTS_PER_THREAD SIZE");
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bench_init(argv[0]);
     uint64_t b = 0;
     int c;
@@ -88,8 +85,8 @@ int main(int argc, char **argv)
         pthread_join(tids[i], NULL);
     uint64_t t1 = bench_now_ns(), t0 = first_start;
     double secs = (double)(t1 - t0) / 1e9;
-    printf("res case=T%u_N%llu_S%zu time_s=%.4f ns_per_obj=%.3f peak_rss=%zu cpu_ms=%.2f%s\n",
-           t, (unsigned long long)n_objs, obj_size, secs, secs * 1e9 / ((double)n_objs * t),
+    printf("res case=T%u_N%llu_S%zu time_s=%.4f ns_per_obj=%.3f peak_rss=%zu cpu_ms=%.2f%s\n", t,
+           (unsigned long long)n_objs, obj_size, secs, secs * 1e9 / ((double)n_objs * t),
            bench_rss_peak(), (double)(bench_cpu_ns() - cpu0) / 1e6, bench_usage_fields(&u0));
     free(tids);
     return 0;

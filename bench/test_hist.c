@@ -6,29 +6,26 @@
 
 #include <stdlib.h>
 
-static int cmp_u64(const void *a, const void *b)
-{
+static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
 
 /* Is the histogram's answer in the same bucket as the exact value? */
-static int same_bucket(uint64_t got, uint64_t exact)
-{
+static int same_bucket(uint64_t got, uint64_t exact) {
     unsigned i = hist_index(exact);
     return got >= hist_bucket_low(i) && got < hist_bucket_high(i);
 }
 
-int main(void)
-{
+int main(void) {
     static hist_t h, h2;
     /* empty */
     hist_reset(&h);
     CHECK_EQ_U(hist_quantile(&h, 0.5), 0);
 
     /* every value maps into a bucket whose bounds contain it */
-    uint64_t probes[] = {0, 1, 31, 32, 33, 63, 64, 65, 100, 1000, 4095, 4096, 123456789,
-                         UINT64_MAX / 3, UINT64_MAX};
+    uint64_t probes[] = {
+        0, 1, 31, 32, 33, 63, 64, 65, 100, 1000, 4095, 4096, 123456789, UINT64_MAX / 3, UINT64_MAX};
     for (unsigned i = 0; i < sizeof probes / sizeof probes[0]; i++) {
         unsigned b = hist_index(probes[i]);
         CHECK(b < HIST_BUCKETS);
@@ -46,8 +43,8 @@ int main(void)
     CHECK(same_bucket(hist_quantile(&h, 0.5), 50));
     CHECK(same_bucket(hist_quantile(&h, 0.99), 99));
     CHECK(same_bucket(hist_quantile(&h, 0.0), 1));
-    CHECK_EQ_U(hist_quantile(&h, 1.0), 100);          /* capped at max */
-    CHECK_EQ_U(hist_quantile(&h, 0.1), 10);           /* < 32: exact */
+    CHECK_EQ_U(hist_quantile(&h, 1.0), 100); /* capped at max */
+    CHECK_EQ_U(hist_quantile(&h, 0.1), 10);  /* < 32: exact */
 
     /* random values against a sorted reference */
     enum { N = 100000 };
@@ -59,7 +56,7 @@ int main(void)
         s = s * 6364136223846793005ull + 1442695040888963407ull;
         uint64_t v = (s >> 33) % 100000;
         if (i % 100 == 0)
-            v *= 50;                                  /* a tail */
+            v *= 50; /* a tail */
         ref[i] = v;
         hist_record(i & 1 ? &h : &h2, v);
     }

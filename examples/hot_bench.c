@@ -42,15 +42,11 @@
 
 static const size_t sizes[NSIZES] = {8, 64, 512, 4096};
 
-static inline void escape(void *p)
-{
-    __asm__ volatile("" : : "r"(p) : "memory");
-}
+static inline void escape(void *p) { __asm__ volatile("" : : "r"(p) : "memory"); }
 
 /* The thread's CPU time: time spent descheduled on a busy machine does not
  * count (wall time would charge it to whichever cell was running). */
-static double now_ns(void)
-{
+static double now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
@@ -58,8 +54,7 @@ static double now_ns(void)
 
 /* ---- one function per row: run n ops of size sz, return ns per op ------- */
 
-static double row_malloc(size_t sz, long n)
-{
+static double row_malloc(size_t sz, long n) {
     double t0 = now_ns();
     for (long i = 0; i < n; i++) {
         void *p = malloc(sz);
@@ -69,8 +64,7 @@ static double row_malloc(size_t sz, long n)
     return (now_ns() - t0) / (double)n;
 }
 
-static double row_pool(size_t sz, long n)
-{
+static double row_pool(size_t sz, long n) {
     alloy_pool_t pool;
     alloy_pool_config_t cfg = {.slot_size = sz, .slot_align = 8};
     if (alloy_pool_init(&pool, &cfg) != 0)
@@ -86,8 +80,7 @@ static double row_pool(size_t sz, long n)
     return t;
 }
 
-static double row_arena(size_t sz, long n)
-{
+static double row_arena(size_t sz, long n) {
     static _Alignas(64) unsigned char buf[ARENA_BATCH * 4096 + 64];
     alloy_arena_t a;
     alloy_arena_init(&a, buf, sizeof buf, alloy_malloc_resource());
@@ -103,8 +96,7 @@ static double row_arena(size_t sz, long n)
     return t;
 }
 
-static double row_tls(size_t sz, long n)
-{
+static double row_tls(size_t sz, long n) {
     alloy_arena_mark_t m = alloy_scratch_mark();
     double t0 = now_ns();
     for (long i = 0; i < n; i++) {
@@ -118,8 +110,7 @@ static double row_tls(size_t sz, long n)
     return t;
 }
 
-static double row_sync_pool(size_t sz, long n)
-{
+static double row_sync_pool(size_t sz, long n) {
     alloy_sync_pool_t pool;
     alloy_pool_config_t cfg = {.slot_size = sz, .slot_align = 8};
     if (alloy_sync_pool_init(&pool, &cfg) != 0)
@@ -135,8 +126,7 @@ static double row_sync_pool(size_t sz, long n)
     return t;
 }
 
-static double row_resource(alloy_resource_t *r, size_t sz, long n)
-{
+static double row_resource(alloy_resource_t *r, size_t sz, long n) {
     double t0 = now_ns();
     for (long i = 0; i < n; i++) {
         void *p = alloy_resource_allocate(r, sz, 8);
@@ -146,8 +136,7 @@ static double row_resource(alloy_resource_t *r, size_t sz, long n)
     return (now_ns() - t0) / (double)n;
 }
 
-static double row_pool_res(size_t sz, long n)
-{
+static double row_pool_res(size_t sz, long n) {
     alloy_pool_resource_t pr;
     if (alloy_pool_resource_init(&pr, NULL, alloy_malloc_resource()) != 0)
         abort();
@@ -156,8 +145,7 @@ static double row_pool_res(size_t sz, long n)
     return t;
 }
 
-static double row_sync_pool_res(size_t sz, long n)
-{
+static double row_sync_pool_res(size_t sz, long n) {
     alloy_sync_pool_resource_t pr;
     if (alloy_sync_pool_resource_init(&pr, NULL, alloy_malloc_resource()) != 0)
         abort();
@@ -168,8 +156,8 @@ static double row_sync_pool_res(size_t sz, long n)
 
 typedef struct row {
     const char *name;
-    const char *seed_name;  /* the seed's row, or NULL */
-    double seed[NSIZES];    /* the seed's ns/op; < 0: N/A */
+    const char *seed_name; /* the seed's row, or NULL */
+    double seed[NSIZES];   /* the seed's ns/op; < 0: N/A */
     double (*run)(size_t sz, long n);
 } row_t;
 
@@ -184,20 +172,17 @@ static const row_t rows[] = {
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
-static int cmp_double(const void *a, const void *b)
-{
+static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static void usage(void)
-{
+static void usage(void) {
     fprintf(stderr, "usage: hot_bench [--ops N] [--rounds R] [--rows a,b,...] [--csv]\n");
     exit(2);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     long ops = 2000000;
     int rounds = 7, csv = 0;
     int use[NROWS];

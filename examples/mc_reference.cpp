@@ -20,9 +20,9 @@
 #include <random>
 #include <vector>
 
-double simulate_one_path_baseline(std::mt19937_64& rng, double S0, double r,
-                                   double sigma, double T, std::size_t N_steps) {
-    std::vector<double> path(N_steps);   // heap allocation here
+double simulate_one_path_baseline(std::mt19937_64 &rng, double S0, double r, double sigma, double T,
+                                  std::size_t N_steps) {
+    std::vector<double> path(N_steps); // heap allocation here
     double dt = T / static_cast<double>(N_steps);
     double S = S0;
     std::normal_distribution<double> norm(0.0, 1.0);
@@ -34,8 +34,8 @@ double simulate_one_path_baseline(std::mt19937_64& rng, double S0, double r,
     return path.back();
 }
 
-double simulate_one_path_arena(std::mt19937_64& rng, double S0, double r,
-                                double sigma, double T, std::size_t N_steps) {
+double simulate_one_path_arena(std::mt19937_64 &rng, double S0, double r, double sigma, double T,
+                               std::size_t N_steps) {
     std::array<std::byte, 4096> scratch;
     std::pmr::monotonic_buffer_resource arena(scratch.data(), scratch.size());
     std::pmr::vector<double> path(N_steps, &arena);
@@ -53,13 +53,12 @@ double simulate_one_path_arena(std::mt19937_64& rng, double S0, double r,
 
 static constexpr std::size_t N_STEPS = 252;
 static constexpr double S0 = 4.20;
-static constexpr double K  = 4.30;
-static constexpr double R  = 0.024;
-static constexpr double SIG= 0.18;
-static constexpr double T  = 0.5;
+static constexpr double K = 4.30;
+static constexpr double R = 0.024;
+static constexpr double SIG = 0.18;
+static constexpr double T = 0.5;
 
-template <typename Sim>
-static double price(Sim simulate, std::size_t n_paths) {
+template <typename Sim> static double price(Sim simulate, std::size_t n_paths) {
     std::mt19937_64 rng(42);
     double sum = 0.0;
     for (std::size_t i = 0; i < n_paths; ++i) {
@@ -69,14 +68,14 @@ static double price(Sim simulate, std::size_t n_paths) {
     return std::exp(-R * T) * sum / static_cast<double>(n_paths);
 }
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
     std::size_t n_paths = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;
     if (n_paths == 0) {
         std::fprintf(stderr, "usage: mc_reference [paths > 0]\n");
         return 2;
     }
     double prices[2];
-    const char* names[2] = {"baseline", "arena"};
+    const char *names[2] = {"baseline", "arena"};
     for (int v = 0; v < 2; ++v) {
         auto t0 = std::chrono::steady_clock::now();
         std::clock_t c0 = std::clock();

@@ -32,8 +32,7 @@ typedef struct mc_mt64 {
     unsigned index; /* next word of state to temper; MC_MT_N: regenerate */
 } mc_mt64_t;
 
-static inline void mc_mt64_seed(mc_mt64_t *g, uint64_t seed)
-{
+static inline void mc_mt64_seed(mc_mt64_t *g, uint64_t seed) {
     g->state[0] = seed;
     for (unsigned i = 1; i < MC_MT_N; i++) {
         uint64_t prev = g->state[i - 1];
@@ -43,8 +42,7 @@ static inline void mc_mt64_seed(mc_mt64_t *g, uint64_t seed)
 }
 
 /* Twist all 312 words: word i mixes words i, i+1 and i+156 (mod 312). */
-static __attribute__((noinline, unused)) void mc_mt64_regenerate(mc_mt64_t *g)
-{
+static __attribute__((noinline, unused)) void mc_mt64_regenerate(mc_mt64_t *g) {
     const uint64_t upper = ~(uint64_t)0 << 31, lower = ~upper;
     const uint64_t matrix = 0xB5026F5AA96619E9ULL;
     uint64_t *s = g->state;
@@ -62,8 +60,7 @@ static __attribute__((noinline, unused)) void mc_mt64_regenerate(mc_mt64_t *g)
     g->index = 0;
 }
 
-static inline uint64_t mc_mt64_next(mc_mt64_t *g)
-{
+static inline uint64_t mc_mt64_next(mc_mt64_t *g) {
     if (g->index >= MC_MT_N)
         mc_mt64_regenerate(g);
     uint64_t z = g->state[g->index++];
@@ -75,8 +72,7 @@ static inline uint64_t mc_mt64_next(mc_mt64_t *g)
 }
 
 /* libstdc++'s generate_canonical<double, 53>(mt19937_64&). */
-static inline double mc_canonical(mc_mt64_t *g)
-{
+static inline double mc_canonical(mc_mt64_t *g) {
     double sum = 0.0, tmp = 1.0;
     sum += (double)mc_mt64_next(g) * tmp;
     tmp *= 18446744073709551616.0; /* r = max - min + 1 = 2^64 */
@@ -93,14 +89,12 @@ typedef struct mc_normal {
     bool saved_available;
 } mc_normal_t;
 
-static inline mc_normal_t mc_normal_make(double mean, double stddev)
-{
+static inline mc_normal_t mc_normal_make(double mean, double stddev) {
     mc_normal_t d = {mean, stddev, 0.0, false};
     return d;
 }
 
-static inline double mc_normal_next(mc_normal_t *d, mc_mt64_t *g)
-{
+static inline double mc_normal_next(mc_normal_t *d, mc_mt64_t *g) {
     double ret;
     if (d->saved_available) {
         d->saved_available = false;

@@ -75,15 +75,15 @@ std::vector<std::string> make_text() {
 
 const std::vector<std::string> text = make_text();
 
-std::uint64_t request(std::pmr::memory_resource* r) {
+std::uint64_t request(std::pmr::memory_resource *r) {
     std::pmr::vector<std::pmr::string> tokens(r);
-    for (const std::string& w : text)
+    for (const std::string &w : text)
         tokens.emplace_back(w);
     std::pmr::unordered_map<std::pmr::string, int> counts(r);
-    for (const std::pmr::string& t : tokens)
+    for (const std::pmr::string &t : tokens)
         ++counts[t];
     std::uint64_t sum = counts.size();
-    for (const auto& [word, n] : counts)
+    for (const auto &[word, n] : counts)
         sum += static_cast<std::uint64_t>(n) * word.size();
     return sum;
 }
@@ -134,9 +134,9 @@ template <class Pool> std::uint64_t run_pool(long n) {
 }
 
 struct variant {
-    const char* name;
+    const char *name;
     runner run;
-    const char* counterpart;
+    const char *counterpart;
 };
 
 const variant variants[] = {
@@ -151,7 +151,7 @@ const variant variants[] = {
 };
 constexpr int N_VARIANTS = sizeof variants / sizeof variants[0];
 
-int find_variant(const char* name) {
+int find_variant(const char *name) {
     for (int v = 0; v < N_VARIANTS; v++)
         if (std::strcmp(name, variants[v].name) == 0)
             return v;
@@ -166,7 +166,7 @@ double median(std::vector<double> xs) {
 
 } // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
     long requests = 200;
     int rounds = 11;
     bool csv = false;
@@ -179,7 +179,8 @@ int main(int argc, char** argv) {
             rounds = std::atoi(argv[++i]);
         } else if (std::strcmp(argv[i], "--variant") == 0 && i + 1 < argc) {
             std::fill(selected, selected + N_VARIANTS, false);
-            for (char* name = std::strtok(argv[++i], ","); name != nullptr; name = std::strtok(nullptr, ",")) {
+            for (char *name = std::strtok(argv[++i], ","); name != nullptr;
+                 name = std::strtok(nullptr, ",")) {
                 int v = find_variant(name);
                 if (v < 0) {
                     std::fprintf(stderr, "pmr_bench: no variant '%s'\n", name);
@@ -190,7 +191,8 @@ int main(int argc, char** argv) {
         } else if (std::strcmp(argv[i], "--csv") == 0) {
             csv = true;
         } else {
-            std::fprintf(stderr, "usage: pmr_bench [--requests N] [--rounds R] [--variant NAME[,NAME...]] [--csv]\n");
+            std::fprintf(stderr, "usage: pmr_bench [--requests N] [--rounds R] [--variant "
+                                 "NAME[,NAME...]] [--csv]\n");
             return 2;
         }
     }
@@ -219,7 +221,8 @@ int main(int argc, char** argv) {
 
     bool agree = true;
     int first = -1;
-    std::printf("%d rounds x %ld requests; CPU us per request: median (min-max)\n", rounds, requests);
+    std::printf("%d rounds x %ld requests; CPU us per request: median (min-max)\n", rounds,
+                requests);
     for (int v = 0; v < N_VARIANTS; v++) {
         if (!selected[v])
             continue;
@@ -236,9 +239,10 @@ int main(int argc, char** argv) {
             return;
         std::vector<double> ratios;
         for (int r = 0; r < rounds; r++)
-            ratios.push_back(ns[a][static_cast<std::size_t>(r)] / ns[b][static_cast<std::size_t>(r)]);
-        std::printf("%-14s / %-14s %.3f (%.3f-%.3f)\n", variants[a].name, variants[b].name, median(ratios),
-                    *std::min_element(ratios.begin(), ratios.end()),
+            ratios.push_back(ns[a][static_cast<std::size_t>(r)] /
+                             ns[b][static_cast<std::size_t>(r)]);
+        std::printf("%-14s / %-14s %.3f (%.3f-%.3f)\n", variants[a].name, variants[b].name,
+                    median(ratios), *std::min_element(ratios.begin(), ratios.end()),
                     *std::max_element(ratios.begin(), ratios.end()));
     };
     for (int v = 0; v < N_VARIANTS; v++)

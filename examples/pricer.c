@@ -49,8 +49,7 @@
 enum { V_BASELINE, V_ARENA, V_POOL, V_COUNT };
 static const char *const variant_names[V_COUNT] = {"baseline", "arena", "pool"};
 
-static void die_nomem(void)
-{
+static void die_nomem(void) {
     fprintf(stderr, "pricer: out of memory\n");
     exit(2);
 }
@@ -58,8 +57,7 @@ static void die_nomem(void)
 /* The GBM kernel, shared by every variant: fill path[0..n) and return the
  * last price.  The expression is the seed's, term for term. */
 static inline double gbm_fill(mc_mt64_t *rng, double s0, double r, double sigma, double t,
-                              double *path, size_t n_steps)
-{
+                              double *path, size_t n_steps) {
     double dt = t / (double)n_steps;
     double S = s0;
     mc_normal_t norm = mc_normal_make(0.0, 1.0); /* fresh per path, as in the seed */
@@ -73,8 +71,7 @@ static inline double gbm_fill(mc_mt64_t *rng, double s0, double r, double sigma,
 
 /* A path vector on resource res: resize (zero-filled, like std::vector(n)),
  * simulate, read the last element, give the storage back. */
-static double simulate_on(alloy_resource_t *res, mc_mt64_t *rng, size_t n_steps)
-{
+static double simulate_on(alloy_resource_t *res, mc_mt64_t *rng, size_t n_steps) {
     alloy_vec_t path;
     ALLOY_VEC_INIT(&path, double, res);
     if (alloy_vec_resize(&path, n_steps) != 0)
@@ -84,13 +81,11 @@ static double simulate_on(alloy_resource_t *res, mc_mt64_t *rng, size_t n_steps)
     return last;
 }
 
-static double simulate_baseline(mc_mt64_t *rng, void *ctx)
-{
+static double simulate_baseline(mc_mt64_t *rng, void *ctx) {
     return simulate_on(alloy_malloc_resource(), rng, N_STEPS);
 }
 
-static double simulate_arena(mc_mt64_t *rng, void *ctx)
-{
+static double simulate_arena(mc_mt64_t *rng, void *ctx) {
     _Alignas(16) unsigned char scratch[4096];
     alloy_monotonic_t arena;
     alloy_monotonic_init(&arena, scratch, sizeof scratch, alloy_malloc_resource());
@@ -99,15 +94,13 @@ static double simulate_arena(mc_mt64_t *rng, void *ctx)
     return last;
 }
 
-static double simulate_pool(mc_mt64_t *rng, void *ctx)
-{
+static double simulate_pool(mc_mt64_t *rng, void *ctx) {
     return simulate_on(alloy_pool_resource(ctx), rng, N_STEPS);
 }
 
 typedef double simulate_fn(mc_mt64_t *rng, void *ctx);
 
-static double price_with(simulate_fn *simulate, void *ctx, size_t n_paths, uint64_t seed)
-{
+static double price_with(simulate_fn *simulate, void *ctx, size_t n_paths, uint64_t seed) {
     static mc_mt64_t rng; /* 2.5 KiB: keep it off the stack */
     mc_mt64_seed(&rng, seed);
     double sum = 0.0;
@@ -119,8 +112,7 @@ static double price_with(simulate_fn *simulate, void *ctx, size_t n_paths, uint6
     return exp(-R * T) * sum / (double)n_paths;
 }
 
-static double run_variant(int v, size_t n_paths, uint64_t seed)
-{
+static double run_variant(int v, size_t n_paths, uint64_t seed) {
     if (v == V_BASELINE)
         return price_with(simulate_baseline, NULL, n_paths, seed);
     if (v == V_ARENA)
@@ -133,34 +125,29 @@ static double run_variant(int v, size_t n_paths, uint64_t seed)
     return price;
 }
 
-static double clock_seconds(clockid_t clock)
-{
+static double clock_seconds(clockid_t clock) {
     struct timespec ts;
     clock_gettime(clock, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
+static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static double median(double *xs, int n)
-{
+static double median(double *xs, int n) {
     qsort(xs, (size_t)n, sizeof *xs, cmp_double);
     return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
 }
 
-static void usage(void)
-{
+static void usage(void) {
     fprintf(stderr, "usage: pricer [--paths N] [--runs R] [--variant all|baseline|arena|pool]"
                     " [--selftest-mismatch]\n");
     exit(2);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     size_t n_paths = 1000000;
     int runs = 1, only = -1, mismatch = 0;
     for (int i = 1; i < argc; i++) {
@@ -198,8 +185,8 @@ int main(int argc, char **argv)
             double p = run_variant(v, n_paths, seed);
             double cpu = clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
             times[v][run] = clock_seconds(CLOCK_MONOTONIC) - t0;
-            printf("run %d %-8s price %.17g time %.6f s cpu %.6f s\n", run + 1, variant_names[v],
-                   p, times[v][run], cpu);
+            printf("run %d %-8s price %.17g time %.6f s cpu %.6f s\n", run + 1, variant_names[v], p,
+                   times[v][run], cpu);
             if (ran[v] && memcmp(&p, &prices[v], sizeof p) != 0) {
                 fprintf(stderr, "pricer: %s is not deterministic\n", variant_names[v]);
                 return 1;

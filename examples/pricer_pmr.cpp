@@ -50,9 +50,9 @@ namespace {
 
 // ---- the seed's code -------------------------------------------------------
 
-double simulate_one_path_baseline(std::mt19937_64& rng, double S0, double r,
-                                   double sigma, double T, std::size_t N_steps) {
-    std::vector<double> path(N_steps);   // heap allocation here
+double simulate_one_path_baseline(std::mt19937_64 &rng, double S0, double r, double sigma, double T,
+                                  std::size_t N_steps) {
+    std::vector<double> path(N_steps); // heap allocation here
     double dt = T / static_cast<double>(N_steps);
     double S = S0;
     std::normal_distribution<double> norm(0.0, 1.0);
@@ -68,8 +68,8 @@ double simulate_one_path_baseline(std::mt19937_64& rng, double S0, double r,
 // arena a parameter: std::pmr::monotonic_buffer_resource (the seed's) or
 // alloy::pmr::arena_resource.
 template <class Arena>
-double simulate_one_path_arena(std::mt19937_64& rng, double S0, double r,
-                                double sigma, double T, std::size_t N_steps) {
+double simulate_one_path_arena(std::mt19937_64 &rng, double S0, double r, double sigma, double T,
+                               std::size_t N_steps) {
     std::array<std::byte, 4096> scratch;
     Arena arena(scratch.data(), scratch.size());
     std::pmr::vector<double> path(N_steps, &arena);
@@ -86,7 +86,7 @@ double simulate_one_path_arena(std::mt19937_64& rng, double S0, double r,
 }
 
 // The same body on a resource that outlives the path (a pool).
-double simulate_one_path_on(std::pmr::memory_resource* res, std::mt19937_64& rng, double S0,
+double simulate_one_path_on(std::pmr::memory_resource *res, std::mt19937_64 &rng, double S0,
                             double r, double sigma, double T, std::size_t N_steps) {
     std::pmr::vector<double> path(N_steps, res);
 
@@ -103,13 +103,12 @@ double simulate_one_path_on(std::pmr::memory_resource* res, std::mt19937_64& rng
 
 constexpr std::size_t N_STEPS = 252;
 constexpr double S0 = 4.20;
-constexpr double K  = 4.30;
-constexpr double R  = 0.024;
-constexpr double SIG= 0.18;
-constexpr double T  = 0.5;
+constexpr double K = 4.30;
+constexpr double R = 0.024;
+constexpr double SIG = 0.18;
+constexpr double T = 0.5;
 
-template <typename Sim>
-double price(Sim simulate, std::size_t n_paths, std::uint64_t seed) {
+template <typename Sim> double price(Sim simulate, std::size_t n_paths, std::uint64_t seed) {
     std::mt19937_64 rng(seed);
     double sum = 0.0;
     for (std::size_t i = 0; i < n_paths; ++i) {
@@ -123,19 +122,22 @@ double price(Sim simulate, std::size_t n_paths, std::uint64_t seed) {
 
 template <class Pool> double price_on_pool(std::size_t n_paths, std::uint64_t seed) {
     Pool pool;
-    return price([&pool](std::mt19937_64& rng, double s0, double r, double sigma, double t,
-                         std::size_t n) { return simulate_one_path_on(&pool, rng, s0, r, sigma, t, n); },
-                 n_paths, seed);
+    return price(
+        [&pool](std::mt19937_64 &rng, double s0, double r, double sigma, double t, std::size_t n) {
+            return simulate_one_path_on(&pool, rng, s0, r, sigma, t, n);
+        },
+        n_paths, seed);
 }
 
 struct variant {
-    const char* name;
+    const char *name;
     double (*run)(std::size_t n_paths, std::uint64_t seed);
-    const char* counterpart; // the standard resource it replaces, or nullptr
+    const char *counterpart; // the standard resource it replaces, or nullptr
 };
 
 const variant variants[] = {
-    {"baseline", [](std::size_t n, std::uint64_t s) { return price(simulate_one_path_baseline, n, s); },
+    {"baseline",
+     [](std::size_t n, std::uint64_t s) { return price(simulate_one_path_baseline, n, s); },
      nullptr},
     {"arena",
      [](std::size_t n, std::uint64_t s) {
@@ -170,13 +172,13 @@ double median(std::vector<double> xs) {
 [[noreturn]] void usage() {
     std::fprintf(stderr, "usage: pricer_pmr [--paths N] [--runs R] [--variant all|NAME[,NAME...]]"
                          " [--selftest-mismatch]\nvariants:");
-    for (const variant& v : variants)
+    for (const variant &v : variants)
         std::fprintf(stderr, " %s", v.name);
     std::fprintf(stderr, "\n");
     std::exit(2);
 }
 
-int find_variant(const std::string& name) {
+int find_variant(const std::string &name) {
     for (int v = 0; v < N_VARIANTS; v++)
         if (name == variants[v].name)
             return v;
@@ -185,7 +187,7 @@ int find_variant(const std::string& name) {
 
 } // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
     std::size_t n_paths = 1000000;
     int runs = 1;
     bool mismatch = false;
@@ -234,8 +236,8 @@ int main(int argc, char** argv) {
             double t0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_THREAD_CPUTIME_ID);
             double p = variants[v].run(n_paths, seed);
             double c = seconds(CLOCK_THREAD_CPUTIME_ID) - c0, t = seconds(CLOCK_MONOTONIC) - t0;
-            std::printf("run %d %-13s price %.17g time %.6f s cpu %.6f s\n", run + 1, variants[v].name,
-                        p, t, c);
+            std::printf("run %d %-13s price %.17g time %.6f s cpu %.6f s\n", run + 1,
+                        variants[v].name, p, t, c);
             if (!wall[v].empty() && std::memcmp(&p, &prices[v], sizeof p) != 0) {
                 std::fprintf(stderr, "pricer_pmr: %s is not deterministic\n", variants[v].name);
                 return 1;
@@ -248,7 +250,8 @@ int main(int argc, char** argv) {
 
     bool agree = true;
     for (int v : order) {
-        std::printf("%-13s price %.17g median %.4f s cpu %.4f s (wall min %.4f, max %.4f; %d runs, %zu paths)\n",
+        std::printf("%-13s price %.17g median %.4f s cpu %.4f s (wall min %.4f, max %.4f; %d runs, "
+                    "%zu paths)\n",
                     variants[v].name, prices[v], median(wall[v]), median(cpu[v]),
                     *std::min_element(wall[v].begin(), wall[v].end()),
                     *std::max_element(wall[v].begin(), wall[v].end()), runs, n_paths);
@@ -256,15 +259,16 @@ int main(int argc, char** argv) {
             agree = false;
     }
     // Paired ratios alloy / std, and baseline / arena as pricer prints it.
-    auto paired = [&](int a, int b, const char* what) {
+    auto paired = [&](int a, int b, const char *what) {
         for (int clock = 0; clock < 2; clock++) {
-            const std::vector<double>* xs = clock == 0 ? wall : cpu;
+            const std::vector<double> *xs = clock == 0 ? wall : cpu;
             std::vector<double> ratios;
             for (int i = 0; i < runs; i++)
-                ratios.push_back(xs[a][static_cast<std::size_t>(i)] / xs[b][static_cast<std::size_t>(i)]);
-            std::printf("%s %s / %s, %s: median of per-round ratios %.4f (min %.4f, max %.4f)\n", what,
-                        variants[a].name, variants[b].name, clock == 0 ? "wall" : "cpu", median(ratios),
-                        *std::min_element(ratios.begin(), ratios.end()),
+                ratios.push_back(xs[a][static_cast<std::size_t>(i)] /
+                                 xs[b][static_cast<std::size_t>(i)]);
+            std::printf("%s %s / %s, %s: median of per-round ratios %.4f (min %.4f, max %.4f)\n",
+                        what, variants[a].name, variants[b].name, clock == 0 ? "wall" : "cpu",
+                        median(ratios), *std::min_element(ratios.begin(), ratios.end()),
                         *std::max_element(ratios.begin(), ratios.end()));
         }
     };

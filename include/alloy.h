@@ -56,9 +56,9 @@ ALLOY_API const char *alloy_version(void);
 #define ALLOY_STATS_VERSION 1
 
 typedef struct alloy_stats {
-    size_t size;                  /* in: sizeof(alloy_stats_t) */
-    uint32_t version;             /* out: ALLOY_STATS_VERSION */
-    uint32_t nclasses;            /* out: number of size classes (208) */
+    size_t size;       /* in: sizeof(alloy_stats_t) */
+    uint32_t version;  /* out: ALLOY_STATS_VERSION */
+    uint32_t nclasses; /* out: number of size classes (208) */
     /* bytes */
     size_t allocated;             /* live blocks, at their class sizes */
     size_t active;                /* pages of spans in use, plus direct maps */
@@ -72,28 +72,28 @@ typedef struct alloy_stats {
     size_t pageheap_purged_bytes; /* free pages given back with madvise */
     size_t large_allocated;       /* live blocks above 256 KiB */
     /* events, summed over classes */
-    uint64_t slow_path_calls;     /* thread-cache misses (fetches from central) */
-    uint64_t short_fetches;       /* fetches that returned fewer than asked */
-    uint64_t objects_fetched;     /* objects moved central -> thread caches */
-    uint64_t objects_released;    /* objects moved thread caches -> central */
-    uint64_t spans_allocated;     /* spans the central caches took */
-    uint64_t spans_freed;         /* spans the central caches gave back */
+    uint64_t slow_path_calls;        /* thread-cache misses (fetches from central) */
+    uint64_t short_fetches;          /* fetches that returned fewer than asked */
+    uint64_t objects_fetched;        /* objects moved central -> thread caches */
+    uint64_t objects_released;       /* objects moved thread caches -> central */
+    uint64_t spans_allocated;        /* spans the central caches took */
+    uint64_t spans_freed;            /* spans the central caches gave back */
     uint64_t central_lock_contended; /* central-cache lock acquisitions that waited */
-    uint64_t purges;              /* purges: madvise calls, and unmaps of wholly free blocks */
-    uint64_t threads_live;        /* threads bound (per heap) / thread caches (total) */
-    uint64_t tcache_overflows;    /* thread-cache lists that reached their limit and gave back */
-    uint64_t tcache_scavenges;    /* thread caches found above tcache_max_bytes and scavenged */
+    uint64_t purges;                 /* purges: madvise calls, and unmaps of wholly free blocks */
+    uint64_t threads_live;           /* threads bound (per heap) / thread caches (total) */
+    uint64_t tcache_overflows;       /* thread-cache lists that reached their limit and gave back */
+    uint64_t tcache_scavenges;       /* thread caches found above tcache_max_bytes and scavenged */
     /* where the resident bytes are: resident = allocated + tcache_bytes +
      * central_bytes + span_tail_bytes + pageheap_free_bytes + metadata_resident */
-    size_t span_tail_bytes;       /* pages of small spans past their last object's room */
-    size_t metadata_resident;     /* the part of `metadata` counted in `resident` (totals only) */
+    size_t span_tail_bytes;   /* pages of small spans past their last object's room */
+    size_t metadata_resident; /* the part of `metadata` counted in `resident` (totals only) */
 } alloy_stats_t;
 
 typedef struct alloy_class_stats {
-    size_t size;                  /* in: sizeof(alloy_class_stats_t) */
-    size_t class_size;            /* out: object size of the class */
-    uint32_t batch_limit;         /* L(S) under the current parameters */
-    uint32_t terminal_batch;      /* where the current policy's growth stops */
+    size_t size;             /* in: sizeof(alloy_class_stats_t) */
+    size_t class_size;       /* out: object size of the class */
+    uint32_t batch_limit;    /* L(S) under the current parameters */
+    uint32_t terminal_batch; /* where the current policy's growth stops */
     uint64_t slow_path_calls;
     uint64_t short_fetches;
     uint64_t objects_fetched;
@@ -103,10 +103,10 @@ typedef struct alloy_class_stats {
     uint64_t lock_contended;
     size_t tcache_bytes;
     size_t central_bytes;
-    size_t allocated;             /* live objects of this class, in bytes */
-    uint64_t spans;               /* spans the class holds now */
-    uint64_t capacity;            /* objects those spans hold room for */
-    size_t span_bytes;            /* bytes of those spans' pages */
+    size_t allocated;  /* live objects of this class, in bytes */
+    uint64_t spans;    /* spans the class holds now */
+    uint64_t capacity; /* objects those spans hold room for */
+    size_t span_bytes; /* bytes of those spans' pages */
 } alloy_class_stats_t;
 
 /* Fill *out.  Returns 0, or EINVAL when out is NULL or out->size is too small. */

@@ -76,8 +76,8 @@ void sim_grid_threshold_str(uint32_t k_halves, char *buf, size_t len) {
 void sim_grid_config_name(const sim_config_t *cfg, char *buf, size_t len) {
     char k[16];
     sim_grid_threshold_str(cfg->k_halves, k, sizeof k);
-    snprintf(buf, len, "%s/k%s/b%u/c%u", ay_policy_name(cfg->bp.policy), k,
-             cfg->bp.byte_budget, cfg->bp.object_cap);
+    snprintf(buf, len, "%s/k%s/b%u/c%u", ay_policy_name(cfg->bp.policy), k, cfg->bp.byte_budget,
+             cfg->bp.object_cap);
 }
 
 int sim_grid_parse_threshold(const char *s, uint32_t *k_halves) {
@@ -202,21 +202,20 @@ static int grid_one_cap(sim_grid_t *g, const char *item, unsigned i) {
 }
 
 int sim_grid_parse_policies(sim_grid_t *g, const char *s, char *err, size_t errlen) {
-    return grid_parse_list(g, s, "policy (clip|guard|pow2)", grid_one_policy, &g->npolicies,
-                           err, errlen);
+    return grid_parse_list(g, s, "policy (clip|guard|pow2)", grid_one_policy, &g->npolicies, err,
+                           errlen);
 }
 
 int sim_grid_parse_thresholds(sim_grid_t *g, const char *s, char *err, size_t errlen) {
-    return grid_parse_list(g, s, "threshold (1.5..8 in steps of 0.5)", grid_one_threshold,
-                           &g->nk, err, errlen);
+    return grid_parse_list(g, s, "threshold (1.5..8 in steps of 0.5)", grid_one_threshold, &g->nk,
+                           err, errlen);
 }
 
 int sim_grid_parse_budgets(sim_grid_t *g, const char *s, char *err, size_t errlen) {
-    return grid_parse_list(g, s, "budget (8..1G bytes, K/M suffix)", grid_one_budget,
-                           &g->nbudgets, err, errlen);
+    return grid_parse_list(g, s, "budget (8..1G bytes, K/M suffix)", grid_one_budget, &g->nbudgets,
+                           err, errlen);
 }
 
 int sim_grid_parse_caps(sim_grid_t *g, const char *s, char *err, size_t errlen) {
-    return grid_parse_list(g, s, "cap (1..65536 objects)", grid_one_cap, &g->ncaps, err,
-                           errlen);
+    return grid_parse_list(g, s, "cap (1..65536 objects)", grid_one_cap, &g->ncaps, err, errlen);
 }

@@ -37,48 +37,51 @@
 typedef struct main_opts {
     const char *cmd;
     const char *out;
-    const char *real;        /* path of alloy-sim-real */
+    const char *real; /* path of alloy-sim-real */
     sim_grid_t grid;
     sim_workload_t wls[SIM_WL_COUNT];
     unsigned nwl;
     unsigned nseeds;
     uint64_t seed_base;
-    uint64_t seed;           /* run */
+    uint64_t seed; /* run */
     unsigned jobs;
-    int progress;            /* -1 auto */
-    int figures;             /* -1 auto (on for sweep) */
+    int progress; /* -1 auto */
+    int figures;  /* -1 auto (on for sweep) */
     uint64_t fault_at;
     uint32_t warmup, ops, live, sample_every; /* 0 = workload default */
-    unsigned reps;           /* bench repetitions */
-    uint32_t threads_max;    /* bench */
-    uint32_t heaps;          /* bench: ALLOY_CONF heaps:N, 0 = default */
-    uint64_t tcache_max;     /* validate, bench: thread-cache byte limit; 0 = none */
-    int tcache_max_set;      /* --tcache-max-bytes given */
-    unsigned diverge;        /* validate: SIM_DIVERGE_* (test-only) */
+    unsigned reps;                            /* bench repetitions */
+    uint32_t threads_max;                     /* bench */
+    uint32_t heaps;                           /* bench: ALLOY_CONF heaps:N, 0 = default */
+    uint64_t tcache_max; /* validate, bench: thread-cache byte limit; 0 = none */
+    int tcache_max_set;  /* --tcache-max-bytes given */
+    unsigned diverge;    /* validate: SIM_DIVERGE_* (test-only) */
 } main_opts_t;
 
 static void main_usage(FILE *f) {
-    fprintf(f,
-            "usage: alloy-sim COMMAND [options]\n"
-            "commands:\n"
-            "  geometry  --out DIR                 write bucket_geometry.csv, print underfill counts\n"
-            "  run       [knobs] [--seed N]        one model run; a CSV row on stdout\n"
-            "  sweep     --out DIR [grid] [knobs]  the full sweep: CSVs, figures, manifest.sha256\n"
-            "  validate  --out DIR [knobs]         the model against the real liballoy (validation.csv)\n"
-            "  bench     --out DIR [--reps N]      real clip vs guard, 1 and 2 threads (bench.csv)\n"
-            "grid (comma-separated lists; a single value for `run`):\n"
-            "  --policy clip,guard,pow2  --threshold 1.5,2,3,4  --budget 64K,...,1M  --cap 256,...,2048\n"
-            "  --workloads uniform_raw,uniform_class,hotspot,underfill,sat384   (run: --workload W)\n"
-            "  --seeds N (10)  --seed-base N (1)  --seed N (run)\n"
-            "knobs: --warmup N --ops N (measured) --live N --sample-every N\n"
-            "other: --jobs N (all cores)  --progress|--no-progress  --figures|--no-figures\n"
-            "       --real PATH (alloy-sim-real, default: next to alloy-sim)  --reps N (bench, 5)\n"
-            "       --threads N (bench: 1..N, 2)  --heaps N (bench: ALLOY_CONF heaps:N)\n"
-            "       --tcache-max-bytes N (validate: 256K, bench: none) the thread caches' byte limit,\n"
-            "         for the model and liballoy alike (0: none)\n"
-            "       --fault-at OP (test hook: leak one cached object after op OP)\n"
-            "       --diverge overflow-growth|scavenge (test hook, validate: the model breaks\n"
-            "         that rule of alloy's, so that validation must fail)\n");
+    fprintf(
+        f,
+        "usage: alloy-sim COMMAND [options]\n"
+        "commands:\n"
+        "  geometry  --out DIR                 write bucket_geometry.csv, print underfill counts\n"
+        "  run       [knobs] [--seed N]        one model run; a CSV row on stdout\n"
+        "  sweep     --out DIR [grid] [knobs]  the full sweep: CSVs, figures, manifest.sha256\n"
+        "  validate  --out DIR [knobs]         the model against the real liballoy "
+        "(validation.csv)\n"
+        "  bench     --out DIR [--reps N]      real clip vs guard, 1 and 2 threads (bench.csv)\n"
+        "grid (comma-separated lists; a single value for `run`):\n"
+        "  --policy clip,guard,pow2  --threshold 1.5,2,3,4  --budget 64K,...,1M  --cap "
+        "256,...,2048\n"
+        "  --workloads uniform_raw,uniform_class,hotspot,underfill,sat384   (run: --workload W)\n"
+        "  --seeds N (10)  --seed-base N (1)  --seed N (run)\n"
+        "knobs: --warmup N --ops N (measured) --live N --sample-every N\n"
+        "other: --jobs N (all cores)  --progress|--no-progress  --figures|--no-figures\n"
+        "       --real PATH (alloy-sim-real, default: next to alloy-sim)  --reps N (bench, 5)\n"
+        "       --threads N (bench: 1..N, 2)  --heaps N (bench: ALLOY_CONF heaps:N)\n"
+        "       --tcache-max-bytes N (validate: 256K, bench: none) the thread caches' byte limit,\n"
+        "         for the model and liballoy alike (0: none)\n"
+        "       --fault-at OP (test hook: leak one cached object after op OP)\n"
+        "       --diverge overflow-growth|scavenge (test hook, validate: the model breaks\n"
+        "         that rule of alloy's, so that validation must fail)\n");
 }
 
 static int main_bad(const char *fmt, const char *arg) {
@@ -99,7 +102,8 @@ static int main_parse_workloads(main_opts_t *o, const char *s, int single) {
         sim_workload_t w;
         if (sim_workload_parse(tok, &w))
             return main_bad("unknown workload '%s' (uniform_raw, uniform_class, hotspot, "
-                            "underfill, sat384)", tok);
+                            "underfill, sat384)",
+                            tok);
         for (unsigned i = 0; i < o->nwl; i++)
             if (o->wls[i] == w)
                 return main_bad("workload '%s' listed twice", tok);
@@ -112,8 +116,9 @@ static int main_parse_workloads(main_opts_t *o, const char *s, int single) {
 
 static int main_u32(const char *flag, const char *v, uint32_t lo, uint32_t hi, uint32_t *out) {
     if (sim_grid_parse_u32(v, lo, hi, 0, out)) {
-        fprintf(stderr, "alloy-sim: %s wants an integer in %u..%u, got '%s' (see alloy-sim --help)\n",
-                flag, lo, hi, v);
+        fprintf(stderr,
+                "alloy-sim: %s wants an integer in %u..%u, got '%s' (see alloy-sim --help)\n", flag,
+                lo, hi, v);
         return 2;
     }
     return 0;
@@ -221,8 +226,10 @@ static int main_parse(main_opts_t *o, int argc, char **argv) {
             rc = main_u32(a, v, 1, 64, &o->threads_max);
         } else if (!strcmp(a, "--tcache-max-bytes")) {
             if (sim_grid_parse_u32(v, 0, UINT32_MAX, 1, &u)) {
-                fprintf(stderr, "alloy-sim: --tcache-max-bytes wants a size (0, 64K, 2M, ...), "
-                                "got '%s' (see alloy-sim --help)\n", v);
+                fprintf(stderr,
+                        "alloy-sim: --tcache-max-bytes wants a size (0, 64K, 2M, ...), "
+                        "got '%s' (see alloy-sim --help)\n",
+                        v);
                 return 2;
             }
             o->tcache_max = u;
@@ -332,8 +339,10 @@ static int main_figures_script(char *out, size_t cap) {
 static int main_figures(const char *dir) {
     char cmd[8400], script[4200];
     if (main_figures_script(script, sizeof script)) {
-        fprintf(stderr, "alloy-sim: figures.py not found (looked in %s beside this executable and "
-                        "in %s)\n", SIM_DATA_DIR_REL, SIM_SOURCE_DIR[0] ? SIM_SOURCE_DIR : "no source tree");
+        fprintf(stderr,
+                "alloy-sim: figures.py not found (looked in %s beside this executable and "
+                "in %s)\n",
+                SIM_DATA_DIR_REL, SIM_SOURCE_DIR[0] ? SIM_SOURCE_DIR : "no source tree");
         return 127;
     }
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s'", script, dir);
@@ -364,7 +373,8 @@ static int main_sweep(const main_opts_t *o) {
         return 1;
     }
     double t1 = sim_now();
-    if (sim_report_geometry(o->out, err, sizeof err) || sim_report_runs(&sw, o->out, err, sizeof err) ||
+    if (sim_report_geometry(o->out, err, sizeof err) ||
+        sim_report_runs(&sw, o->out, err, sizeof err) ||
         sim_report_summary(&sw, o->out, err, sizeof err) ||
         sim_report_paired(&sw, o->out, err, sizeof err)) {
         fprintf(stderr, "alloy-sim: %s\n", err);
@@ -374,16 +384,17 @@ static int main_sweep(const main_opts_t *o) {
     if (o->figures != 0) {
         int rc = main_figures(o->out);
         if (rc)
-            fprintf(stderr, "alloy-sim: warning: figures.py failed (status %d); CSVs are complete\n",
-                    rc);
+            fprintf(stderr,
+                    "alloy-sim: warning: figures.py failed (status %d); CSVs are complete\n", rc);
     }
     if (sim_report_manifest(o->out, err, sizeof err)) {
         fprintf(stderr, "alloy-sim: %s\n", err);
         sim_sweep_destroy(&sw);
         return 2;
     }
-    fprintf(stderr, "alloy-sim: %zu runs (%u configurations x %u workloads x %u seeds) in %.1f s "
-                    "on %u workers; outputs in %s\n",
+    fprintf(stderr,
+            "alloy-sim: %zu runs (%u configurations x %u workloads x %u seeds) in %.1f s "
+            "on %u workers; outputs in %s\n",
             sw.nruns, sw.nconfigs, sw.nwl, sw.nseeds, t1 - t0, sw.jobs, o->out);
     sim_sweep_destroy(&sw);
     return 0;

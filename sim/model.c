@@ -73,7 +73,7 @@ typedef struct model {
     uint32_t central[AY_NUM_CLASSES]; /* spans with free slots, per class */
     model_list_t tc[AY_NUM_CLASSES];
     uint32_t k_halves;
-    ay_tc_clock_t clock;  /* misses and overflows since the last byte-limit check */
+    ay_tc_clock_t clock; /* misses and overflows since the last byte-limit check */
     uint64_t committed;
     int measuring;
     int oom;
@@ -414,8 +414,7 @@ static int model_check(model_t *m, uint64_t live, uint64_t op, model_tally_t *t,
                  " != live %" PRIu64 " + thread cache %" PRIu64 " + central %" PRIu64
                  " + span tails %" PRIu64 " + page heap %" PRIu64 " (= %" PRIu64
                  "); pages in spans %" PRIu64,
-                 op, m->committed, live, t->tcache, t->central, t->tails, t->pageheap, rhs,
-                 pages);
+                 op, m->committed, live, t->tcache, t->central, t->tails, t->pageheap, rhs, pages);
         return -1;
     }
     return 0;

@@ -47,22 +47,22 @@ typedef struct sim_run_spec {
 
 /* Counters cover the measured ops only; means are over measured sample points. */
 typedef struct sim_metrics {
-    uint64_t slow_path_calls;  /* thread-cache misses */
-    uint64_t short_fetches;    /* central fetches returning fewer than asked */
-    uint64_t objects_fetched;  /* central -> thread cache */
-    uint64_t objects_released; /* thread cache -> central */
-    uint64_t spans_allocated;  /* spans the central caches took */
-    uint64_t spans_freed;      /* spans given back to the page heap */
-    uint64_t overflows;        /* lists that reached their limit and gave back */
-    uint64_t scavenges;        /* byte-limit checks that found the cache too big */
-    double mean_cached_bytes;  /* thread cache + central (free objects, span tails) */
-    double mean_tcache_bytes;  /* the thread cache alone */
-    double mean_central_bytes; /* free objects and span tails in central */
-    double mean_pageheap_bytes;/* free pages in the page heap */
+    uint64_t slow_path_calls;   /* thread-cache misses */
+    uint64_t short_fetches;     /* central fetches returning fewer than asked */
+    uint64_t objects_fetched;   /* central -> thread cache */
+    uint64_t objects_released;  /* thread cache -> central */
+    uint64_t spans_allocated;   /* spans the central caches took */
+    uint64_t spans_freed;       /* spans given back to the page heap */
+    uint64_t overflows;         /* lists that reached their limit and gave back */
+    uint64_t scavenges;         /* byte-limit checks that found the cache too big */
+    double mean_cached_bytes;   /* thread cache + central (free objects, span tails) */
+    double mean_tcache_bytes;   /* the thread cache alone */
+    double mean_central_bytes;  /* free objects and span tails in central */
+    double mean_pageheap_bytes; /* free pages in the page heap */
     uint64_t final_committed_bytes;
     uint64_t final_live_bytes;
-    uint64_t samples;          /* conservation checks performed (all phases) */
-    uint64_t trace_hash;       /* digest of the op stream replayed */
+    uint64_t samples;    /* conservation checks performed (all phases) */
+    uint64_t trace_hash; /* digest of the op stream replayed */
 } sim_metrics_t;
 
 /* Replays spec's trace through the model.  Returns 0, or -1 with a message in

@@ -109,11 +109,11 @@ static int real_count(const real_args_t *a) {
            ",%.3f,%.3f,%.3f,%zu,%zu,%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%016" PRIx64 "\n",
            s.slow_path_calls - s0.slow_path_calls, s.short_fetches - s0.short_fetches,
            s.objects_fetched - s0.objects_fetched, s.objects_released - s0.objects_released,
-           s.spans_allocated - s0.spans_allocated, s.spans_freed - s0.spans_freed,
-           sum_cached / n, sum_tc / n, sum_central / n, s.active,
-           s.pageheap_free_bytes + s.pageheap_purged_bytes, s.mapped,
-           s.central_lock_contended - s0.central_lock_contended,
-           s.tcache_overflows - s0.tcache_overflows, s.tcache_scavenges - s0.tcache_scavenges, t.hash);
+           s.spans_allocated - s0.spans_allocated, s.spans_freed - s0.spans_freed, sum_cached / n,
+           sum_tc / n, sum_central / n, s.active, s.pageheap_free_bytes + s.pageheap_purged_bytes,
+           s.mapped, s.central_lock_contended - s0.central_lock_contended,
+           s.tcache_overflows - s0.tcache_overflows, s.tcache_scavenges - s0.tcache_scavenges,
+           t.hash);
     return 0;
 }
 

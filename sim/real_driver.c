@@ -53,15 +53,17 @@ static int real_find(const sim_real_opts_t *o, char *path, size_t len) {
     }
     if (access(path, X_OK) == 0)
         return 0;
-    fprintf(stderr, "alloy-sim: cannot run %s (build the alloy-sim-real target, or pass "
-                    "--real PATH)\n", path);
+    fprintf(stderr,
+            "alloy-sim: cannot run %s (build the alloy-sim-real target, or pass "
+            "--real PATH)\n",
+            path);
     return -1;
 }
 
 /* Runs the harness with argv and ALLOY_CONF for policy; parses the second
  * line of its stdout into v (numbers) and hash.  Returns 0 or -1. */
-static int real_spawn(const char *exe, char *const argv[], const char *policy,
-                      uint64_t tcache_max, uint32_t heaps, double *v, unsigned nv, uint64_t *hash) {
+static int real_spawn(const char *exe, char *const argv[], const char *policy, uint64_t tcache_max,
+                      uint32_t heaps, double *v, unsigned nv, uint64_t *hash) {
     int fd[2];
     if (pipe(fd))
         return -1;
@@ -136,11 +138,10 @@ int sim_real_validate(const sim_real_opts_t *o) {
         fprintf(stderr, "alloy-sim: cannot write %s: %s\n", path, strerror(errno));
         return 2;
     }
-    static const char *const names[] = {"slow_path_calls", "short_fetches", "objects_fetched",
-                                        "objects_released", "spans_allocated", "spans_freed",
-                                        "tcache_overflows", "tcache_scavenges",
-                                        "mean_cached_bytes", "mean_tcache_bytes",
-                                        "mean_central_bytes"};
+    static const char *const names[] = {
+        "slow_path_calls",   "short_fetches",     "objects_fetched",   "objects_released",
+        "spans_allocated",   "spans_freed",       "tcache_overflows",  "tcache_scavenges",
+        "mean_cached_bytes", "mean_tcache_bytes", "mean_central_bytes"};
     /* where each counter is in the harness's row */
     static const unsigned real_col[] = {0, 1, 2, 3, 4, 5, 13, 14, 6, 7, 8};
     enum { NCMP = 11 };
@@ -185,9 +186,11 @@ int sim_real_validate(const sim_real_opts_t *o) {
                 /* the real allocator */
                 char store[5 * 32], *ta[8];
                 real_trace_args(ta, store, 32, &spec.tp, seed);
-                char *argv[] = {exe, "--workload", (char *)sim_workload_name(wl), "--seed",
-                                ta[0], "--warmup", ta[1], "--ops", ta[2], "--live", ta[3],
-                                "--sample-every", ta[4], NULL};
+                char *argv[] = {exe,      "--workload", (char *)sim_workload_name(wl),
+                                "--seed", ta[0],        "--warmup",
+                                ta[1],    "--ops",      ta[2],
+                                "--live", ta[3],        "--sample-every",
+                                ta[4],    NULL};
                 double v[REAL_MAX_FIELDS];
                 uint64_t hash = 0;
                 if (real_spawn(exe, argv, ay_policy_name(pol), o->tcache_max_bytes, 0, v, 15,
@@ -200,8 +203,8 @@ int sim_real_validate(const sim_real_opts_t *o) {
                 double mv[NCMP] = {(double)m.slow_path_calls, (double)m.short_fetches,
                                    (double)m.objects_fetched, (double)m.objects_released,
                                    (double)m.spans_allocated, (double)m.spans_freed,
-                                   (double)m.overflows, (double)m.scavenges,
-                                   m.mean_cached_bytes, m.mean_tcache_bytes,
+                                   (double)m.overflows,       (double)m.scavenges,
+                                   m.mean_cached_bytes,       m.mean_tcache_bytes,
                                    m.mean_central_bytes};
                 int exact = hash == m.trace_hash;
                 fprintf(f, "%s,%" PRIu64 ",%s", sim_workload_name(wl), seed, ay_policy_name(pol));
@@ -213,9 +216,10 @@ int sim_real_validate(const sim_real_opts_t *o) {
                     fprintf(f, ",%s,%s", a, b);
                     if (strcmp(a, b) != 0) {
                         exact = 0;
-                        fprintf(stderr, "alloy-sim: validate: %s %s seed %" PRIu64 ": %s differs: "
-                                        "model %s, real %s\n", sim_workload_name(wl),
-                                ay_policy_name(pol), seed, names[i], a, b);
+                        fprintf(stderr,
+                                "alloy-sim: validate: %s %s seed %" PRIu64 ": %s differs: "
+                                "model %s, real %s\n",
+                                sim_workload_name(wl), ay_policy_name(pol), seed, names[i], a, b);
                     }
                 }
                 fprintf(f, ",%" PRIu64 ",%.0f,%.0f,%d,%d\n", m.final_committed_bytes, v[11],
@@ -232,8 +236,10 @@ int sim_real_validate(const sim_real_opts_t *o) {
         return 2;
     }
     if (!rc)
-        fprintf(stderr, "alloy-sim: validate: %zu of %zu real runs match the model exactly on "
-                        "every counter; details in %s\n", exact_runs, done, path);
+        fprintf(stderr,
+                "alloy-sim: validate: %zu of %zu real runs match the model exactly on "
+                "every counter; details in %s\n",
+                exact_runs, done, path);
     return rc;
 }
 
@@ -294,21 +300,22 @@ int sim_real_bench(const sim_real_opts_t *o) {
                     char store[5 * 32], *ta[8], thr[16];
                     real_trace_args(ta, store, 32, &o->tp[wl], o->seed_base);
                     snprintf(thr, sizeof thr, "%u", t);
-                    char *argv[] = {exe, "--workload", (char *)sim_workload_name(wl), "--seed",
-                                    ta[0], "--warmup", ta[1], "--ops", ta[2], "--live", ta[3],
-                                    "--threads", thr, "--timing", NULL};
+                    char *argv[] = {exe,      "--workload", (char *)sim_workload_name(wl),
+                                    "--seed", ta[0],        "--warmup",
+                                    ta[1],    "--ops",      ta[2],
+                                    "--live", ta[3],        "--threads",
+                                    thr,      "--timing",   NULL};
                     double v[6];
-                    if (real_spawn(exe, argv, ay_policy_name(pol), o->tcache_max_bytes, o->heaps,
-                                   v, 6, NULL)) {
+                    if (real_spawn(exe, argv, ay_policy_name(pol), o->tcache_max_bytes, o->heaps, v,
+                                   6, NULL)) {
                         fprintf(stderr, "alloy-sim: real run failed: %s %s %u threads\n",
                                 sim_workload_name(wl), ay_policy_name(pol), t);
                         rc = 1;
                         break;
                     }
                     fprintf(f, "%s,%u,%u,%s,%u,%s,%.6f,%.0f,%.0f,%.0f,%.0f\n", heaps_s, r + 1,
-                            order++,
-                            sim_workload_name(wl), t, ay_policy_name(pol), v[0], v[1], v[2],
-                            v[3], v[4]);
+                            order++, sim_workload_name(wl), t, ay_policy_name(pol), v[0], v[1],
+                            v[2], v[3], v[4]);
                     size_t cell = ((size_t)w * nthr + (t - 1)) * 2 + p;
                     double *dst = &res[(cell * reps + r) * 5];
                     dst[0] = v[0];
@@ -370,8 +377,7 @@ int sim_real_bench(const sim_real_opts_t *o) {
                 }
                 double med = real_median(col, reps);
                 fprintf(f, "%s,%s,%u,%u,%.4f,%.4f,%.4f,%u\n", heaps_s, sim_workload_name(o->wls[w]),
-                        t, reps,
-                        med, col[0], col[reps - 1], faster);
+                        t, reps, med, col[0], col[reps - 1], faster);
             }
             fclose(f);
         }

@@ -18,11 +18,11 @@ typedef struct sim_real_opts {
     unsigned nwl;
     unsigned nseeds;
     uint64_t seed_base;
-    unsigned reps;        /* bench: interleaved repetitions per cell */
-    uint32_t threads_max; /* bench: 1..threads_max threads */
-    uint32_t heaps;       /* bench: ALLOY_CONF heaps:N; 0 = liballoy's default */
+    unsigned reps;             /* bench: interleaved repetitions per cell */
+    uint32_t threads_max;      /* bench: 1..threads_max threads */
+    uint32_t heaps;            /* bench: ALLOY_CONF heaps:N; 0 = liballoy's default */
     uint64_t tcache_max_bytes; /* the thread caches' byte limit, for the model and liballoy */
-    unsigned diverge;     /* validate: SIM_DIVERGE_* (test-only: the model breaks a rule) */
+    unsigned diverge;          /* validate: SIM_DIVERGE_* (test-only: the model breaks a rule) */
     int progress;
     sim_trace_params_t tp[SIM_WL_COUNT];
 } sim_real_opts_t;

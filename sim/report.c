@@ -137,8 +137,8 @@ int sim_report_geometry(const char *dir, char *err, size_t errlen) {
     fprintf(f, "class,size,batch_limit");
     for (unsigned p = 0; p < 3; p++) {
         const char *nm = ay_policy_name((ay_batch_policy_t)p);
-        fprintf(f, ",%s_terminal,%s_pages,%s_capacity,%s_capacity_ratio,%s_underfilled", nm, nm,
-                nm, nm, nm);
+        fprintf(f, ",%s_terminal,%s_pages,%s_capacity,%s_capacity_ratio,%s_underfilled", nm, nm, nm,
+                nm, nm);
     }
     fputc('\n', f);
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
@@ -167,8 +167,7 @@ static void report_config_cols(FILE *f, const sim_config_t *cfg) {
             cfg->bp.object_cap);
 }
 
-void sim_report_run_row(FILE *f, const sim_run_spec_t *spec, const sim_metrics_t *m,
-                        int header) {
+void sim_report_run_row(FILE *f, const sim_run_spec_t *spec, const sim_metrics_t *m, int header) {
     if (header) {
         fprintf(f, "workload,config,policy,threshold,budget,cap,seed");
         for (size_t i = 0; i < NMETRICS; i++)
@@ -260,8 +259,8 @@ typedef struct report_pair_row {
 
 /* One comparison (base config ib, new config in) for one metric over all
  * workloads, with Holm across the workloads. */
-static int report_pair(FILE *f, const sim_sweep_t *sw, const char *label, unsigned ib,
-                       unsigned in, size_t metric) {
+static int report_pair(FILE *f, const sim_sweep_t *sw, const char *label, unsigned ib, unsigned in,
+                       size_t metric) {
     unsigned ns = sw->nseeds;
     double *a = malloc(sizeof *a * ns), *b = malloc(sizeof *b * ns), *r = malloc(sizeof *r * ns);
     double p[SIM_WL_COUNT], adj[SIM_WL_COUNT];
@@ -325,8 +324,8 @@ static int report_pair(FILE *f, const sim_sweep_t *sw, const char *label, unsign
     return 0;
 }
 
-static int report_pair_all_metrics(FILE *f, const sim_sweep_t *sw, const char *label,
-                                   unsigned ib, unsigned in) {
+static int report_pair_all_metrics(FILE *f, const sim_sweep_t *sw, const char *label, unsigned ib,
+                                   unsigned in) {
     for (size_t i = 0; i < NMETRICS; i++)
         if (report_metrics[i].compare && report_pair(f, sw, label, ib, in, i))
             return -1;

@@ -25,7 +25,6 @@ int sim_report_paired(const sim_sweep_t *sw, const char *dir, char *err, size_t 
 int sim_report_manifest(const char *dir, char *err, size_t errlen);
 
 /* Writes the header and one row of a single run's metrics (for `run`). */
-void sim_report_run_row(FILE *f, const sim_run_spec_t *spec, const sim_metrics_t *m,
-                        int header);
+void sim_report_run_row(FILE *f, const sim_run_spec_t *spec, const sim_metrics_t *m, int header);
 
 #endif

@@ -30,9 +30,7 @@ static inline void sim_rng_seed(sim_rng_t *r, uint64_t seed) {
         r->s[i] = sim_rng_splitmix(&x);
 }
 
-static inline uint64_t sim_rng_rotl(uint64_t v, int k) {
-    return (v << k) | (v >> (64 - k));
-}
+static inline uint64_t sim_rng_rotl(uint64_t v, int k) { return (v << k) | (v >> (64 - k)); }
 
 static inline uint64_t sim_rng_next(sim_rng_t *r) {
     uint64_t *s = r->s;

@@ -9,9 +9,9 @@
 
 typedef struct sim_sha256 {
     uint32_t h[8];
-    uint64_t len;       /* bytes hashed so far */
+    uint64_t len; /* bytes hashed so far */
     unsigned char buf[64];
-    size_t nbuf;        /* bytes waiting in buf, < 64 */
+    size_t nbuf; /* bytes waiting in buf, < 64 */
 } sim_sha256_t;
 
 void sim_sha256_init(sim_sha256_t *c);

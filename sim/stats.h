@@ -29,10 +29,10 @@ double sim_stats_t_quantile(double q, double df);
 
 typedef struct sim_paired {
     size_t n;
-    double mean, sd;   /* of the differences */
+    double mean, sd;     /* of the differences */
     double ci_lo, ci_hi; /* 95% t interval of the mean difference */
-    double t, p;       /* paired t statistic and two-sided p */
-    double dz;         /* Cohen's d_z = mean / sd */
+    double t, p;         /* paired t statistic and two-sided p */
+    double dz;           /* Cohen's d_z = mean / sd */
 } sim_paired_t;
 
 /* Paired analysis of d[i] = b[i] - a[i]. */

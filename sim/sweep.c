@@ -18,11 +18,11 @@
 
 typedef struct sweep_shared {
     sim_sweep_t *sw;
-    atomic_size_t next;     /* next run index to hand out */
-    atomic_size_t done;     /* runs finished */
-    atomic_size_t current;  /* a run recently started, for the progress line */
+    atomic_size_t next;    /* next run index to hand out */
+    atomic_size_t done;    /* runs finished */
+    atomic_size_t current; /* a run recently started, for the progress line */
     atomic_int abort;
-    pthread_mutex_t lock;   /* guards the failure fields */
+    pthread_mutex_t lock; /* guards the failure fields */
     size_t fail_index;
     char fail_msg[2048];
 } sweep_shared_t;
@@ -56,8 +56,8 @@ void sim_sweep_replay_cmd(const sim_run_spec_t *spec, char *buf, size_t len) {
              "alloy-sim run --workload %s --policy %s --threshold %s --budget %u --cap %u "
              "--seed %" PRIu64 " --warmup %u --ops %u --live %u --sample-every %u",
              sim_workload_name(spec->wl), ay_policy_name(spec->cfg.bp.policy), k,
-             spec->cfg.bp.byte_budget, spec->cfg.bp.object_cap, spec->seed,
-             spec->tp.warmup_ops, spec->tp.measure_ops, spec->tp.live, spec->tp.sample_every);
+             spec->cfg.bp.byte_budget, spec->cfg.bp.object_cap, spec->seed, spec->tp.warmup_ops,
+             spec->tp.measure_ops, spec->tp.live, spec->tp.sample_every);
 }
 
 static void *sweep_worker(void *arg) {
@@ -106,9 +106,8 @@ void sim_progress_show(const char *label, size_t done, size_t total, double elap
         progress_fmt_time(elapsed * (double)(total - done) / (double)done, left, sizeof left);
     else
         snprintf(left, sizeof left, done ? "0:00" : "?");
-    fprintf(stderr, "\r\033[K%s: %zu/%zu (%.1f%%)  elapsed %s  left ~%s  %s", label, done,
-            total, total ? 100.0 * (double)done / (double)total : 100.0, el, left,
-            current ? current : "");
+    fprintf(stderr, "\r\033[K%s: %zu/%zu (%.1f%%)  elapsed %s  left ~%s  %s", label, done, total,
+            total ? 100.0 * (double)done / (double)total : 100.0, el, left, current ? current : "");
     fflush(stderr);
 }
 
@@ -156,10 +155,10 @@ int sim_sweep_execute(sim_sweep_t *sw, char *err, size_t errlen) {
             char cfg[96], what[160];
             sweep_spec(sw, cur < sw->nruns ? cur : 0, &spec);
             sim_grid_config_name(&spec.cfg, cfg, sizeof cfg);
-            snprintf(what, sizeof what, "running %s %s seed %" PRIu64,
-                     sim_workload_name(spec.wl), cfg, spec.seed);
-            sim_progress_show(sw->label ? sw->label : "sweep", atomic_load(&sh.done),
-                              sw->nruns, sim_now() - t0, what);
+            snprintf(what, sizeof what, "running %s %s seed %" PRIu64, sim_workload_name(spec.wl),
+                     cfg, spec.seed);
+            sim_progress_show(sw->label ? sw->label : "sweep", atomic_load(&sh.done), sw->nruns,
+                              sim_now() - t0, what);
             nanosleep(&nap, NULL);
         }
         sim_progress_clear();

@@ -22,11 +22,11 @@ typedef struct sim_sweep {
     unsigned nwl;
     unsigned nseeds;
     uint64_t seed_base;
-    unsigned jobs;                     /* worker threads, >= 1 */
+    unsigned jobs;                       /* worker threads, >= 1 */
     sim_trace_params_t tp[SIM_WL_COUNT]; /* trace parameters, by workload */
-    int progress;                      /* 1: progress line on stderr */
-    const char *label;                 /* what the progress line calls the job */
-    uint64_t fault_at;                 /* test hook passed to every run; 0 = off */
+    int progress;                        /* 1: progress line on stderr */
+    const char *label;                   /* what the progress line calls the job */
+    uint64_t fault_at;                   /* test hook passed to every run; 0 = off */
     /* results, filled by sim_sweep_execute */
     unsigned nconfigs;
     size_t nruns;

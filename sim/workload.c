@@ -99,8 +99,8 @@ static void workload_pick_sets(sim_trace_t *t) {
 }
 
 static uint32_t *workload_map(uint32_t n) {
-    void *p = mmap(NULL, sizeof(uint32_t) * n, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = mmap(NULL, sizeof(uint32_t) * n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
@@ -143,8 +143,7 @@ void sim_trace_destroy(sim_trace_t *t) {
 
 static uint32_t workload_size(sim_trace_t *t) {
     switch (t->wl) {
-    case SIM_WL_UNIFORM_RAW:
-        return 1 + sim_rng_below(&t->rng, (uint32_t)AY_MAX_SMALL_SIZE);
+    case SIM_WL_UNIFORM_RAW: return 1 + sim_rng_below(&t->rng, (uint32_t)AY_MAX_SMALL_SIZE);
     case SIM_WL_UNIFORM_CLASS:
         return (uint32_t)ay_policy_class_size(sim_rng_below(&t->rng, AY_NUM_CLASSES));
     case SIM_WL_HOTSPOT:
@@ -155,8 +154,7 @@ static uint32_t workload_size(sim_trace_t *t) {
         return (uint32_t)ay_policy_class_size(cls);
     }
     case SIM_WL_SAT384:
-    default:
-        return 384;
+    default: return 384;
     }
 }
 

@@ -48,20 +48,20 @@ typedef struct sim_trace {
     sim_workload_t wl;
     sim_rng_t rng;
     sim_trace_params_t p;
-    uint32_t max_live;    /* slots */
-    uint32_t *live;       /* live slots, in no particular order */
-    uint32_t *where;      /* slot -> index in live[] */
+    uint32_t max_live; /* slots */
+    uint32_t *live;    /* live slots, in no particular order */
+    uint32_t *where;   /* slot -> index in live[] */
     uint32_t nlive;
-    uint32_t *dead;       /* stack of dead slots */
+    uint32_t *dead; /* stack of dead slots */
     uint32_t ndead;
     uint32_t hot[208];
-    uint32_t nhot;        /* classes in hot[] */
+    uint32_t nhot; /* classes in hot[] */
     uint32_t cold[208];
-    uint32_t ncold;       /* classes in cold[] */
-    int freeing;          /* sat384: 1 while draining the burst */
+    uint32_t ncold;          /* classes in cold[] */
+    int freeing;             /* sat384: 1 while draining the burst */
     uint64_t nalloc, nfreed; /* sat384: ops of each kind so far (ring order) */
-    uint32_t hi, lo;      /* sat384: current burst height and drain floor */
-    uint64_t hash;        /* FNV-1a over every op produced */
+    uint32_t hi, lo;         /* sat384: current burst height and drain floor */
+    uint64_t hash;           /* FNV-1a over every op produced */
 } sim_trace_t;
 
 /* "uniform_raw", "uniform_class", "hotspot", "underfill", "sat384". */

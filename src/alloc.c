@@ -68,8 +68,8 @@ AY_COLD static void check_not_under_asan(void) {
 }
 
 void *ay_alloc_sampled(ay_heap_t *h, size_t size, size_t align, bool zero) {
-    ay_span_t *kept = size <= AY_PAGE_SIZE && align <= AY_PAGE_SIZE && h->cached
-                          ? ay_prof_stash_take() : NULL;
+    ay_span_t *kept =
+        size <= AY_PAGE_SIZE && align <= AY_PAGE_SIZE && h->cached ? ay_prof_stash_take() : NULL;
     if (kept) { /* a page an earlier sample left */
         void *p = (void *)ay_large_start(kept);
         if (zero)
@@ -131,7 +131,7 @@ void *ay_alloc_in(ay_heap_t *h, size_t size) {
     if (size > AY_MAX_REQUEST)
         return ay_oom();
     void *p = ay_prof_count(size) ? ay_alloc_sampled(h, size, 1, false)
-                                   : ay_alloc_uncached(h, size, false);
+                                  : ay_alloc_uncached(h, size, false);
     return p ? p : ay_oom();
 }
 
@@ -155,15 +155,13 @@ void *ay_calloc_in(ay_heap_t *h, size_t n, size_t size) {
 
 size_t ay_block_usable(const ay_span_t *s, const void *p) {
     switch (s->state) {
-    case AY_SPAN_SMALL:
-        return s->size - AY_TAG_BYTES;
+    case AY_SPAN_SMALL: return s->size - AY_TAG_BYTES;
     case AY_SPAN_LARGE:
     case AY_SPAN_DIRECT:
         if (s->user)
             return s->user_end - (uintptr_t)p;
         return AY_PAGES_BYTES(s->npages) - ((uintptr_t)p - s->start);
-    default:
-        return 0;
+    default: return 0;
     }
 }
 

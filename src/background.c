@@ -74,9 +74,7 @@ void ay_background_stop(void) {
         pthread_join(t, NULL);
 }
 
-bool ay_background_running(void) {
-    return __atomic_load_n(&bg_running, __ATOMIC_RELAXED);
-}
+bool ay_background_running(void) { return __atomic_load_n(&bg_running, __ATOMIC_RELAXED); }
 
 void ay_background_after_fork_child(void) {
     pthread_mutex_init(&bg_lock, NULL);

@@ -31,10 +31,10 @@ void ay_central_reset_lock(ay_central_t *c) { pthread_mutex_init(&c->lock, NULL)
  * not wait for that.  Under the lock only the link before the run and the
  * run's last object (which the rest of the list hangs from) are written. */
 typedef struct bump_run {
-    uintptr_t start;  /* first object */
-    uint32_t count;   /* objects, at least 2 */
-    uint32_t size;    /* object size */
-    void **before;    /* the link that points at the run's first object */
+    uintptr_t start;    /* first object */
+    uint32_t count;     /* objects, at least 2 */
+    uint32_t size;      /* object size */
+    void **before;      /* the link that points at the run's first object */
     uint32_t mult, add; /* the order they are linked in: object (mult * j + add) % count */
 } bump_run_t;
 
@@ -82,9 +82,9 @@ static void run_link(const bump_run_t *r) {
 #define FETCH_RUNS 8 /* runs a fetch defers; more are linked under the lock */
 
 typedef struct fetch {
-    void *first;           /* the list (an encoded link, as every link: secure.h) */
-    void **link;           /* where the next object goes: &first, or the last object */
-    uint32_t got;          /* objects on the list */
+    void *first;  /* the list (an encoded link, as every link: secure.h) */
+    void **link;  /* where the next object goes: &first, or the last object */
+    uint32_t got; /* objects on the list */
     unsigned nruns;
     bump_run_t runs[FETCH_RUNS];
 } fetch_t;
@@ -237,8 +237,8 @@ typedef struct release_group {
     ay_span_t *span;
     void *head, *tail;
     uint32_t count;
-    uint32_t last;   /* index in the batch of the group's last object */
-    uintptr_t top;   /* the highest object of the group */
+    uint32_t last; /* index in the batch of the group's last object */
+    uintptr_t top; /* the highest object of the group */
 } release_group_t;
 
 #define RELEASE_GROUPS 16 /* spans a release handles per lock round */
@@ -265,7 +265,8 @@ static void release_groups(release_group_t *g, unsigned ng) {
             ay_fatal("free(): double free (more blocks returned to a span than it handed out)",
                      g[i].head);
         if (AY_UNLIKELY(g[i].top >= s->bump))
-            ay_fatal("free(): invalid pointer (a block that was never allocated)", (void *)g[i].top);
+            ay_fatal("free(): invalid pointer (a block that was never allocated)",
+                     (void *)g[i].top);
         c->objects_in += g[i].count;
         c->free_objects += g[i].count;
         bool was_exhausted = span_exhausted(s);

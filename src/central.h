@@ -34,21 +34,21 @@
 
 typedef struct ay_central {
     pthread_mutex_t lock;
-    ay_span_t nonempty;          /* list head: spans with free objects */
-    ay_pageheap_t *pages;        /* where spans come from and go back to */
+    ay_span_t nonempty;   /* list head: spans with free objects */
+    ay_pageheap_t *pages; /* where spans come from and go back to */
     uint32_t cls;
-    uint32_t size;               /* object size */
-    uint8_t bin;                 /* pagemap bin of its spans: cls + 1, or 0 (uncached) */
+    uint32_t size; /* object size */
+    uint8_t bin;   /* pagemap bin of its spans: cls + 1, or 0 (uncached) */
     /* counters, written under the lock, read relaxed by stats */
-    uint64_t fetches;            /* fetch calls = thread-cache misses */
-    uint64_t short_fetches;      /* fetches that came back short */
-    uint64_t objects_out;        /* objects handed to thread caches */
-    uint64_t objects_in;         /* objects returned */
+    uint64_t fetches;       /* fetch calls = thread-cache misses */
+    uint64_t short_fetches; /* fetches that came back short */
+    uint64_t objects_out;   /* objects handed to thread caches */
+    uint64_t objects_in;    /* objects returned */
     uint64_t spans_allocated;
     uint64_t spans_freed;
-    uint64_t free_objects;       /* free objects held, bump regions included */
-    uint64_t span_pages;         /* pages of the spans this class owns */
-    uint64_t contended;          /* lock acquisitions that had to wait */
+    uint64_t free_objects; /* free objects held, bump regions included */
+    uint64_t span_pages;   /* pages of the spans this class owns */
+    uint64_t contended;    /* lock acquisitions that had to wait */
 } __attribute__((aligned(AY_CACHELINE))) ay_central_t;
 
 /* A run of never-used objects of one span, in address order, not linked:

@@ -34,7 +34,8 @@ static const ay_conf_key_t keys[] = {
     {"tcache_max_bytes", AY_CONF_BYTES, AT(tcache_max_bytes), 8, 0, (uint64_t)1 << 40, "2m", NULL,
      "Per-thread cache limit, checked every 64 slow-path events or a quarter of the limit "
      "fetched; above it every list gives half back."},
-    {"tcache_total_bytes", AY_CONF_BYTES, AT(tcache_total_bytes), 8, 0, (uint64_t)1 << 40, "8m", NULL,
+    {"tcache_total_bytes", AY_CONF_BYTES, AT(tcache_total_bytes), 8, 0, (uint64_t)1 << 40, "8m",
+     NULL,
      "All thread caches together: with many threads, each thread's limit is this divided by "
      "the threads, but at least 256 KiB (or tcache_max_bytes if lower)."},
     {"decay_ms", AY_CONF_MS, AT(decay_ms), 0, 0, (uint64_t)1 << 40, "1000", NULL,
@@ -152,10 +153,8 @@ static int key_set(const ay_conf_key_t *key, ay_conf_t *c, const char *v, size_t
     char *field = (char *)c + key->offset;
     uint64_t u;
     switch (key->type) {
-    case AY_CONF_BOOL:
-        return parse_bool(v, vl, (bool *)field);
-    case AY_CONF_POLICY:
-        return ay_policy_parse(v, vl, (ay_batch_policy_t *)field);
+    case AY_CONF_BOOL: return parse_bool(v, vl, (bool *)field);
+    case AY_CONF_POLICY: return ay_policy_parse(v, vl, (ay_batch_policy_t *)field);
     case AY_CONF_MS:
         if (vl == 2 && !memcmp(v, "-1", 2)) {
             *(int64_t *)field = -1;
@@ -214,20 +213,14 @@ static void fmt_bytes(ay_fmt_t *f, uint64_t v) {
 
 void ay_conf_describe_range(const ay_conf_key_t *key, ay_fmt_t *f) {
     switch (key->type) {
-    case AY_CONF_BOOL:
-        ay_fmt_str(f, "true or false");
-        return;
-    case AY_CONF_POLICY:
-        ay_fmt_str(f, "clip, guard, pow2 or lean");
-        return;
+    case AY_CONF_BOOL: ay_fmt_str(f, "true or false"); return;
+    case AY_CONF_POLICY: ay_fmt_str(f, "clip, guard, pow2 or lean"); return;
     case AY_CONF_PATH:
         ay_fmt_str(f, "a file path of 1 to ");
         ay_fmt_u64(f, key->max);
         ay_fmt_str(f, " bytes, without commas");
         return;
-    case AY_CONF_MS:
-        ay_fmt_str(f, "-1 (never), or milliseconds from ");
-        break;
+    case AY_CONF_MS: ay_fmt_str(f, "-1 (never), or milliseconds from "); break;
     case AY_CONF_RATIO:
         ay_fmt_str(f, "a ratio from ");
         ay_fmt_u64(f, key->min / 2);
@@ -244,9 +237,7 @@ void ay_conf_describe_range(const ay_conf_key_t *key, ay_fmt_t *f) {
         }
         ay_fmt_str(f, ", each once");
         return;
-    case AY_CONF_COUNT:
-        ay_fmt_str(f, "an integer from ");
-        break;
+    case AY_CONF_COUNT: ay_fmt_str(f, "an integer from "); break;
     case AY_CONF_BYTES:
         ay_fmt_str(f, "a size in bytes from ");
         fmt_bytes(f, key->min);

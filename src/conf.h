@@ -23,31 +23,31 @@
 #define AY_CONF_PATH_MAX 256 /* bytes of a PATH setting, its NUL included */
 
 typedef struct ay_conf {
-    ay_batch_params_t batch;   /* batch_policy, batch_budget, batch_cap */
-    uint32_t return_k_halves;  /* return_threshold k in halves: 4 = 2n */
-    bool tcache;               /* thread caches on */
-    size_t tcache_max_bytes;   /* per-thread cache limit; scavenged above it */
-    size_t tcache_total_bytes; /* all thread caches: divided among the threads */
-    int64_t decay_ms;          /* purge free pages after this; 0 at once, -1 never */
-    bool stats_print;          /* print stats at exit */
-    char stats_print_opts[8];  /* alloy_stats_print's opts for that report */
-    uint32_t heaps;            /* automatic heaps; 0: one per CPU */
-    bool numa;                 /* node-aware heaps and pages, when there are nodes */
-    bool background_thread;    /* purge from a background thread */
-    bool thp;                  /* transparent huge pages for blocks of 2 MiB or more */
-    bool junk;                 /* fill new blocks with 0xa5, freed ones with 0x5a */
-    bool zero;                 /* fill new blocks with zeros */
-    bool abort_on_error;       /* abort on out-of-memory and on a bad setting */
-    uint32_t guard_sample;     /* one allocation in this many gets a guarded page; 0 off */
-    uint32_t guard_slots;      /* guarded pages that can be live or resting at once */
-    bool prof;                 /* heap profiling (prof.h) */
-    bool prof_active;          /* sampling on at start-up (prof.active) */
-    size_t prof_sample;        /* mean bytes between samples; 1: every allocation */
+    ay_batch_params_t batch;            /* batch_policy, batch_budget, batch_cap */
+    uint32_t return_k_halves;           /* return_threshold k in halves: 4 = 2n */
+    bool tcache;                        /* thread caches on */
+    size_t tcache_max_bytes;            /* per-thread cache limit; scavenged above it */
+    size_t tcache_total_bytes;          /* all thread caches: divided among the threads */
+    int64_t decay_ms;                   /* purge free pages after this; 0 at once, -1 never */
+    bool stats_print;                   /* print stats at exit */
+    char stats_print_opts[8];           /* alloy_stats_print's opts for that report */
+    uint32_t heaps;                     /* automatic heaps; 0: one per CPU */
+    bool numa;                          /* node-aware heaps and pages, when there are nodes */
+    bool background_thread;             /* purge from a background thread */
+    bool thp;                           /* transparent huge pages for blocks of 2 MiB or more */
+    bool junk;                          /* fill new blocks with 0xa5, freed ones with 0x5a */
+    bool zero;                          /* fill new blocks with zeros */
+    bool abort_on_error;                /* abort on out-of-memory and on a bad setting */
+    uint32_t guard_sample;              /* one allocation in this many gets a guarded page; 0 off */
+    uint32_t guard_slots;               /* guarded pages that can be live or resting at once */
+    bool prof;                          /* heap profiling (prof.h) */
+    bool prof_active;                   /* sampling on at start-up (prof.active) */
+    size_t prof_sample;                 /* mean bytes between samples; 1: every allocation */
     char prof_prefix[AY_CONF_PATH_MAX]; /* dump files: <prefix>.<pid>.<seq>.<kind>.heap */
-    bool prof_final;           /* dump at exit */
-    size_t prof_interval;      /* dump each time this many more bytes were allocated; 0 never */
-    bool prof_leak;            /* the leak report at exit (turns profiling on) */
-    uint32_t leak_exit_code;   /* exit status when the leak report found leaks; 0 keeps it */
+    bool prof_final;                    /* dump at exit */
+    size_t prof_interval;    /* dump each time this many more bytes were allocated; 0 never */
+    bool prof_leak;          /* the leak report at exit (turns profiling on) */
+    uint32_t leak_exit_code; /* exit status when the leak report found leaks; 0 keeps it */
 } ay_conf_t;
 
 extern ay_conf_t ay_conf;
@@ -70,11 +70,11 @@ typedef enum ay_conf_type {
 typedef struct ay_conf_key {
     const char *name;
     ay_conf_type_t type;
-    size_t offset;            /* of the value in ay_conf_t */
-    uint8_t width;            /* AY_CONF_BYTES: 4 or 8 */
-    uint64_t min, max;        /* bounds of numbers (RATIO: in halves) */
-    const char *defval;       /* the default, as written in ALLOY_CONF; NULL: see defdoc */
-    const char *defdoc;       /* the default in words, when defval cannot say all of it */
+    size_t offset;      /* of the value in ay_conf_t */
+    uint8_t width;      /* AY_CONF_BYTES: 4 or 8 */
+    uint64_t min, max;  /* bounds of numbers (RATIO: in halves) */
+    const char *defval; /* the default, as written in ALLOY_CONF; NULL: see defdoc */
+    const char *defdoc; /* the default in words, when defval cannot say all of it */
     const char *help;
 } ay_conf_key_t;
 

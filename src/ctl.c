@@ -26,24 +26,24 @@ typedef struct ctl_entry {
     const char *name;
     ctl_type_t type;
     ctl_src_t src;
-    size_t offset;                                 /* S_TOTAL/S_HEAP/S_CLASS */
-    int (*get)(const unsigned *idx, void *out);    /* S_FUNC; NULL: write-only */
+    size_t offset;                                   /* S_TOTAL/S_HEAP/S_CLASS */
+    int (*get)(const unsigned *idx, void *out);      /* S_FUNC; NULL: write-only */
     int (*set)(const unsigned *idx, const void *in); /* NULL: read-only */
     const char *help;
 } ctl_entry_t;
 
-static const size_t type_size[] = {sizeof(uint64_t), sizeof(int64_t), sizeof(unsigned),
-                                   sizeof(bool), sizeof(const char *), 0};
+static const size_t type_size[] = {sizeof(uint64_t), sizeof(int64_t),      sizeof(unsigned),
+                                   sizeof(bool),     sizeof(const char *), 0};
 
 static uint64_t epoch = 1;
 
 /* ---- functions behind names ---- */
 
-#define GETTER(fn, T, expr)                              \
-    static int fn(const unsigned *idx, void *out) {      \
-        (void)idx;                                       \
-        *(T *)out = (expr);                              \
-        return 0;                                        \
+#define GETTER(fn, T, expr)                                                                        \
+    static int fn(const unsigned *idx, void *out) {                                                \
+        (void)idx;                                                                                 \
+        *(T *)out = (expr);                                                                        \
+        return 0;                                                                                  \
     }
 GETTER(get_version, const char *, ALLOY_VERSION_STRING)
 GETTER(get_epoch, uint64_t, epoch)
@@ -113,12 +113,12 @@ static int do_prof_dump(const unsigned *idx, const void *in) {
     return ay_prof_dump(in ? *(const char *const *)in : NULL);
 }
 
-#define PROF_COUNT(fn, field)                          \
-    static int fn(const unsigned *idx, void *out) {    \
-        ay_prof_counts_t c;                            \
-        ay_prof_read_counts(&c);                       \
-        *(uint64_t *)out = c.field;                    \
-        return 0;                                      \
+#define PROF_COUNT(fn, field)                                                                      \
+    static int fn(const unsigned *idx, void *out) {                                                \
+        ay_prof_counts_t c;                                                                        \
+        ay_prof_read_counts(&c);                                                                   \
+        *(uint64_t *)out = c.field;                                                                \
+        return 0;                                                                                  \
     }
 PROF_COUNT(get_prof_samples, samples)
 PROF_COUNT(get_prof_live, live)
@@ -223,10 +223,14 @@ static int heap_purge(const unsigned *idx, const void *in) {
 
 /* ---- the table ---- */
 
-#define TOTAL(n, f, h) {"stats." n, T_U64, S_TOTAL, offsetof(alloy_stats_t, f), NULL, NULL, h}
-#define HEAP(n, f, h) {"stats.heaps.<i>." n, T_U64, S_HEAP, offsetof(alloy_stats_t, f), NULL, NULL, h}
-#define CLASS(n, t, f, h) {"stats.classes.<j>." n, t, S_CLASS, offsetof(alloy_class_stats_t, f), NULL, NULL, h}
-#define FUNC(n, t, g, s, h) {n, t, S_FUNC, 0, g, s, h}
+#define TOTAL(n, f, h)                                                                             \
+    { "stats." n, T_U64, S_TOTAL, offsetof(alloy_stats_t, f), NULL, NULL, h }
+#define HEAP(n, f, h)                                                                              \
+    { "stats.heaps.<i>." n, T_U64, S_HEAP, offsetof(alloy_stats_t, f), NULL, NULL, h }
+#define CLASS(n, t, f, h)                                                                          \
+    { "stats.classes.<j>." n, t, S_CLASS, offsetof(alloy_class_stats_t, f), NULL, NULL, h }
+#define FUNC(n, t, g, s, h)                                                                        \
+    { n, t, S_FUNC, 0, g, s, h }
 #define BOTH(n, f, h) TOTAL(n, f, h), HEAP(n, f, h " (this heap)")
 
 static const ctl_entry_t table[] = {
@@ -237,14 +241,17 @@ static const ctl_entry_t table[] = {
     FUNC("decay_ms", T_I64, get_decay, set_decay,
          "Purge free pages after this many ms; 0 at once, -1 never. Writable at run time."),
     FUNC("batch_policy", T_STR, get_policy, set_policy,
-         "Batch growth policy (clip, guard, pow2 or lean); a write takes effect at the next growth."),
+         "Batch growth policy (clip, guard, pow2 or lean); a write takes effect at the next "
+         "growth."),
     FUNC("background_thread", T_BOOL, get_bg, set_bg,
          "Whether the background purging thread runs; write true or false to start or stop it."),
     BOTH("allocated", allocated, "Bytes in live blocks, at their class sizes."),
     BOTH("active", active, "Bytes of pages in spans in use, plus direct maps."),
-    BOTH("resident", resident, "Bytes that may be resident: active plus unpurged free pages (an upper bound)."),
+    BOTH("resident", resident,
+         "Bytes that may be resident: active plus unpurged free pages (an upper bound)."),
     BOTH("mapped", mapped, "Bytes taken from the OS, metadata included."),
-    BOTH("retained", pageheap_purged_bytes, "Bytes of free pages given back with madvise but still mapped."),
+    BOTH("retained", pageheap_purged_bytes,
+         "Bytes of free pages given back with madvise but still mapped."),
     BOTH("metadata", metadata, "Bytes of span records, thread caches and the address map."),
     BOTH("peak_active", peak_active, "Highest `active` seen."),
     BOTH("large_allocated", large_allocated, "Bytes in live blocks above 256 KiB."),
@@ -254,21 +261,26 @@ static const ctl_entry_t table[] = {
     BOTH("slow_path_calls", slow_path_calls, "Thread-cache misses (fetches from a central cache)."),
     BOTH("short_fetches", short_fetches, "Fetches that returned fewer objects than asked for."),
     BOTH("objects_fetched", objects_fetched, "Objects moved from central caches to thread caches."),
-    BOTH("objects_released", objects_released, "Objects moved back from thread caches to central caches."),
+    BOTH("objects_released", objects_released,
+         "Objects moved back from thread caches to central caches."),
     BOTH("spans_allocated", spans_allocated, "Spans the central caches took from the page heap."),
     BOTH("spans_freed", spans_freed, "Spans the central caches gave back."),
-    BOTH("central_lock_contended", central_lock_contended, "Central-cache lock acquisitions that had to wait."),
+    BOTH("central_lock_contended", central_lock_contended,
+         "Central-cache lock acquisitions that had to wait."),
     BOTH("purges", purges, "Purges: madvise calls, and unmaps of wholly free blocks."),
     BOTH("threads", threads_live, "Threads bound to a heap."),
-    BOTH("tcache_overflows", tcache_overflows, "Thread-cache lists that reached their limit and gave objects back."),
-    BOTH("tcache_scavenges", tcache_scavenges, "Thread caches found above tcache_max_bytes and scavenged."),
+    BOTH("tcache_overflows", tcache_overflows,
+         "Thread-cache lists that reached their limit and gave objects back."),
+    BOTH("tcache_scavenges", tcache_scavenges,
+         "Thread caches found above tcache_max_bytes and scavenged."),
     BOTH("span_tail_bytes", span_tail_bytes, "Bytes of small spans past their last object's room."),
     TOTAL("metadata_resident", metadata_resident, "The part of `metadata` counted in `resident`."),
     FUNC("stats.heaps.<i>.node", T_UNS, get_heap_node, NULL,
          "The NUMA node heap <i>'s pages are placed on (0 without NUMA)."),
     CLASS("size", T_U64, class_size, "Object size of class <j>."),
     CLASS("batch_limit", T_UNS, batch_limit, "L(S) under the current parameters."),
-    CLASS("terminal_batch", T_UNS, terminal_batch, "Where the current policy's batch growth stops."),
+    CLASS("terminal_batch", T_UNS, terminal_batch,
+          "Where the current policy's batch growth stops."),
     CLASS("slow_path_calls", T_U64, slow_path_calls, "Thread-cache misses in this class."),
     CLASS("short_fetches", T_U64, short_fetches, "Short fetches in this class."),
     CLASS("objects_fetched", T_U64, objects_fetched, "Objects moved to thread caches."),
@@ -277,7 +289,8 @@ static const ctl_entry_t table[] = {
     CLASS("spans_freed", T_U64, spans_freed, "Spans of this class given back."),
     CLASS("lock_contended", T_U64, lock_contended, "Lock acquisitions that had to wait."),
     CLASS("tcache_bytes", T_U64, tcache_bytes, "Bytes of this class in thread caches."),
-    CLASS("central_bytes", T_U64, central_bytes, "Bytes of free objects of this class in central caches."),
+    CLASS("central_bytes", T_U64, central_bytes,
+          "Bytes of free objects of this class in central caches."),
     CLASS("allocated", T_U64, allocated, "Bytes in live blocks of this class."),
     CLASS("spans", T_U64, spans, "Spans this class holds now."),
     CLASS("capacity", T_U64, capacity, "Objects those spans hold room for."),
@@ -290,10 +303,13 @@ static const ctl_entry_t table[] = {
     FUNC("opt.tcache", T_BOOL, opt_tcache, NULL, "The tcache setting."),
     FUNC("opt.tcache_max_bytes", T_U64, opt_tcache_max, NULL, "The tcache_max_bytes setting."),
     FUNC("opt.decay_ms", T_I64, opt_decay, NULL, "The decay_ms setting at start-up."),
-    FUNC("opt.heaps", T_UNS, opt_heaps, NULL, "Automatic heaps in use (the heaps setting, or one per CPU)."),
-    FUNC("opt.background_thread", T_BOOL, opt_bg, NULL, "The background_thread setting at start-up."),
+    FUNC("opt.heaps", T_UNS, opt_heaps, NULL,
+         "Automatic heaps in use (the heaps setting, or one per CPU)."),
+    FUNC("opt.background_thread", T_BOOL, opt_bg, NULL,
+         "The background_thread setting at start-up."),
     FUNC("opt.thp", T_BOOL, opt_thp, NULL, "The thp setting."),
-    FUNC("opt.tcache_total_bytes", T_U64, opt_tcache_total, NULL, "The tcache_total_bytes setting."),
+    FUNC("opt.tcache_total_bytes", T_U64, opt_tcache_total, NULL,
+         "The tcache_total_bytes setting."),
     FUNC("opt.junk", T_BOOL, opt_junk, NULL, "The junk setting."),
     FUNC("opt.zero", T_BOOL, opt_zero, NULL, "The zero setting."),
     FUNC("opt.abort_on_error", T_BOOL, opt_abort, NULL, "The abort_on_error setting."),
@@ -311,7 +327,8 @@ static const ctl_entry_t table[] = {
          "Threads moved to a heap of their new node after the scheduler moved them."),
     FUNC("thread.tcache.flush", T_VOID, NULL, do_flush,
          "Return the calling thread's cached objects to the central caches."),
-    FUNC("thread.tcache.bytes", T_U64, get_thread_bytes, NULL, "Bytes in the calling thread's cache."),
+    FUNC("thread.tcache.bytes", T_U64, get_thread_bytes, NULL,
+         "Bytes in the calling thread's cache."),
     FUNC("thread.heap", T_UNS, get_thread_heap, set_thread_heap,
          "The calling thread's default heap; write an id to change it."),
     FUNC("thread.node", T_UNS, get_thread_node, NULL,
@@ -322,9 +339,10 @@ static const ctl_entry_t table[] = {
     FUNC("heap.<i>.destroy", T_VOID, NULL, heap_destroy,
          "Destroy explicit heap <i> and every block in it (EINVAL for an automatic heap)."),
     FUNC("heap.<i>.purge", T_VOID, NULL, heap_purge, "Purge heap <i>'s free pages now."),
-    FUNC("prof.dump", T_STR, get_prof_dump, do_prof_dump,
-         "Write a heap profile to the file name written, or, run with no value, to "
-         "<prof_prefix>.<pid>.<seq>.m.heap (EPERM without prof:true); reads the last file written."),
+    FUNC(
+        "prof.dump", T_STR, get_prof_dump, do_prof_dump,
+        "Write a heap profile to the file name written, or, run with no value, to "
+        "<prof_prefix>.<pid>.<seq>.m.heap (EPERM without prof:true); reads the last file written."),
     FUNC("prof.active", T_BOOL, get_prof_active, set_prof_active,
          "Whether sampling runs; write false to pause it, true to resume (needs prof:true)."),
     FUNC("prof.sample", T_U64, get_prof_sample, set_prof_sample,
@@ -336,8 +354,9 @@ static const ctl_entry_t table[] = {
     FUNC("prof.stacks", T_U64, get_prof_stacks, NULL, "Distinct stacks the profiler keeps."),
     FUNC("prof.store_bytes", T_U64, get_prof_store, NULL,
          "Bytes mapped for the profiler's store: stacks, records and their table."),
-    FUNC("prof.nested", T_U64, get_prof_nested, NULL,
-         "Allocations made while the profiler itself ran (never sampled; the unwinder makes none)."),
+    FUNC(
+        "prof.nested", T_U64, get_prof_nested, NULL,
+        "Allocations made while the profiler itself ran (never sampled; the unwinder makes none)."),
     FUNC("prof.lost", T_U64, get_prof_lost, NULL,
          "Samples not recorded because the store could not grow."),
     FUNC("opt.prof", T_BOOL, opt_prof, NULL, "Whether heap profiling is on (prof or prof_leak)."),
@@ -346,17 +365,16 @@ static const ctl_entry_t table[] = {
     FUNC("opt.prof_prefix", T_STR, opt_prof_prefix, NULL, "The prof_prefix setting."),
     FUNC("opt.prof_active", T_BOOL, opt_prof_active, NULL, "The prof_active setting at start-up."),
     FUNC("opt.prof_final", T_BOOL, opt_prof_final, NULL, "The prof_final setting."),
-    FUNC("opt.prof_interval", T_U64, opt_prof_interval, NULL, "The prof_interval setting, in bytes."),
+    FUNC("opt.prof_interval", T_U64, opt_prof_interval, NULL,
+         "The prof_interval setting, in bytes."),
     FUNC("opt.leak_exit_code", T_UNS, opt_leak_exit_code, NULL, "The leak_exit_code setting."),
 };
 #define NENTRIES (sizeof table / sizeof table[0])
 
-ALLOY_API const char *alloy_ctl_name(unsigned k) {
-    return k < NENTRIES ? table[k].name : NULL;
-}
+ALLOY_API const char *alloy_ctl_name(unsigned k) { return k < NENTRIES ? table[k].name : NULL; }
 
-static const char *const type_name[] = {"uint64_t", "int64_t", "unsigned", "bool",
-                                        "const char *", "action"};
+static const char *const type_name[] = {"uint64_t", "int64_t",      "unsigned",
+                                        "bool",     "const char *", "action"};
 
 ALLOY_API int alloy_ctl_describe(unsigned k, alloy_ctl_info_t *out) {
     if (k >= NENTRIES || !out)
@@ -384,8 +402,8 @@ static void text_put(void *opaque, const char *text, size_t len) {
     b->p[b->len] = 0;
 }
 
-static const char *const setting_type[] = {"boolean", "integer", "bytes",
-                                           "milliseconds", "policy", "ratio", "letters", "path"};
+static const char *const setting_type[] = {"boolean", "integer", "bytes",   "milliseconds",
+                                           "policy",  "ratio",   "letters", "path"};
 
 ALLOY_API int alloy_setting_describe(unsigned k, alloy_setting_info_t *out) {
     const ay_conf_key_t *key = ay_conf_key(k);

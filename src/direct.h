@@ -19,11 +19,11 @@
 #include "usage.h"
 
 typedef struct ay_direct {
-    pthread_mutex_t lock;   /* guards `list` */
-    ay_span_t list;         /* list head: live direct maps */
-    size_t bytes;           /* bytes of live direct maps (relaxed atomic) */
-    ay_usage_t *usage;      /* the owning heap's active bytes */
-    int node;               /* NUMA node index its maps are placed on; -1: none */
+    pthread_mutex_t lock; /* guards `list` */
+    ay_span_t list;       /* list head: live direct maps */
+    size_t bytes;         /* bytes of live direct maps (relaxed atomic) */
+    ay_usage_t *usage;    /* the owning heap's active bytes */
+    int node;             /* NUMA node index its maps are placed on; -1: none */
 } ay_direct_t;
 
 void ay_direct_init(ay_direct_t *d, ay_usage_t *usage);

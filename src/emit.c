@@ -6,9 +6,9 @@
 
 enum { K_TOP, K_OBJ, K_INLINE, K_ARRAY, K_TABLE, K_ROW };
 
-#define KEY_WIDTH 24   /* text: "  key:" padded to this, then the value */
-#define VALUE_WIDTH 8  /* text: values right-aligned in this many characters */
-#define LINE_WRAP 100  /* text: inline objects wrap before this column */
+#define KEY_WIDTH 24  /* text: "  key:" padded to this, then the value */
+#define VALUE_WIDTH 8 /* text: values right-aligned in this many characters */
+#define LINE_WRAP 100 /* text: inline objects wrap before this column */
 
 void ay_emit_init(ay_emit_t *e, alloy_write_cb *cb, void *opaque, bool json) {
     memset(e, 0, sizeof *e);
@@ -356,7 +356,6 @@ void ay_emit_i64(ay_emit_t *e, const char *key, int64_t v) {
         text_member(e, key, buf, NULL);
     }
 }
-
 
 static void emit_raw_or_string(ay_emit_t *e, const char *key, const char *v, bool quote) {
     if (dropped(e))

@@ -30,8 +30,8 @@
 #include "fmt.h"
 
 #define AY_EMIT_DEPTH 8
-#define AY_EMIT_COLS 16      /* columns of a table at most */
-#define AY_EMIT_CELL 24      /* characters of one table cell at most */
+#define AY_EMIT_COLS 16 /* columns of a table at most */
+#define AY_EMIT_CELL 24 /* characters of one table cell at most */
 
 enum { AY_EMIT_TEXT = 1, AY_EMIT_JSON = 2, AY_EMIT_BOTH = 3 };
 
@@ -45,12 +45,12 @@ typedef struct ay_emit_col {
 typedef struct ay_emit {
     ay_fmt_t f;
     bool json;
-    unsigned only;                  /* formats that see what is emitted now */
+    unsigned only; /* formats that see what is emitted now */
     unsigned depth;
-    bool first[AY_EMIT_DEPTH];      /* no member written yet at this depth */
-    uint8_t kind[AY_EMIT_DEPTH];    /* what the container at this depth is */
-    unsigned column;                /* text: characters on the current line */
-    const ay_emit_col_t *cols;      /* the table being written */
+    bool first[AY_EMIT_DEPTH];   /* no member written yet at this depth */
+    uint8_t kind[AY_EMIT_DEPTH]; /* what the container at this depth is */
+    unsigned column;             /* text: characters on the current line */
+    const ay_emit_col_t *cols;   /* the table being written */
     unsigned ncols;
     char cell[AY_EMIT_COLS][AY_EMIT_CELL]; /* text: the row being built */
 } ay_emit_t;

@@ -11,7 +11,7 @@
 typedef struct ay_fmt {
     char buf[512];
     size_t len;
-    alloy_write_cb *cb;   /* NULL: write(2) to stderr */
+    alloy_write_cb *cb; /* NULL: write(2) to stderr */
     void *opaque;
 } ay_fmt_t;
 

@@ -48,16 +48,13 @@ ay_span_t *ay_block_span(const void *p, const char *fn) {
     if (AY_UNLIKELY(!s))
         ay_fatal_in(fn, "invalid pointer, not allocated by alloy", p);
     switch (s->state) {
-    case AY_SPAN_SMALL:
-        check_small(fn, s, p);
-        return s;
+    case AY_SPAN_SMALL: check_small(fn, s, p); return s;
     case AY_SPAN_LARGE:
     case AY_SPAN_DIRECT:
         if ((uintptr_t)p != ay_large_start(s))
             ay_fatal_in(fn, "pointer is not the start of a block", p);
         return s;
-    default:
-        ay_fatal_in(fn, "double free or invalid pointer", p);
+    default: ay_fatal_in(fn, "double free or invalid pointer", p);
     }
 }
 

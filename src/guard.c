@@ -33,9 +33,9 @@
 enum { SLOT_UNUSED = 0, SLOT_BUSY, SLOT_LIVE, SLOT_FREED };
 
 typedef struct slot {
-    uintptr_t user;                 /* the block (LIVE, FREED) */
-    uint32_t size;                  /* bytes asked for */
-    uint8_t state;                  /* SLOT_* */
+    uintptr_t user; /* the block (LIVE, FREED) */
+    uint32_t size;  /* bytes asked for */
+    uint8_t state;  /* SLOT_* */
     uint32_t alloc_tid, free_tid;
     unsigned alloc_frames, free_frames;
     const void *alloc_trace[TRACE_FRAMES]; /* [0]: the caller of malloc */
@@ -46,12 +46,14 @@ uintptr_t ay_guard_lo, ay_guard_hi;
 int64_t ay_guard_countdown;
 static unsigned nslots;
 static slot_t *slots;
-static uint32_t *fifo;          /* FREED slots, oldest first (ring of nslots) */
+static uint32_t *fifo; /* FREED slots, oldest first (ring of nslots) */
 static uint32_t fifo_head, fifo_count, next_unused;
 static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction previous;
 
-static uintptr_t slot_page(unsigned i) { return ay_guard_lo + AY_PAGES_BYTES(2 * (uintptr_t)i + 1); }
+static uintptr_t slot_page(unsigned i) {
+    return ay_guard_lo + AY_PAGES_BYTES(2 * (uintptr_t)i + 1);
+}
 
 static void rearm(void) {
     uint64_t n = ay_conf.guard_sample;
@@ -173,7 +175,8 @@ static void on_segv(int sig, siginfo_t *info, void *ctx) {
         ay_msg_begin(&f);
 #if defined(__x86_64__)
         bool write = ((ucontext_t *)ctx)->uc_mcontext.gregs[REG_ERR] & 2;
-        ay_fmt_str(&f, write ? "SIGSEGV: a write into a guarded page" : "SIGSEGV: a read of a guarded page");
+        ay_fmt_str(&f, write ? "SIGSEGV: a write into a guarded page"
+                             : "SIGSEGV: a read of a guarded page");
 #else
         ay_fmt_str(&f, "SIGSEGV: an access to a guarded page");
 #endif
@@ -271,9 +274,9 @@ static slot_t *live_slot(const void *p, const char *fn) {
     uintptr_t page = ((uintptr_t)p - ay_guard_lo) >> AY_PAGE_SHIFT;
     slot_t *s = page % 2 ? &slots[page / 2] : NULL;
     const char *what = !s || s->state == SLOT_UNUSED ? "invalid pointer"
-                       : s->state == SLOT_FREED     ? "double free"
-                       : (uintptr_t)p != s->user    ? "pointer is not the start of the block"
-                                                    : NULL;
+                       : s->state == SLOT_FREED      ? "double free"
+                       : (uintptr_t)p != s->user     ? "pointer is not the start of the block"
+                                                     : NULL;
     if (AY_LIKELY(!what))
         return s;
     report(what, (uintptr_t)p, s);

@@ -15,7 +15,7 @@ ay_heap_t *ay_heaps[AY_MAX_HEAPS];
 unsigned ay_heaps_auto;
 unsigned ay_heaps_limit;
 static ay_heap_t heap0;
-static ay_heap_t *spare_heaps;          /* destroyed explicit heaps, by next_spare */
+static ay_heap_t *spare_heaps; /* destroyed explicit heaps, by next_spare */
 static pthread_mutex_t heaps_lock = PTHREAD_MUTEX_INITIALIZER;
 /* NUMA: node index i's automatic heaps are ids node_first[i] ..
  * node_first[i] + node_heaps[i] - 1.  Written once, at initialisation. */
@@ -84,8 +84,7 @@ ay_heap_t *ay_span_heap(const ay_span_t *s) {
     }
     case AY_SPAN_DIRECT:
         return (ay_heap_t *)((char *)s->owner.direct - offsetof(ay_heap_t, direct));
-    default:
-        return (ay_heap_t *)((char *)s->owner.pages - offsetof(ay_heap_t, pages));
+    default: return (ay_heap_t *)((char *)s->owner.pages - offsetof(ay_heap_t, pages));
     }
 }
 

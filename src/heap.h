@@ -48,12 +48,12 @@ typedef struct ay_heap {
     ay_central_t central[AY_NUM_CLASSES];
     ay_pageheap_t pages;
     ay_direct_t direct;
-    ay_usage_t usage;         /* active bytes of pages and direct maps, and their peak */
-    unsigned id;              /* index in ay_heaps */
-    unsigned node;            /* NUMA node index (topology.h); 0 without NUMA */
-    bool cached;              /* automatic heap: thread caches fill from it */
-    uint32_t nthreads;        /* threads bound to it (automatic heaps) */
-    uint32_t pins;            /* walkers using it without heaps_lock (ay_heap_pin) */
+    ay_usage_t usage;           /* active bytes of pages and direct maps, and their peak */
+    unsigned id;                /* index in ay_heaps */
+    unsigned node;              /* NUMA node index (topology.h); 0 without NUMA */
+    bool cached;                /* automatic heap: thread caches fill from it */
+    uint32_t nthreads;          /* threads bound to it (automatic heaps) */
+    uint32_t pins;              /* walkers using it without heaps_lock (ay_heap_pin) */
     uint64_t retired_overflows; /* thread-cache events of threads that left it */
     uint64_t retired_scavenges;
     struct ay_heap *next_spare; /* destroyed explicit heaps, for reuse */
@@ -61,8 +61,8 @@ typedef struct ay_heap {
 
 /* Every live heap by id; NULL for unused ids.  Written under heaps_lock. */
 extern AY_HIDDEN ay_heap_t *ay_heaps[AY_MAX_HEAPS];
-extern AY_HIDDEN unsigned ay_heaps_auto;   /* number of automatic heaps */
-extern AY_HIDDEN unsigned ay_heaps_limit;  /* 1 + highest id ever used */
+extern AY_HIDDEN unsigned ay_heaps_auto;  /* number of automatic heaps */
+extern AY_HIDDEN unsigned ay_heaps_limit; /* 1 + highest id ever used */
 
 /* Create the automatic heaps (at initialisation).  Heap 0 is static, so the
  * allocator works even if metadata cannot be mapped. */

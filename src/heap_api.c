@@ -68,7 +68,7 @@ ALLOY_API int alloy_heap_set_default(alloy_heap_t *heap) {
     ay_ensure_init();
     ay_tcache_t *tc = ay_tcache_get();
     if (!tc)
-        return EAGAIN; /* the thread is exiting */
+        return EAGAIN;     /* the thread is exiting */
     if (h && !h->cached) { /* explicit heap: uncached, every call to it */
         ay_tcache_set_explicit(tc, h);
         return 0;

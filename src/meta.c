@@ -18,9 +18,9 @@
 #define META_CHUNK ((size_t)256 * 1024)
 
 static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *cur, *end;          /* bump region of the current chunk */
-static size_t mapped;            /* bytes of chunks mapped */
-static ay_span_t *span_free;     /* recycled span records, linked by next */
+static char *cur, *end;      /* bump region of the current chunk */
+static size_t mapped;        /* bytes of chunks mapped */
+static ay_span_t *span_free; /* recycled span records, linked by next */
 
 static size_t meta_round(size_t size) {
     return (size + AY_CACHELINE - 1) & ~(size_t)(AY_CACHELINE - 1);
@@ -86,9 +86,7 @@ void ay_span_delete(ay_span_t *s) {
     pthread_mutex_unlock(&meta_lock);
 }
 
-size_t ay_meta_mapped(void) {
-    return AY_LOAD(&mapped);
-}
+size_t ay_meta_mapped(void) { return AY_LOAD(&mapped); }
 
 void ay_meta_lock(void) { pthread_mutex_lock(&meta_lock); }
 void ay_meta_unlock(void) { pthread_mutex_unlock(&meta_lock); }

@@ -22,9 +22,7 @@
 
 static unsigned fail_next; /* test hook, see ay_os_fail_next_maps */
 
-void ay_os_fail_next_maps(unsigned n) {
-    __atomic_store_n(&fail_next, n, __ATOMIC_RELAXED);
-}
+void ay_os_fail_next_maps(unsigned n) { __atomic_store_n(&fail_next, n, __ATOMIC_RELAXED); }
 
 static int should_fail(void) {
     unsigned n = __atomic_load_n(&fail_next, __ATOMIC_RELAXED);
@@ -66,9 +64,7 @@ void *ay_os_map(size_t size, size_t align) {
     return (void *)a;
 }
 
-void ay_os_unmap(void *p, size_t size) {
-    munmap(p, size);
-}
+void ay_os_unmap(void *p, size_t size) { munmap(p, size); }
 
 void *ay_os_map_guarded(size_t size, size_t align) {
     size_t page = (size_t)1 << 12;
@@ -103,9 +99,7 @@ int ay_os_protect(void *p, size_t size, int accessible) {
     return mprotect(p, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0 ? 0 : -errno;
 }
 
-int ay_os_purge(void *p, size_t size) {
-    return madvise(p, size, MADV_DONTNEED) == 0 ? 0 : -errno;
-}
+int ay_os_purge(void *p, size_t size) { return madvise(p, size, MADV_DONTNEED) == 0 ? 0 : -errno; }
 
 int ay_os_hugepages(void *p, size_t size) {
     return madvise(p, size, MADV_HUGEPAGE) == 0 ? 0 : -errno;

@@ -44,7 +44,9 @@ LIBC_NAME void *reallocarray(void *p, size_t n, size_t size) {
 LIBC_NAME int posix_memalign(void **out, size_t align, size_t size) {
     return alloy_posix_memalign(out, align, size);
 }
-LIBC_NAME void *aligned_alloc(size_t align, size_t size) { return alloy_aligned_alloc(align, size); }
+LIBC_NAME void *aligned_alloc(size_t align, size_t size) {
+    return alloy_aligned_alloc(align, size);
+}
 LIBC_NAME void *memalign(size_t align, size_t size) { return alloy_memalign(align, size); }
 LIBC_NAME void *valloc(size_t size) { return alloy_valloc(size); }
 LIBC_NAME void *pvalloc(size_t size) { return alloy_pvalloc(size); }

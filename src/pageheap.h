@@ -47,28 +47,28 @@
 #include "span.h"
 #include "usage.h"
 
-#define AY_BLOCK_PAGES 256 /* pages of a block taken from the OS: 1 MiB, or a multiple */
+#define AY_BLOCK_PAGES 256      /* pages of a block taken from the OS: 1 MiB, or a multiple */
 #define AY_LARGE_MAX_PAGES 8192 /* 32 MiB: larger requests are direct maps */
 #define AY_HUGE_PAGES 512       /* 2 MiB: blocks this large get transparent huge pages */
 
 typedef struct ay_pageheap {
     pthread_mutex_t lock;
-    ay_span_t free[AY_MAX_SPAN_PAGES + 1]; /* list heads by length; [256] holds >= 256 */
+    ay_span_t free[AY_MAX_SPAN_PAGES + 1];            /* list heads by length; [256] holds >= 256 */
     uint64_t nonempty[(AY_MAX_SPAN_PAGES + 64) / 64]; /* bit i: free[i] is not empty */
-    ay_span_t dirty;              /* decay FIFO head (dprev/dnext), oldest first */
-    ay_span_t purging;            /* list head (dprev/dnext): spans being purged, off the lists */
-    ay_span_t blocks;             /* list head: one record per block taken from the OS */
-    ay_span_t *spare;             /* reserve of span records, linked by next */
-    unsigned nspare;              /* records in the reserve */
-    ay_usage_t *usage;            /* the owning heap's active bytes */
-    int node;                     /* NUMA node index its blocks are placed on; -1: none */
-    size_t mapped_pages;          /* pages of blocks taken from the OS */
-    size_t active_pages;          /* pages of SMALL and LARGE spans */
-    size_t free_dirty_pages;      /* free pages that may be resident */
-    size_t free_clean_pages;      /* free pages never touched or purged */
-    size_t purging_pages;         /* free pages off the lists while being purged */
-    uint64_t purges;              /* purges: madvise calls and unmaps of wholly free blocks */
-    uint64_t blocks_unmapped;     /* wholly free blocks given back to the OS */
+    ay_span_t dirty;          /* decay FIFO head (dprev/dnext), oldest first */
+    ay_span_t purging;        /* list head (dprev/dnext): spans being purged, off the lists */
+    ay_span_t blocks;         /* list head: one record per block taken from the OS */
+    ay_span_t *spare;         /* reserve of span records, linked by next */
+    unsigned nspare;          /* records in the reserve */
+    ay_usage_t *usage;        /* the owning heap's active bytes */
+    int node;                 /* NUMA node index its blocks are placed on; -1: none */
+    size_t mapped_pages;      /* pages of blocks taken from the OS */
+    size_t active_pages;      /* pages of SMALL and LARGE spans */
+    size_t free_dirty_pages;  /* free pages that may be resident */
+    size_t free_clean_pages;  /* free pages never touched or purged */
+    size_t purging_pages;     /* free pages off the lists while being purged */
+    uint64_t purges;          /* purges: madvise calls and unmaps of wholly free blocks */
+    uint64_t blocks_unmapped; /* wholly free blocks given back to the OS */
 } ay_pageheap_t;
 
 void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage);

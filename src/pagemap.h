@@ -28,7 +28,7 @@
 #define AY_PM_ADDR_BITS (AY_PAGE_SHIFT + AY_PM_LEAF_BITS + AY_PM_ROOT_BITS) /* 48 */
 
 typedef struct ay_pm_leaf {
-    uint16_t bin[AY_PM_LEAF_PAGES];       /* (class + 1) * AY_BIN_BYTES, or 0 */
+    uint16_t bin[AY_PM_LEAF_PAGES]; /* (class + 1) * AY_BIN_BYTES, or 0 */
     ay_span_t *span[AY_PM_LEAF_PAGES];
 } ay_pm_leaf_t;
 
@@ -39,7 +39,7 @@ extern AY_HIDDEN ay_pm_leaf_t ay_pagemap_zero;
 AY_INLINE ay_pm_leaf_t *ay_pagemap_leaf(uintptr_t a) {
     uintptr_t i = a >> (AY_PAGE_SHIFT + AY_PM_LEAF_BITS);
     if (AY_UNLIKELY(i > ((uintptr_t)1 << AY_PM_ROOT_BITS) - 1)) /* a compare, not a shift */
-        return &ay_pagemap_zero; /* beyond 48 bits: never ours */
+        return &ay_pagemap_zero;                                /* beyond 48 bits: never ours */
     return (ay_pm_leaf_t *)((uintptr_t)&ay_pagemap_zero + AY_LOAD(&ay_pagemap_root[i]));
 }
 

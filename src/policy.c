@@ -43,7 +43,8 @@ unsigned ay_policy_size_class(size_t size) {
         return 0;
     for (unsigned b = 0; b < NBANDS; b++) {
         if (size <= bands[b].end)
-            return bands[b].first + (unsigned)((size - start + bands[b].step - 1) / bands[b].step) - 1;
+            return bands[b].first + (unsigned)((size - start + bands[b].step - 1) / bands[b].step) -
+                   1;
         start = bands[b].end;
     }
     return AY_NUM_CLASSES;
@@ -95,11 +96,9 @@ uint32_t ay_policy_next_batch(const ay_batch_params_t *bp, size_t S, uint32_t n)
         if (clipped && ay_policy_span_objects(S, ay_policy_span_pages(S, c)) < c)
             return n;
         return c;
-    case AY_BATCH_POW2:
-        return clipped ? n : c;
+    case AY_BATCH_POW2: return clipped ? n : c;
     case AY_BATCH_CLIP:
-    default:
-        return c;
+    default: return c;
     }
 }
 

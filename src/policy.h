@@ -42,11 +42,16 @@
  * 1 << AY_BANDb_SHIFT.  The class tables, and the thread cache's size -> bin
  * lookup, are all derived from these constants. */
 enum {
-    AY_BAND0_END = 128, AY_BAND0_SHIFT = 3,     /* 8..128 step 8:            16 classes */
-    AY_BAND1_END = 1024, AY_BAND1_SHIFT = 4,    /* 144..1024 step 16:        56 classes */
-    AY_BAND2_END = 8192, AY_BAND2_SHIFT = 7,    /* 1152..8192 step 128:      56 classes */
-    AY_BAND3_END = 65536, AY_BAND3_SHIFT = 10,  /* 9216..65536 step 1024:    56 classes */
-    AY_BAND4_END = 262144, AY_BAND4_SHIFT = 13, /* 73728..262144 step 8192:  24 classes */
+    AY_BAND0_END = 128,
+    AY_BAND0_SHIFT = 3, /* 8..128 step 8:            16 classes */
+    AY_BAND1_END = 1024,
+    AY_BAND1_SHIFT = 4, /* 144..1024 step 16:        56 classes */
+    AY_BAND2_END = 8192,
+    AY_BAND2_SHIFT = 7, /* 1152..8192 step 128:      56 classes */
+    AY_BAND3_END = 65536,
+    AY_BAND3_SHIFT = 10, /* 9216..65536 step 1024:    56 classes */
+    AY_BAND4_END = 262144,
+    AY_BAND4_SHIFT = 13, /* 73728..262144 step 8192:  24 classes */
     AY_BAND1_FIRST = AY_BAND0_END >> AY_BAND0_SHIFT,
     AY_BAND2_FIRST = AY_BAND1_FIRST + ((AY_BAND1_END - AY_BAND0_END) >> AY_BAND1_SHIFT),
     AY_BAND3_FIRST = AY_BAND2_FIRST + ((AY_BAND2_END - AY_BAND1_END) >> AY_BAND2_SHIFT),
@@ -55,7 +60,7 @@ enum {
 };
 _Static_assert(AY_NUM_CLASSES == 208, "seed 002 has 208 size classes");
 #define AY_MAX_SMALL_SIZE ((size_t)AY_BAND4_END) /* largest class: 256 KiB */
-#define AY_MAX_SPAN_PAGES 256                  /* pages in the largest span */
+#define AY_MAX_SPAN_PAGES 256                    /* pages in the largest span */
 #define AY_DEFAULT_BYTE_BUDGET (256u * 1024u)
 #define AY_DEFAULT_OBJECT_CAP 1024u
 
@@ -141,12 +146,11 @@ typedef struct ay_tc_step {
     uint32_t batch; /* the batch n afterwards */
 } ay_tc_step_t;
 
-#define AY_SCAVENGE_PERIOD 64u /* slow-path events between two byte-limit checks */
+#define AY_SCAVENGE_PERIOD 64u         /* slow-path events between two byte-limit checks */
 #define AY_OVERFLOW_GROWTH_BYTES 8192u /* an overflow grows a batch only below this */
 
 ay_tc_step_t ay_policy_on_miss(const ay_batch_params_t *bp, size_t S, uint32_t n);
-ay_tc_step_t ay_policy_on_overflow(const ay_batch_params_t *bp, size_t S, uint32_t n,
-                                   uint32_t len);
+ay_tc_step_t ay_policy_on_overflow(const ay_batch_params_t *bp, size_t S, uint32_t n, uint32_t len);
 ay_tc_step_t ay_policy_on_scavenge(uint32_t n, uint32_t len);
 /* The list limit for batch n: a free that finds this many objects on the
  * list overflows. */

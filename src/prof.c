@@ -24,8 +24,8 @@ void *const ay_prof_null = NULL;
 /* The thread's own state: its generator, and whether it is inside the
  * profiler (so that an allocation made there is never sampled). */
 typedef struct prof_thread {
-    uint64_t rng;          /* xorshift64* state; 0 until the thread is armed */
-    int64_t saved_left;    /* the countdown while busy */
+    uint64_t rng;       /* xorshift64* state; 0 until the thread is armed */
+    int64_t saved_left; /* the countdown while busy */
     uint8_t busy;
 } prof_thread_t;
 static __thread prof_thread_t prof_thr __attribute__((tls_model("initial-exec")));
@@ -158,8 +158,8 @@ void ay_prof_leave(void) {
 static void *store_alloc(size_t size) {
     size = (size + 15) & ~(size_t)15;
     if ((size_t)(S.arena_end - S.arena_cur) < size) {
-        size_t chunk = size > AY_PROF_CHUNK ? (size + AY_PAGE_SIZE - 1) & ~(AY_PAGE_SIZE - 1)
-                                            : AY_PROF_CHUNK;
+        size_t chunk =
+            size > AY_PROF_CHUNK ? (size + AY_PAGE_SIZE - 1) & ~(AY_PAGE_SIZE - 1) : AY_PROF_CHUNK;
         char *c = ay_os_map(chunk, AY_PAGE_SIZE);
         if (!c)
             return NULL;
@@ -298,8 +298,9 @@ void ay_prof_resize(ay_span_t *s, size_t size) {
     pthread_mutex_lock(&S.lock);
     ay_prof_stack_t *st = r->stack;
     /* the same weight (1/p of the size that was counted), the new size */
-    uint64_t est_bytes = r->size ? (uint64_t)((double)r->est_bytes * (double)size / (double)r->size + 0.5)
-                                 : (uint64_t)size * r->est_n / AY_PROF_FIX;
+    uint64_t est_bytes =
+        r->size ? (uint64_t)((double)r->est_bytes * (double)size / (double)r->size + 0.5)
+                : (uint64_t)size * r->est_n / AY_PROF_FIX;
     st->live_bytes += size - r->size;
     st->live_est_bytes += est_bytes - r->est_bytes;
     st->alloc_bytes += size - r->size;

@@ -90,15 +90,15 @@ void ay_prof_fork_child(void);
 /* ---- control (alloy_ctl's prof.* names) ---- */
 
 typedef struct ay_prof_counts {
-    uint64_t samples;      /* allocations sampled since start-up */
-    uint64_t live;         /* sampled blocks not yet freed */
-    uint64_t stacks;       /* distinct stacks kept */
-    uint64_t store_bytes;  /* bytes mapped for the store (stacks, records, table) */
-    uint64_t nested;       /* allocations made while the profiler ran (never sampled) */
-    uint64_t lost;         /* samples not recorded: the store could not grow */
+    uint64_t samples;     /* allocations sampled since start-up */
+    uint64_t live;        /* sampled blocks not yet freed */
+    uint64_t stacks;      /* distinct stacks kept */
+    uint64_t store_bytes; /* bytes mapped for the store (stacks, records, table) */
+    uint64_t nested;      /* allocations made while the profiler ran (never sampled) */
+    uint64_t lost;        /* samples not recorded: the store could not grow */
 } ay_prof_counts_t;
 
-bool ay_prof_enabled(void);     /* prof:true at start-up */
+bool ay_prof_enabled(void); /* prof:true at start-up */
 bool ay_prof_is_active(void);
 void ay_prof_set_active(bool on);
 uint64_t ay_prof_sample_mean(void);

@@ -44,7 +44,7 @@
 
 typedef struct out_file {
     int fd;
-    int err;       /* the first write error, or 0 */
+    int err; /* the first write error, or 0 */
     char *buf;
     size_t len, cap;
 } out_file_t;
@@ -314,7 +314,7 @@ int ay_prof_dump(const char *path) {
 
 /* ---- the leak report ---- */
 
-#define LEAK_TOP 100         /* stacks printed in full */
+#define LEAK_TOP 100 /* stacks printed in full */
 #define MAPS_MAX ((size_t)4 << 20)
 
 static int leak_fd = -1;
@@ -405,7 +405,8 @@ static void leak_report(int fd) {
         int mfd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
         ssize_t r;
         while (mfd >= 0 && maps_len < MAPS_MAX &&
-               ((r = read(mfd, maps + maps_len, MAPS_MAX - maps_len)) > 0 || (r < 0 && errno == EINTR)))
+               ((r = read(mfd, maps + maps_len, MAPS_MAX - maps_len)) > 0 ||
+                (r < 0 && errno == EINTR)))
             if (r > 0)
                 maps_len += (size_t)r;
         if (mfd >= 0)

@@ -32,13 +32,13 @@
 #define AY_QUARANTINE_MAX_BLOCK ((size_t)4096)
 
 typedef struct ay_quarantine_slot {
-    void *block;     /* NULL: empty */
-    uint32_t off;    /* its bin's offset (tcache.h) */
-    uint32_t size;   /* its size */
+    void *block;   /* NULL: empty */
+    uint32_t off;  /* its bin's offset (tcache.h) */
+    uint32_t size; /* its size */
 } ay_quarantine_slot_t;
 
 typedef struct ay_quarantine {
-    uint32_t head;   /* the next slot: the oldest block */
+    uint32_t head; /* the next slot: the oldest block */
     ay_quarantine_slot_t slot[AY_QUARANTINE_SLOTS];
 } ay_quarantine_t;
 

@@ -9,8 +9,10 @@
 #define T AY_FIELD_TEXT
 #define V AY_FIELD_EVENT
 #define A AY_FIELD_ALIAS
-#define TOT(k, f, fl) {k, offsetof(alloy_stats_t, f), sizeof(((alloy_stats_t *)0)->f), fl}
-#define CLS(k, f, fl) {k, offsetof(alloy_class_stats_t, f), sizeof(((alloy_class_stats_t *)0)->f), fl}
+#define TOT(k, f, fl)                                                                              \
+    { k, offsetof(alloy_stats_t, f), sizeof(((alloy_stats_t *)0)->f), fl }
+#define CLS(k, f, fl)                                                                              \
+    { k, offsetof(alloy_class_stats_t, f), sizeof(((alloy_class_stats_t *)0)->f), fl }
 
 const ay_report_field_t ay_report_total_fields[] = {
     TOT("allocated", allocated, B | T),
@@ -39,7 +41,8 @@ const ay_report_field_t ay_report_total_fields[] = {
     TOT("span_tail_bytes", span_tail_bytes, B),
     TOT("metadata_resident", metadata_resident, B),
 };
-const unsigned ay_report_ntotal_fields = sizeof ay_report_total_fields / sizeof ay_report_total_fields[0];
+const unsigned ay_report_ntotal_fields =
+    sizeof ay_report_total_fields / sizeof ay_report_total_fields[0];
 
 const ay_report_field_t ay_report_class_fields[] = {
     CLS("size", class_size, 0),
@@ -59,7 +62,8 @@ const ay_report_field_t ay_report_class_fields[] = {
     CLS("capacity", capacity, 0),
     CLS("span_bytes", span_bytes, B),
 };
-const unsigned ay_report_nclass_fields = sizeof ay_report_class_fields / sizeof ay_report_class_fields[0];
+const unsigned ay_report_nclass_fields =
+    sizeof ay_report_class_fields / sizeof ay_report_class_fields[0];
 #undef B
 #undef T
 #undef V
@@ -136,42 +140,55 @@ static void sb_u64(sbuf_t *b, uint64_t v) {
 /* ---- the columns of the tables ---- */
 
 static const ay_emit_col_t heap_cols[] = {
-    {"id", "heap", 4},           {"kind", "kind", 4},         {"node", "node", 4},
-    {"threads", "threads", 7},   {"allocated", "in use", 6},
-    {"active", "active", 6},     {"resident", "resident", 8},
-    {"utilisation", "util", 6},  {"tcache_bytes", "tcache", 6},
-    {"central_bytes", "central", 7}, {"pageheap_free_bytes", "free", 6},
-    {"spans", "spans", 5},       {"slow_path_calls", "slow", 6},
-    {"short_fetches", "short", 5}, {"central_lock_contended", "waits", 5},
+    {"id", "heap", 4},
+    {"kind", "kind", 4},
+    {"node", "node", 4},
+    {"threads", "threads", 7},
+    {"allocated", "in use", 6},
+    {"active", "active", 6},
+    {"resident", "resident", 8},
+    {"utilisation", "util", 6},
+    {"tcache_bytes", "tcache", 6},
+    {"central_bytes", "central", 7},
+    {"pageheap_free_bytes", "free", 6},
+    {"spans", "spans", 5},
+    {"slow_path_calls", "slow", 6},
+    {"short_fetches", "short", 5},
+    {"central_lock_contended", "waits", 5},
 };
 #define NHEAP_COLS (sizeof heap_cols / sizeof heap_cols[0])
 
 static const ay_emit_col_t node_cols[] = {
-    {"node", "node", 4},         {"heaps", "heaps", 5},
-    {"threads", "threads", 7},   {"allocated", "in use", 6},
-    {"active", "active", 6},     {"resident", "resident", 8},
-    {"utilisation", "util", 6},  {"tcache_bytes", "tcache", 6},
-    {"central_bytes", "central", 7}, {"pageheap_free_bytes", "free", 6},
+    {"node", "node", 4},
+    {"heaps", "heaps", 5},
+    {"threads", "threads", 7},
+    {"allocated", "in use", 6},
+    {"active", "active", 6},
+    {"resident", "resident", 8},
+    {"utilisation", "util", 6},
+    {"tcache_bytes", "tcache", 6},
+    {"central_bytes", "central", 7},
+    {"pageheap_free_bytes", "free", 6},
     {"mapped", "mapped", 6},
 };
 #define NNODE_COLS (sizeof node_cols / sizeof node_cols[0])
 #define MAX_NODES 64 /* distinct nodes the nodes table shows at most */
 
 static const ay_emit_col_t class_cols[] = {
-    {"class", "class", 5},       {"size", "size", 6},
+    {"class", "class", 5},           {"size", "size", 6},
     {"objects_in_use", "in use", 8}, {"capacity", "capacity", 8},
-    {"spans", "spans", 5},       {"utilisation", "util", 6},
-    {"tcache_bytes", "tcache", 6}, {"central_bytes", "central", 7},
-    {"waste", "waste", 6},       {"slow_path_calls", "slow", 7},
-    {"short_fetches", "short", 6}, {"lock_contended", "waits", 6},
+    {"spans", "spans", 5},           {"utilisation", "util", 6},
+    {"tcache_bytes", "tcache", 6},   {"central_bytes", "central", 7},
+    {"waste", "waste", 6},           {"slow_path_calls", "slow", 7},
+    {"short_fetches", "short", 6},   {"lock_contended", "waits", 6},
 };
 #define NCLASS_COLS (sizeof class_cols / sizeof class_cols[0])
 
 static const ay_emit_col_t waste_cols[] = {
-    {"class", "class", 5},       {"size", "size", 6},
+    {"class", "class", 5},           {"size", "size", 6},
     {"objects_in_use", "in use", 8}, {"capacity", "capacity", 8},
-    {"utilisation", "util", 6},  {"waste", "waste", 6},
-    {"tcache_bytes", "tcache", 6}, {"central_bytes", "central", 7},
+    {"utilisation", "util", 6},      {"waste", "waste", 6},
+    {"tcache_bytes", "tcache", 6},   {"central_bytes", "central", 7},
 };
 #define NWASTE_COLS (sizeof waste_cols / sizeof waste_cols[0])
 
@@ -344,7 +361,8 @@ static void emit_nodes(ay_emit_t *e, const ay_report_src_t *src, const unsigned 
     sbuf_t b = {caption, 0, sizeof caption};
     caption[0] = 0;
     sb_u64(&b, n);
-    sb_str(&b, n == 1 ? " NUMA node, the sums of its heaps" : " NUMA nodes, the sums of their heaps");
+    sb_str(&b,
+           n == 1 ? " NUMA node, the sums of its heaps" : " NUMA nodes, the sums of their heaps");
     ay_emit_begin_table(e, "nodes", caption, node_cols, NNODE_COLS);
     for (unsigned i = 0; i < n; i++) {
         alloy_stats_t sum, s;
@@ -358,8 +376,8 @@ static void emit_nodes(ay_emit_t *e, const ay_report_src_t *src, const unsigned 
             for (unsigned f = 0; f < ay_report_ntotal_fields; f++) {
                 const ay_report_field_t *fl = &ay_report_total_fields[f];
                 if (!(fl->flags & AY_FIELD_ALIAS))
-                    ay_report_field_set(&sum, fl, ay_report_field_get(&sum, fl) +
-                                                      ay_report_field_get(&s, fl));
+                    ay_report_field_set(
+                        &sum, fl, ay_report_field_get(&sum, fl) + ay_report_field_get(&s, fl));
             }
         }
         ay_emit_begin(e, NULL);
@@ -475,8 +493,8 @@ static bool class_or_zero(const ay_report_src_t *src, unsigned cls, alloy_class_
 
 #define D(x, y) ((int64_t)((uint64_t)(y) - (uint64_t)(x)))
 
-static void diff_heap_row(ay_emit_t *e, unsigned id, bool ex, unsigned node,
-                          const alloy_stats_t *a, const alloy_stats_t *b) {
+static void diff_heap_row(ay_emit_t *e, unsigned id, bool ex, unsigned node, const alloy_stats_t *a,
+                          const alloy_stats_t *b) {
     ay_emit_begin(e, NULL);
     ay_emit_u64(e, "id", id);
     ay_emit_str(e, "kind", ex ? "expl" : "auto");
@@ -492,7 +510,8 @@ static void diff_heap_row(ay_emit_t *e, unsigned id, bool ex, unsigned node,
     ay_emit_dcount(e, "spans", D(spans(a), spans(b)));
     ay_emit_dcount(e, "slow_path_calls", D(a->slow_path_calls, b->slow_path_calls));
     ay_emit_dcount(e, "short_fetches", D(a->short_fetches, b->short_fetches));
-    ay_emit_dcount(e, "central_lock_contended", D(a->central_lock_contended, b->central_lock_contended));
+    ay_emit_dcount(e, "central_lock_contended",
+                   D(a->central_lock_contended, b->central_lock_contended));
     ay_emit_end(e);
 }
 

@@ -30,9 +30,9 @@
 #include "emit.h"
 
 /* ay_report_print / ay_report_diff flags */
-#define AY_REPORT_FULL 1u        /* text: the tables of heaps and classes */
-#define AY_REPORT_NO_HEAPS 2u    /* leave the heaps out */
-#define AY_REPORT_NO_CLASSES 4u  /* leave the classes out */
+#define AY_REPORT_FULL 1u       /* text: the tables of heaps and classes */
+#define AY_REPORT_NO_HEAPS 2u   /* leave the heaps out */
+#define AY_REPORT_NO_CLASSES 4u /* leave the classes out */
 
 /* From alloy_stats_print's opts: "f" full, "h" no heaps, "c" no classes. */
 unsigned ay_report_flags(const char *opts);
@@ -42,7 +42,7 @@ typedef struct ay_report_opt {
     uint64_t batch_budget, batch_cap, return_threshold_halves, tcache_max_bytes, heaps;
     int64_t decay_ms;
     bool tcache, background_thread;
-    bool numa;          /* NUMA awareness in effect */
+    bool numa; /* NUMA awareness in effect */
 } ay_report_opt_t;
 
 typedef struct ay_report_src ay_report_src_t;
@@ -72,14 +72,14 @@ unsigned ay_report_diff(ay_emit_t *e, const ay_report_src_t *a, const ay_report_
 /* The fields of the JSON's "stats" and heap objects (alloy_stats_t) and of
  * its class objects (alloy_class_stats_t), in the order they are written.
  * A reader of a saved report fills the structs from them. */
-#define AY_FIELD_BYTES 1u   /* a number of bytes (else a count) */
-#define AY_FIELD_TEXT 2u    /* totals: shown in the text's "stats" block */
-#define AY_FIELD_EVENT 4u   /* totals: shown in the text's "counters" line */
-#define AY_FIELD_ALIAS 8u   /* another name of a field listed too (not compared) */
+#define AY_FIELD_BYTES 1u /* a number of bytes (else a count) */
+#define AY_FIELD_TEXT 2u  /* totals: shown in the text's "stats" block */
+#define AY_FIELD_EVENT 4u /* totals: shown in the text's "counters" line */
+#define AY_FIELD_ALIAS 8u /* another name of a field listed too (not compared) */
 typedef struct ay_report_field {
     const char *key;
     uint16_t offset;
-    uint8_t width;   /* 4 or 8 bytes */
+    uint8_t width; /* 4 or 8 bytes */
     uint8_t flags;
 } ay_report_field_t;
 

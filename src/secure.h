@@ -79,8 +79,8 @@ static const bool ay_secure_guards = AY_SECURE && AY_SECURE_GUARDS;
 #define AY_USER_ADDR_BITS 48
 #endif
 
-extern AY_HIDDEN uintptr_t ay_link_key;  /* secret of the free-list links */
-extern AY_HIDDEN uintptr_t ay_tag_key;   /* secret of the tags (secure flavour) */
+extern AY_HIDDEN uintptr_t ay_link_key;                   /* secret of the free-list links */
+extern AY_HIDDEN uintptr_t ay_tag_key;                    /* secret of the tags (secure flavour) */
 extern AY_HIDDEN uint64_t ay_class_magic[AY_NUM_CLASSES]; /* floor(2^40 / S) + 1 */
 
 /* Draw the keys (getrandom, else the kernel's AT_RANDOM bytes mixed with

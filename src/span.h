@@ -27,33 +27,33 @@ struct ay_central;
 struct ay_direct;
 
 typedef struct ay_span {
-    uintptr_t start;          /* first byte, page aligned */
-    uintptr_t npages;         /* length in pages */
-    struct ay_span *prev;     /* list links: page-heap free list or central nonempty list */
+    uintptr_t start;      /* first byte, page aligned */
+    uintptr_t npages;     /* length in pages */
+    struct ay_span *prev; /* list links: page-heap free list or central nonempty list */
     struct ay_span *next;
-    union {                   /* who owns the span, by state (see above) */
+    union { /* who owns the span, by state (see above) */
         struct ay_pageheap *pages;
         struct ay_central *central;
         struct ay_direct *direct;
     } owner;
-    uint8_t state;            /* AY_SPAN_* */
-    uint8_t dirty;            /* FREE, LARGE: pages may be resident or non-zero (not purged) */
-    uint16_t cls;             /* SMALL: size class */
-    uint32_t used;            /* SMALL: objects handed out to thread caches */
-    uint32_t capacity;        /* SMALL: objects the span holds */
-    uint32_t size;            /* SMALL: object size in bytes */
-    void *free;               /* SMALL: intrusive list of returned objects */
-    void *free_tail;          /* SMALL: its last object (when free is not NULL) */
-    uint32_t nfree;           /* SMALL: objects on the free list */
-    uintptr_t bump;           /* SMALL: next never-used object */
-    uintptr_t limit;          /* SMALL: end of the last whole object */
-    struct ay_span *block;    /* FREE, SMALL, LARGE: the record of the block the span lies in */
-    struct ay_span *dprev;    /* FREE and dirty: decay FIFO links */
+    uint8_t state;         /* AY_SPAN_* */
+    uint8_t dirty;         /* FREE, LARGE: pages may be resident or non-zero (not purged) */
+    uint16_t cls;          /* SMALL: size class */
+    uint32_t used;         /* SMALL: objects handed out to thread caches */
+    uint32_t capacity;     /* SMALL: objects the span holds */
+    uint32_t size;         /* SMALL: object size in bytes */
+    void *free;            /* SMALL: intrusive list of returned objects */
+    void *free_tail;       /* SMALL: its last object (when free is not NULL) */
+    uint32_t nfree;        /* SMALL: objects on the free list */
+    uintptr_t bump;        /* SMALL: next never-used object */
+    uintptr_t limit;       /* SMALL: end of the last whole object */
+    struct ay_span *block; /* FREE, SMALL, LARGE: the record of the block the span lies in */
+    struct ay_span *dprev; /* FREE and dirty: decay FIFO links */
     struct ay_span *dnext;
-    uint64_t freed_ms;        /* FREE: when the span became free and dirty */
-    uintptr_t user;           /* LARGE in the secure flavour: the block's first byte, after a */
-    uintptr_t user_end;       /* guard page; and its end, before one (0: no guards) */
-    void *prof;               /* LARGE, DIRECT: the heap profiler's record of a sampled
+    uint64_t freed_ms;  /* FREE: when the span became free and dirty */
+    uintptr_t user;     /* LARGE in the secure flavour: the block's first byte, after a */
+    uintptr_t user_end; /* guard page; and its end, before one (0: no guards) */
+    void *prof;         /* LARGE, DIRECT: the heap profiler's record of a sampled
                                  block (prof.h), or NULL; set and cleared by prof.c only */
 } ay_span_t;
 

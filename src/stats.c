@@ -114,7 +114,8 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
     size_t direct = ay_direct_bytes(&h->direct);
     size_t active_pages = AY_LOAD(&ph->active_pages);
     s->active = AY_PAGES_BYTES(active_pages) + direct;
-    s->large_allocated = AY_PAGES_BYTES(active_pages > small_pages ? active_pages - small_pages : 0) + direct;
+    s->large_allocated =
+        AY_PAGES_BYTES(active_pages > small_pages ? active_pages - small_pages : 0) + direct;
     s->allocated += s->large_allocated;
     s->pageheap_free_bytes = AY_PAGES_BYTES(AY_LOAD(&ph->free_dirty_pages));
     s->pageheap_purged_bytes = AY_PAGES_BYTES(AY_LOAD(&ph->free_clean_pages));
@@ -147,7 +148,8 @@ static void totals_read(alloy_stats_t *s) {
         heap_read(h, &hs);
         /* every field from `allocated` on is a size_t or uint64_t sum */
         size_t *dst = &s->allocated, *src = &hs.allocated;
-        for (size_t k = 0; k < (sizeof *s - offsetof(alloy_stats_t, allocated)) / sizeof(size_t); k++)
+        for (size_t k = 0; k < (sizeof *s - offsetof(alloy_stats_t, allocated)) / sizeof(size_t);
+             k++)
             dst[k] += src[k];
     }
     /* allocated is summed over classes, not over heaps: a thread may cache
@@ -242,7 +244,8 @@ ALLOY_API void alloy_stats_print(alloy_write_cb *cb, void *opaque, const char *o
     src.nclasses = AY_NUM_CLASSES;
     const char *policy = ay_policy_name(ay_conf.batch.policy);
     size_t n = strlen(policy);
-    memcpy(src.opt.batch_policy, policy, n < sizeof src.opt.batch_policy ? n : sizeof src.opt.batch_policy - 1);
+    memcpy(src.opt.batch_policy, policy,
+           n < sizeof src.opt.batch_policy ? n : sizeof src.opt.batch_policy - 1);
     src.opt.batch_budget = ay_conf.batch.byte_budget;
     src.opt.batch_cap = ay_conf.batch.object_cap;
     src.opt.return_threshold_halves = ay_conf.return_k_halves;

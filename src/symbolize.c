@@ -27,9 +27,10 @@ static uintptr_t parse_hex(const char **p, const char *end) {
     uintptr_t v = 0;
     for (; *p < end; (*p)++) {
         char c = **p;
-        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
-                   : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-                   : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16u;
+        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+                                            : 16u;
         if (d == 16)
             break;
         v = v * 16 + d;
@@ -345,8 +346,8 @@ void ay_symbolize(const char *maps, size_t maps_len, const uintptr_t *pcs, size_
 
 bool ay_sym_is_allocator(const char *name) {
     static const char *const names[] = {
-        "malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
-        "memalign", "valloc", "pvalloc", "free", "cfree", NULL};
+        "malloc",   "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
+        "memalign", "valloc", "pvalloc", "free",         "cfree",          NULL};
     if (!strncmp(name, "ay_", 3) || !strncmp(name, "alloy_", 6))
         return true;
     for (int i = 0; names[i]; i++)

@@ -27,11 +27,11 @@
 #include <stdint.h>
 
 typedef struct ay_sym {
-    char func[160];     /* function name, or "" when unknown */
-    char file[200];     /* source file, or "" */
-    unsigned line;      /* source line, or 0 */
-    char object[200];   /* the object's path, or "" when no mapping holds the address */
-    uintptr_t vaddr;    /* the address in the object's own terms (for addr2line -e object) */
+    char func[160];   /* function name, or "" when unknown */
+    char file[200];   /* source file, or "" */
+    unsigned line;    /* source line, or 0 */
+    char object[200]; /* the object's path, or "" when no mapping holds the address */
+    uintptr_t vaddr;  /* the address in the object's own terms (for addr2line -e object) */
 } ay_sym_t;
 
 /* Symbolise pcs[0..n) into out[0..n), with maps[0..maps_len) (the text of a

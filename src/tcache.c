@@ -30,9 +30,9 @@ uint32_t ay_bin_size[AY_NUM_BINS];
 
 static pthread_key_t tc_key;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static ay_tcache_t *registry;     /* live caches, doubly linked */
-static ay_tcache_t *spare;        /* caches of exited threads, for reuse */
-static uint32_t live_caches;      /* records on the registry (written under its lock) */
+static ay_tcache_t *registry; /* live caches, doubly linked */
+static ay_tcache_t *spare;    /* caches of exited threads, for reuse */
+static uint32_t live_caches;  /* records on the registry (written under its lock) */
 
 static void tcache_thread_exit(void *arg);
 
@@ -51,7 +51,8 @@ void ay_tcache_global_init(void) {
     for (size_t i = 0; i <= AY_LOOKUP_A_MAX; i++)
         ay_bin_small[i] = small_offset(i);
     for (size_t i = 0; i < sizeof ay_bin_mid / sizeof ay_bin_mid[0]; i++)
-        ay_bin_mid[i] = (uint16_t)((ay_policy_size_class(i << AY_LOOKUP_B_SHIFT) + 1) * AY_BIN_BYTES);
+        ay_bin_mid[i] =
+            (uint16_t)((ay_policy_size_class(i << AY_LOOKUP_B_SHIFT) + 1) * AY_BIN_BYTES);
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         ay_bin_size[b] = (uint32_t)ay_policy_class_size(b - 1);
     pthread_key_create(&tc_key, tcache_thread_exit);
@@ -356,7 +357,8 @@ bool ay_tcache_contains(unsigned b, const void *p) {
         return true; /* never handed out yet */
     const ay_bin_t *bin = &tc_self->bins[b];
     void *q = bin->head;
-    for (uint32_t i = 0, n = ay_bin_len(bin); i < n && ay_link_plausible(q); i++, q = ay_link_get(q))
+    for (uint32_t i = 0, n = ay_bin_len(bin); i < n && ay_link_plausible(q);
+         i++, q = ay_link_get(q))
         if (q == p)
             return true;
     return false;

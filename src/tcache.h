@@ -49,15 +49,15 @@ struct ay_heap;
  * be negative after a limit was lowered, until the next free trims the
  * list. */
 typedef struct ay_bin {
-    void *head;       /* free objects, linked through their first word */
-    int32_t room;     /* objects the list takes before its limit: limit - length */
-    uint32_t limit;   /* the list's limit (the policy's, for its batch) */
+    void *head;     /* free objects, linked through their first word */
+    int32_t room;   /* objects the list takes before its limit: limit - length */
+    uint32_t limit; /* the list's limit (the policy's, for its batch) */
 } ay_bin_t;
 
 AY_INLINE uint32_t ay_bin_len(const ay_bin_t *bin) { return bin->limit - (uint32_t)bin->room; }
 
 typedef struct ay_tcache {
-    ay_bin_t bins[AY_NUM_BINS];    /* hot: all the fast paths touch */
+    ay_bin_t bins[AY_NUM_BINS]; /* hot: all the fast paths touch */
     /* cold: slow paths only */
     uint32_t batch[AY_NUM_BINS];   /* current batch n, per bin */
     ay_run_t run[AY_NUM_BINS];     /* never-used objects not carved yet, per bin */
@@ -80,8 +80,8 @@ typedef struct ay_tcache {
  * negative countdown takes the slow path through the fast path's one branch
  * (alloc.h).  prof_left starts at 0, so a thread's first malloc also arms it. */
 typedef struct ay_tls {
-    ay_tcache_t *tc;    /* the lists the fast paths use (ay_tcache_empty until set up) */
-    int64_t prof_left;  /* bytes until the next heap-profile sample (prof.h) */
+    ay_tcache_t *tc;   /* the lists the fast paths use (ay_tcache_empty until set up) */
+    int64_t prof_left; /* bytes until the next heap-profile sample (prof.h) */
 } ay_tls_t;
 extern __thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec")));
 #define ay_tc (ay_tls.tc)
@@ -136,9 +136,9 @@ AY_INLINE unsigned ay_size_bin_offset(size_t size) {
     if (size <= AY_LOOKUP_B_MAX)
         return ay_bin_mid[(size + (1u << AY_LOOKUP_B_SHIFT) - 1) >> AY_LOOKUP_B_SHIFT];
     if (size <= AY_MAX_SMALL_SIZE)
-        return AY_BIN_BYTES * (AY_BAND4_FIRST +
-                               (unsigned)((size - AY_BAND3_END + (1u << AY_BAND4_SHIFT) - 1) >>
-                                          AY_BAND4_SHIFT));
+        return AY_BIN_BYTES *
+               (AY_BAND4_FIRST +
+                (unsigned)((size - AY_BAND3_END + (1u << AY_BAND4_SHIFT) - 1) >> AY_BAND4_SHIFT));
     return 0;
 }
 

@@ -292,7 +292,8 @@ void ay_topology_split(unsigned count, unsigned per[AY_MAX_NODES]) {
         uint64_t best_rem = 0;
         for (unsigned i = 0; i < n; i++) {
             /* remainder of node i, less what it already got past its share */
-            uint64_t share = (uint64_t)left * ay_topo.ncpus[i], got = (uint64_t)(per[i] - 1) * total;
+            uint64_t share = (uint64_t)left * ay_topo.ncpus[i],
+                     got = (uint64_t)(per[i] - 1) * total;
             uint64_t rem = share > got ? share - got : 0;
             if (rem > best_rem) {
                 best_rem = rem;

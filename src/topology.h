@@ -42,10 +42,10 @@
 #define AY_NODE_NONE 0xff            /* cpu_node[] of a CPU no node lists */
 
 typedef struct ay_topology {
-    unsigned nnodes;                /* nodes with CPUs (1 when NUMA is not in effect) */
-    uint8_t id[AY_MAX_NODES];       /* the kernel's id of node index i, ascending */
-    uint16_t ncpus[AY_MAX_NODES];   /* CPUs node index i lists */
-    uint8_t cpu_node[AY_MAX_CPUS];  /* node index of each CPU (only when ay_numa) */
+    unsigned nnodes;               /* nodes with CPUs (1 when NUMA is not in effect) */
+    uint8_t id[AY_MAX_NODES];      /* the kernel's id of node index i, ascending */
+    uint16_t ncpus[AY_MAX_NODES];  /* CPUs node index i lists */
+    uint8_t cpu_node[AY_MAX_CPUS]; /* node index of each CPU (only when ay_numa) */
 } ay_topology_t;
 
 extern AY_HIDDEN ay_topology_t ay_topo;

@@ -40,8 +40,8 @@ static unwind_code_t walk_frame(struct _Unwind_Context *ctx, void *arg) {
     return w->n < w->max ? URC_NO_REASON : URC_END_OF_STACK;
 }
 
-__attribute__((noinline)) unsigned ay_unwind_libgcc(uintptr_t *pcs, unsigned max,
-                                                    uintptr_t skip_lo, uintptr_t skip_hi) {
+__attribute__((noinline)) unsigned ay_unwind_libgcc(uintptr_t *pcs, unsigned max, uintptr_t skip_lo,
+                                                    uintptr_t skip_hi) {
     walk_t w = {pcs, 0, max, skip_lo, skip_hi, 1};
     if (max == 0)
         return 0;
@@ -222,21 +222,24 @@ static void skip_encoded(rd_t *r, uint8_t enc) {
     case 0x00: fixed(r, 8); break; /* absptr */
     case 0x01: uleb(r); break;
     case 0x09: sleb(r); break;
-    case 0x02: case 0x0a: fixed(r, 2); break;
-    case 0x03: case 0x0b: fixed(r, 4); break;
-    case 0x04: case 0x0c: fixed(r, 8); break;
+    case 0x02:
+    case 0x0a: fixed(r, 2); break;
+    case 0x03:
+    case 0x0b: fixed(r, 4); break;
+    case 0x04:
+    case 0x0c: fixed(r, 8); break;
     default: r->bad = 1;
     }
 }
 
 typedef struct cfa_state {
-    uint8_t cfa_reg;  /* DWARF register: 7 rsp, 6 rbp */
+    uint8_t cfa_reg; /* DWARF register: 7 rsp, 6 rbp */
     int64_t cfa_off;
-    int8_t rbp_kind;  /* 0 unchanged, 1 saved at CFA + rbp_off, 2 not describable */
+    int8_t rbp_kind; /* 0 unchanged, 1 saved at CFA + rbp_off, 2 not describable */
     int64_t rbp_off;
-    int8_t ra_kind;   /* 1 at CFA + ra_off, 0 undefined (the end), 2 not describable */
+    int8_t ra_kind; /* 1 at CFA + ra_off, 0 undefined (the end), 2 not describable */
     int64_t ra_off;
-    int cfa_bad;      /* the CFA is an expression */
+    int cfa_bad; /* the CFA is an expression */
 } cfa_state_t;
 
 static void reg_rule(cfa_state_t *st, uint64_t reg, int8_t kind, int64_t off) {
@@ -273,8 +276,7 @@ static int run_cfa(rd_t *r, uintptr_t *loc, uintptr_t target, uint64_t code_alig
             goto restore;
         }
         switch (op) {
-        case 0x00: /* nop */
-            continue;
+        case 0x00: /* nop */ continue;
         case 0x02: delta = fixed(r, 1) * code_align; goto advance;
         case 0x03: delta = fixed(r, 2) * code_align; goto advance;
         case 0x04: delta = fixed(r, 4) * code_align; goto advance;
@@ -282,9 +284,7 @@ static int run_cfa(rd_t *r, uintptr_t *loc, uintptr_t target, uint64_t code_alig
             reg = uleb(r);
             reg_rule(st, reg, 1, (int64_t)uleb(r) * data_align);
             continue;
-        case 0x06: /* restore_extended */
-            reg = uleb(r);
-            goto restore;
+        case 0x06: /* restore_extended */ reg = uleb(r); goto restore;
         case 0x07: /* undefined */
             reg = uleb(r);
             if (reg == 16)
@@ -292,9 +292,7 @@ static int run_cfa(rd_t *r, uintptr_t *loc, uintptr_t target, uint64_t code_alig
             else if (reg == 6)
                 st->rbp_kind = 2;
             continue;
-        case 0x08: /* same_value */
-            reg_rule(st, uleb(r), 0, 0);
-            continue;
+        case 0x08: /* same_value */ reg_rule(st, uleb(r), 0, 0); continue;
         case 0x09: /* register */
             reg = uleb(r);
             uleb(r);
@@ -324,7 +322,8 @@ static int run_cfa(rd_t *r, uintptr_t *loc, uintptr_t target, uint64_t code_alig
             r->p += len;
             st->cfa_bad = 1;
             continue;
-        case 0x10: case 0x16: /* expression, val_expression */
+        case 0x10:
+        case 0x16: /* expression, val_expression */
             reg = uleb(r);
             len = uleb(r);
             if (len > (uint64_t)(r->end - r->p))
@@ -342,7 +341,8 @@ static int run_cfa(rd_t *r, uintptr_t *loc, uintptr_t target, uint64_t code_alig
             st->cfa_bad = 0;
             continue;
         case 0x13: st->cfa_off = sleb(r) * data_align; continue;
-        case 0x14: case 0x15: /* val_offset(_sf) */
+        case 0x14:
+        case 0x15: /* val_offset(_sf) */
             reg = uleb(r);
             if (op == 0x14)
                 uleb(r);
@@ -351,12 +351,11 @@ static int run_cfa(rd_t *r, uintptr_t *loc, uintptr_t target, uint64_t code_alig
             reg_rule(st, reg, 2, 0);
             continue;
         case 0x2e: uleb(r); continue; /* GNU_args_size */
-        case 0x2f: /* GNU_negative_offset_extended */
+        case 0x2f:                    /* GNU_negative_offset_extended */
             reg = uleb(r);
             reg_rule(st, reg, 1, -(int64_t)uleb(r) * data_align);
             continue;
-        default:
-            return -1; /* set_loc, and anything unknown */
+        default: return -1; /* set_loc, and anything unknown */
         }
     advance:
         if (*loc + delta > target)
@@ -440,15 +439,16 @@ static rule_t rule_compute(uintptr_t pc) {
     }
     if (f.bad || run_cfa(&f, &loc, pc, code_align, data_align, &st, &init) != 0)
         return out;
-    if (st.cfa_bad || (st.cfa_reg != 7 && st.cfa_reg != 6) || st.rbp_kind == 2 ||
-        st.ra_kind == 2 || st.cfa_off < 0 || st.cfa_off > INT32_MAX || st.rbp_off < INT16_MIN ||
+    if (st.cfa_bad || (st.cfa_reg != 7 && st.cfa_reg != 6) || st.rbp_kind == 2 || st.ra_kind == 2 ||
+        st.cfa_off < 0 || st.cfa_off > INT32_MAX || st.rbp_off < INT16_MIN ||
         st.rbp_off > INT16_MAX || st.ra_off < -128 || st.ra_off > 127)
         return out;
     out.cfa_off = (int32_t)st.cfa_off;
     out.rbp_off = (int16_t)st.rbp_off;
     out.ra_off = (int8_t)st.ra_off;
-    out.flags = (uint8_t)(RULE_VALID | (st.cfa_reg == 6 ? RULE_CFA_RBP : 0) |
-                          (st.rbp_kind == 1 ? RULE_RBP_SAVED : 0) | (st.ra_kind == 0 ? RULE_END : 0));
+    out.flags =
+        (uint8_t)(RULE_VALID | (st.cfa_reg == 6 ? RULE_CFA_RBP : 0) |
+                  (st.rbp_kind == 1 ? RULE_RBP_SAVED : 0) | (st.ra_kind == 0 ? RULE_END : 0));
     return out;
 }
 

@@ -12,8 +12,8 @@
 #include "internal.h"
 
 typedef struct ay_usage {
-    size_t active;  /* bytes of live spans and direct maps */
-    size_t peak;    /* highest `active` seen */
+    size_t active; /* bytes of live spans and direct maps */
+    size_t peak;   /* highest `active` seen */
 } ay_usage_t;
 
 AY_INLINE void ay_usage_add(ay_usage_t *u, ptrdiff_t delta) {

@@ -15,7 +15,8 @@ static unsigned char pattern[2 * PERIOD];
 
 static void make_pattern(void) {
     for (size_t i = 0; i < PERIOD; i++)
-        pattern[i] = pattern[i + PERIOD] = (unsigned char)((i * 131u) ^ (i >> 7) ^ (i >> 13) ^ 0x5a);
+        pattern[i] = pattern[i + PERIOD] =
+            (unsigned char)((i * 131u) ^ (i >> 7) ^ (i >> 13) ^ 0x5a);
 }
 
 static size_t phase(size_t i, unsigned seed) { return (i + (size_t)seed * 7919u) % PERIOD; }

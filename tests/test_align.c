@@ -23,12 +23,9 @@ enum { MEMALIGN, POSIX, ALIGNED_ALLOC, NAPI };
 static void *aligned(int api, size_t align, size_t size) {
     void *p = NULL;
     switch (api) {
-    case MEMALIGN:
-        return alloy_memalign(align, size);
-    case POSIX:
-        return alloy_posix_memalign(&p, align, size) == 0 ? p : NULL;
-    default:
-        return alloy_aligned_alloc(align, size);
+    case MEMALIGN: return alloy_memalign(align, size);
+    case POSIX: return alloy_posix_memalign(&p, align, size) == 0 ? p : NULL;
+    default: return alloy_aligned_alloc(align, size);
     }
 }
 
@@ -60,7 +57,8 @@ static void one(int api, size_t align, size_t size, unsigned seed) {
         ok = p[usable - 1] == 0xef && (size == 0 || first_bad(p, size, seed) == size);
     }
     if (!ok && reported++ < 10)
-        fprintf(stderr, "api %d align %zu size %zu: %p usable %zu\n", api, align, size, (void *)p, usable);
+        fprintf(stderr, "api %d align %zu size %zu: %p usable %zu\n", api, align, size, (void *)p,
+                usable);
     CHECK(ok);
     alloy_free(p);
 }
@@ -68,7 +66,8 @@ static void one(int api, size_t align, size_t size, unsigned seed) {
 /* Every alignment, a spread of sizes, each API. */
 static void every_alignment(void) {
     for (size_t align = 8; align <= 4 * MiB; align <<= 1) {
-        const size_t sizes[] = {0, 1, align / 2 + 1, align - 8, align, align + 1, 3 * align / 2, 100000};
+        const size_t sizes[] = {0,     1,         align / 2 + 1, align - 8,
+                                align, align + 1, 3 * align / 2, 100000};
         for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
             for (int api = 0; api < NAPI; api++)
                 one(api, align, sizes[i], (unsigned)(i * 3 + (unsigned)api));
@@ -124,8 +123,8 @@ static void neighbours(void) {
                 if (b[i][j] != i + 1)
                     bad = j;
             if (bad != u)
-                fprintf(stderr, "align %zu size %zu block %d: byte %zu of %zu clobbered\n", aligns[k],
-                        sizes[k], i, bad, u);
+                fprintf(stderr, "align %zu size %zu block %d: byte %zu of %zu clobbered\n",
+                        aligns[k], sizes[k], i, bad, u);
             CHECK(bad == u);
         }
         for (int i = 0; i < 48; i++)

@@ -102,7 +102,7 @@ int main(void) {
     /* posix_memalign / aligned_alloc / memalign / valloc / pvalloc */
     void *q = (void *)1;
     CHECK(posix_memalign(&q, 3, 16) == EINVAL && q == (void *)1);
-    CHECK(posix_memalign(&q, 4, 16) == EINVAL);  /* below sizeof(void *) */
+    CHECK(posix_memalign(&q, 4, 16) == EINVAL); /* below sizeof(void *) */
     CHECK(posix_memalign(&q, 0, 16) == EINVAL);
     CHECK(posix_memalign(&q, 24, 16) == EINVAL);
     errno = 0;
@@ -152,7 +152,7 @@ int main(void) {
     CHECK(r5 && !memcmp(r5, "012345678", 9));
     errno = 0;
     CHECK(realloc(r5, max) == NULL && errno == ENOMEM);
-    CHECK(r5[0] == '0'); /* the block survives a failed realloc */
+    CHECK(r5[0] == '0');           /* the block survives a failed realloc */
     CHECK(realloc(r5, 0) == NULL); /* frees */
     /* large blocks: in place within the span, mremap above 1 MiB */
     char *g = malloc(300000);

@@ -187,62 +187,88 @@ static void free_interior_large(void) {
 /* ---- expectations, one column per flavour: release, debug, secure, glibc ---- */
 
 typedef struct expect {
-    const char *outcome;  /* abort, crash, returns, survives */
-    const char *message;  /* for abort: text the message must contain (NULL: any) */
+    const char *outcome; /* abort, crash, returns, survives */
+    const char *message; /* for abort: text the message must contain (NULL: any) */
 } expect_t;
 
 typedef struct bad_case {
     const char *name;
-    const char *what;     /* the README's words for the row */
+    const char *what; /* the README's words for the row */
     void (*fn)(void);
     expect_t want[4];
 } bad_case_t;
 
-#define ABORT(m) {"abort", m}
-#define RETURNS {"returns", NULL}
-#define SURVIVES {"survives", NULL}
-#define CRASH {"crash", NULL}
-#define NA {NULL, NULL} /* not run for this flavour */
+#define ABORT(m)                                                                                   \
+    { "abort", m }
+#define RETURNS                                                                                    \
+    { "returns", NULL }
+#define SURVIVES                                                                                   \
+    { "survives", NULL }
+#define CRASH                                                                                      \
+    { "crash", NULL }
+#define NA                                                                                         \
+    { NULL, NULL } /* not run for this flavour */
 
 static const bad_case_t cases[] = {
-    {"double-free-small", "double free of a small block, then two `malloc(32)`", double_free_small,
+    {"double-free-small",
+     "double free of a small block, then two `malloc(32)`",
+     double_free_small,
      {ABORT("free(): double free"), ABORT("free(): double free"), ABORT("free(): double free"),
       ABORT("double free detected in tcache")}},
-    {"double-free-small-later", "the same with another free in between (`free(p); free(q); free(p)`)",
+    {"double-free-small-later",
+     "the same with another free in between (`free(p); free(q); free(p)`)",
      double_free_small_later,
      {RETURNS, ABORT("free(): double free"), ABORT("free(): double free"),
       ABORT("double free detected in tcache")}},
-    {"double-free-small-later-flushed", "... then the thread's cache goes back (`alloy_thread_flush`)",
+    {"double-free-small-later-flushed",
+     "... then the thread's cache goes back (`alloy_thread_flush`)",
      double_free_small_later_flushed,
      {ABORT("double free"), ABORT("free(): double free"), ABORT("free(): double free"), NA}},
-    {"free-interior-16", "`free(p+16)` on a small block, then `malloc(32)`", free_interior_16,
+    {"free-interior-16",
+     "`free(p+16)` on a small block, then `malloc(32)`",
+     free_interior_16,
      {RETURNS, ABORT("not the start of a block"), ABORT("not the start of a block"),
       ABORT("free(): invalid pointer")}},
-    {"free-interior-1", "`free(p+1)` on a small block, then `malloc(32)`", free_interior_1,
+    {"free-interior-1",
+     "`free(p+1)` on a small block, then `malloc(32)`",
+     free_interior_1,
      {RETURNS, ABORT("not the start of a block"), ABORT("not the start of a block"),
       ABORT("free(): invalid pointer")}},
-    {"free-interior-16-flushed", "`free(p+16)`, then the thread's cache goes back",
+    {"free-interior-16-flushed",
+     "`free(p+16)`, then the thread's cache goes back",
      free_interior_16_flushed,
      {ABORT("not the start of a block"), ABORT("not the start of a block"),
       ABORT("not the start of a block"), NA}},
-    {"realloc-freed-small", "`realloc` of a freed small block (to a size that fits)",
+    {"realloc-freed-small",
+     "`realloc` of a freed small block (to a size that fits)",
      realloc_freed_small,
      {ABORT("realloc(): double free"), ABORT("realloc(): double free"),
       ABORT("realloc(): double free"), RETURNS}},
-    {"write-after-free", "write after free (32 bytes), then two `malloc(32)`", write_after_free,
+    {"write-after-free",
+     "write after free (32 bytes), then two `malloc(32)`",
+     write_after_free,
      {ABORT("free list corrupted"), ABORT("free list corrupted"), SURVIVES, SURVIVES}},
-    {"write-after-free-churned", "the same, then 8000 more `malloc`/`free`", write_after_free_churned,
+    {"write-after-free-churned",
+     "the same, then 8000 more `malloc`/`free`",
+     write_after_free_churned,
      {ABORT("free list corrupted"), ABORT("free list corrupted"),
       ABORT("written to after it was freed"), SURVIVES}},
-    {"chosen-address", "write a chosen address into a freed block, then two `malloc(32)`",
+    {"chosen-address",
+     "write a chosen address into a freed block, then two `malloc(32)`",
      chosen_address,
      {ABORT("free list corrupted"), ABORT("free list corrupted"), SURVIVES, SURVIVES}},
-    {"overflow-next", "16-byte overflow past `malloc_usable_size`, then `free`", overflow_next,
+    {"overflow-next",
+     "16-byte overflow past `malloc_usable_size`, then `free`",
+     overflow_next,
      {SURVIVES, SURVIVES, ABORT("free(): heap overflow"), ABORT("double free or corruption")}},
-    {"double-free-large", "double free of a large block (300 KB)", double_free_large,
+    {"double-free-large",
+     "double free of a large block (300 KB)",
+     double_free_large,
      {ABORT("free(): double free"), ABORT("free(): double free"), ABORT("free(): invalid pointer"),
       CRASH}},
-    {"free-interior-large", "`free(p+4096)` on a large block", free_interior_large,
+    {"free-interior-large",
+     "`free(p+4096)` on a large block",
+     free_interior_large,
      {ABORT("not the start of a block"), ABORT("not the start of a block"),
       ABORT("not the start of a block"), ABORT("free(): invalid pointer")}},
 };
@@ -288,8 +314,8 @@ int main(int argc, char **argv) {
         if (table)
             printf("| %s | %s | %s: %s |\n", c->name, c->what, got, line);
         if (!ok)
-            fprintf(stderr, "case %s (%s): expected %s%s%s, got %s; stderr: %s\n", c->name,
-                    FLAVOUR, want->outcome, want->message ? " with " : "",
+            fprintf(stderr, "case %s (%s): expected %s%s%s, got %s; stderr: %s\n", c->name, FLAVOUR,
+                    want->outcome, want->message ? " with " : "",
                     want->message ? want->message : "", got, out);
         CHECK(ok);
     }

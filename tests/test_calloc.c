@@ -39,7 +39,9 @@ static unsigned per_class(size_t size) {
 #define NLARGE 4
 static const size_t large_sizes[NLARGE] = {256 * KiB + 1, 300000, 700 * KiB, MiB};
 #define NSIZES (NCLASSES + NLARGE)
-static size_t size_of(unsigned k) { return k < NCLASSES ? class_size[k] : large_sizes[k - NCLASSES]; }
+static size_t size_of(unsigned k) {
+    return k < NCLASSES ? class_size[k] : large_sizes[k - NCLASSES];
+}
 
 static void *dirty[NSIZES][MAXN]; /* blocks thread A dirtied */
 static unsigned heap_of_a;
@@ -89,9 +91,9 @@ static void *thread_b(void *arg) {
         unsigned n = per_class(size), reused = 0;
         for (unsigned i = 0; i < n; i++) {
             /* calloc(n, size) in several shapes that multiply to the size */
-            unsigned char *p = i % 3 == 0 ? alloy_calloc(1, size)
-                             : i % 3 == 1 ? alloy_calloc(size / 8, 8)
-                                          : alloy_calloc(8, size / 8);
+            unsigned char *p = i % 3 == 0   ? alloy_calloc(1, size)
+                               : i % 3 == 1 ? alloy_calloc(size / 8, 8)
+                                            : alloy_calloc(8, size / 8);
             got[i] = p;
             if (!p || !all_zero(p, size / 8 * 8)) {
                 if (bad_b++ < 5)
@@ -250,7 +252,8 @@ int main(void) {
     CHECK_EQ_U(bad_b, 0);
     /* the blocks really were recycled: most of them, of most sizes */
     if (sizes_reused_b < NSIZES * 9 / 10)
-        fprintf(stderr, "thread B got blocks of thread A for %u of %u sizes\n", sizes_reused_b, NSIZES);
+        fprintf(stderr, "thread B got blocks of thread A for %u of %u sizes\n", sizes_reused_b,
+                NSIZES);
     CHECK(sizes_reused_b >= NSIZES * 9 / 10);
     CHECK(reused_b > 1000);
 

@@ -35,8 +35,8 @@ static int same_conf(const ay_conf_t *a, const ay_conf_t *b) {
            a->batch.object_cap == b->batch.object_cap && a->return_k_halves == b->return_k_halves &&
            a->tcache == b->tcache && a->tcache_max_bytes == b->tcache_max_bytes &&
            a->decay_ms == b->decay_ms && a->stats_print == b->stats_print && a->heaps == b->heaps &&
-           a->background_thread == b->background_thread && a->junk == b->junk && a->zero == b->zero &&
-           a->abort_on_error == b->abort_on_error &&
+           a->background_thread == b->background_thread && a->junk == b->junk &&
+           a->zero == b->zero && a->abort_on_error == b->abort_on_error &&
            !strcmp(a->stats_print_opts, b->stats_print_opts);
 }
 
@@ -75,13 +75,37 @@ int main(void) {
     CHECK_EQ_U(captured[0], 0);
 
     /* each malformed item: one warning naming the key; the default stays */
-    const char *bad[] = {"decay_ms:abc", "batch_policy:fast", "return_threshold:1", "return_threshold:2.7",
-                         "tcache:maybe", "tcache_max_bytes:-5", "batch_cap:0", "decay_ms:",
-                         "decay_ms:99999999999999999999999", "heaps:-3", "heaps:0", "background_thread:yes",
-                         "junk:2", "stats_print_opts:x", "stats_print_opts:ff", "stats_print_opts:fJhcf"};
-    const char *keys[] = {"decay_ms", "batch_policy", "return_threshold", "return_threshold",
-                          "tcache", "tcache_max_bytes", "batch_cap", "decay_ms", "decay_ms", "heaps", "heaps",
-                          "background_thread", "junk", "stats_print_opts", "stats_print_opts",
+    const char *bad[] = {"decay_ms:abc",
+                         "batch_policy:fast",
+                         "return_threshold:1",
+                         "return_threshold:2.7",
+                         "tcache:maybe",
+                         "tcache_max_bytes:-5",
+                         "batch_cap:0",
+                         "decay_ms:",
+                         "decay_ms:99999999999999999999999",
+                         "heaps:-3",
+                         "heaps:0",
+                         "background_thread:yes",
+                         "junk:2",
+                         "stats_print_opts:x",
+                         "stats_print_opts:ff",
+                         "stats_print_opts:fJhcf"};
+    const char *keys[] = {"decay_ms",
+                          "batch_policy",
+                          "return_threshold",
+                          "return_threshold",
+                          "tcache",
+                          "tcache_max_bytes",
+                          "batch_cap",
+                          "decay_ms",
+                          "decay_ms",
+                          "heaps",
+                          "heaps",
+                          "background_thread",
+                          "junk",
+                          "stats_print_opts",
+                          "stats_print_opts",
                           "stats_print_opts"};
     for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ay_conf_t b = apply(bad[i]);

@@ -118,7 +118,8 @@ int main(int argc, char **argv) {
     if (count_lines(err) != 1 || !strstr(err, "alloy_malloc_conf") || !strstr(err, "no_such_key"))
         fprintf(stderr, "start-up warnings: [%s]\n", err);
     CHECK_EQ_U(count_lines(err), 1);
-    CHECK(strstr(err, "alloy_malloc_conf") != NULL && strstr(err, "unknown key 'no_such_key'") != NULL);
+    CHECK(strstr(err, "alloy_malloc_conf") != NULL &&
+          strstr(err, "unknown key 'no_such_key'") != NULL);
 #else
     if (err[0])
         fprintf(stderr, "unexpected start-up output: [%s]\n", err);

@@ -79,7 +79,8 @@ static void check_classes(void) {
         CHECK(terminal >= 1 && terminal <= limit);
         alloy_class_stats_t c = {.size = sizeof c};
         CHECK(alloy_class_stats_read(j, &c) == 0);
-        CHECK(c.class_size == class_size[j] && c.batch_limit == limit && c.terminal_batch == terminal);
+        CHECK(c.class_size == class_size[j] && c.batch_limit == limit &&
+              c.terminal_batch == terminal);
         CHECK_EQ_U(rd_fmt("stats.classes.%u.%s", j, "objects_fetched"), c.objects_fetched);
         CHECK_EQ_U(rd_fmt("stats.classes.%u.%s", j, "objects_released"), c.objects_released);
         CHECK_EQ_U(rd_fmt("stats.classes.%u.%s", j, "spans_allocated"), c.spans_allocated);
@@ -101,11 +102,15 @@ static void check_classes(void) {
 /* The totals by name equal alloy_stats_read's fields, and each is the sum
  * over the heaps (plus metadata for mapped). */
 static void check_totals(void) {
-    static const char *const names[] = {"allocated", "active", "resident", "mapped", "retained",
-                                        "metadata", "large_allocated", "tcache_bytes", "central_bytes",
-                                        "pageheap_free_bytes", "slow_path_calls", "short_fetches",
-                                        "objects_fetched", "objects_released", "spans_allocated",
-                                        "spans_freed", "purges", "threads"};
+    static const char *const names[] = {"allocated",       "active",
+                                        "resident",        "mapped",
+                                        "retained",        "metadata",
+                                        "large_allocated", "tcache_bytes",
+                                        "central_bytes",   "pageheap_free_bytes",
+                                        "slow_path_calls", "short_fetches",
+                                        "objects_fetched", "objects_released",
+                                        "spans_allocated", "spans_freed",
+                                        "purges",          "threads"};
     enum { N = sizeof names / sizeof names[0] };
     uint64_t total[N], sum[N] = {0};
     for (unsigned k = 0; k < N; k++) {
@@ -115,11 +120,24 @@ static void check_totals(void) {
     }
     alloy_stats_t s = {.size = sizeof s};
     CHECK(alloy_stats_read(&s) == 0);
-    const uint64_t fields[N] = {s.allocated, s.active, s.resident, s.mapped, s.pageheap_purged_bytes,
-                                s.metadata, s.large_allocated, s.tcache_bytes, s.central_bytes,
-                                s.pageheap_free_bytes, s.slow_path_calls, s.short_fetches,
-                                s.objects_fetched, s.objects_released, s.spans_allocated,
-                                s.spans_freed, s.purges, s.threads_live};
+    const uint64_t fields[N] = {s.allocated,
+                                s.active,
+                                s.resident,
+                                s.mapped,
+                                s.pageheap_purged_bytes,
+                                s.metadata,
+                                s.large_allocated,
+                                s.tcache_bytes,
+                                s.central_bytes,
+                                s.pageheap_free_bytes,
+                                s.slow_path_calls,
+                                s.short_fetches,
+                                s.objects_fetched,
+                                s.objects_released,
+                                s.spans_allocated,
+                                s.spans_freed,
+                                s.purges,
+                                s.threads_live};
     for (unsigned k = 0; k < N; k++) {
         if (total[k] != fields[k])
             fprintf(stderr, "stats.%s: %llu by name, %llu in the struct\n", names[k],
@@ -164,16 +182,19 @@ static void *fresh_thread(void *arg) {
     for (unsigned k = 0; k < sizeof probe_classes / sizeof probe_classes[0]; k++) {
         unsigned j = probe_classes[k];
         size_t size = class_size[j], n = j >= 183 ? 20 : K, bytes = n * size;
-        uint64_t total0 = rd_u64("stats.allocated"), class0 = rd_fmt("stats.classes.%u.%s", j, "allocated");
+        uint64_t total0 = rd_u64("stats.allocated"),
+                 class0 = rd_fmt("stats.classes.%u.%s", j, "allocated");
         uint64_t heap0 = rd_fmt("stats.heaps.%u.%s", heap, "allocated");
         for (size_t i = 0; i < n; i++)
             probe[i] = alloy_malloc(size - (i % 8)); /* same class */
-        uint64_t total1 = rd_u64("stats.allocated"), class1 = rd_fmt("stats.classes.%u.%s", j, "allocated");
+        uint64_t total1 = rd_u64("stats.allocated"),
+                 class1 = rd_fmt("stats.classes.%u.%s", j, "allocated");
         uint64_t heap1 = rd_fmt("stats.heaps.%u.%s", heap, "allocated");
         if (total1 - total0 != bytes || class1 - class0 != bytes || heap1 - heap0 != bytes)
-            fprintf(stderr, "class %u: %zu x %zu bytes: stats.allocated +%llu, class +%llu, heap +%llu\n", j,
-                    n, size, (unsigned long long)(total1 - total0), (unsigned long long)(class1 - class0),
-                    (unsigned long long)(heap1 - heap0));
+            fprintf(stderr,
+                    "class %u: %zu x %zu bytes: stats.allocated +%llu, class +%llu, heap +%llu\n",
+                    j, n, size, (unsigned long long)(total1 - total0),
+                    (unsigned long long)(class1 - class0), (unsigned long long)(heap1 - heap0));
         CHECK_EQ_U(total1 - total0, bytes);
         CHECK_EQ_U(class1 - class0, bytes);
         CHECK_EQ_U(heap1 - heap0, bytes);
@@ -268,7 +289,8 @@ int main(void) {
     /* values that mean something */
     const char *version;
     size_t len = sizeof version;
-    CHECK(alloy_ctl("version", &version, &len, NULL, 0) == 0 && !strcmp(version, ALLOY_VERSION_STRING));
+    CHECK(alloy_ctl("version", &version, &len, NULL, 0) == 0 &&
+          !strcmp(version, ALLOY_VERSION_STRING));
     uint64_t allocated = 0, active = 0, resident = 0, mapped = 0;
     len = sizeof(uint64_t);
     CHECK(alloy_ctl("stats.allocated", &allocated, &len, NULL, 0) == 0);
@@ -326,7 +348,7 @@ int main(void) {
     CHECK(alloy_ctl("thread.heap", NULL, NULL, &zero, sizeof zero) == 0);
     snprintf(name, sizeof name, "heap.%u.destroy", id);
     CHECK(alloy_ctl(name, NULL, NULL, NULL, 0) == 0);
-    CHECK(alloy_ctl(name, NULL, NULL, NULL, 0) == ENOENT); /* gone */
+    CHECK(alloy_ctl(name, NULL, NULL, NULL, 0) == ENOENT);             /* gone */
     CHECK(alloy_ctl("heap.0.destroy", NULL, NULL, NULL, 0) == EINVAL); /* automatic */
     CHECK(alloy_ctl("thread.tcache.flush", NULL, NULL, NULL, 0) == 0);
     uint64_t tbytes = 1;

@@ -78,15 +78,12 @@ static void check_and_free(block_t *b) {
 static size_t random_size(uint64_t *s) {
     uint64_t r = rng(s);
     switch (r % 32) {
-    case 0:
-        return 256 * 1024 + 1 + r % (700 * 1024); /* large */
+    case 0: return 256 * 1024 + 1 + r % (700 * 1024); /* large */
     case 1:
         return r % 8 == 0 ? MiB + 1 + r % (3 * MiB) : 8192 + r % 60000; /* sometimes a direct map */
     case 2:
-    case 3:
-        return 1024 + r % 8000;
-    default:
-        return 1 + (r >> 8) % 1024;
+    case 3: return 1024 + r % 8000;
+    default: return 1 + (r >> 8) % 1024;
     }
 }
 
@@ -229,7 +226,9 @@ int main(int argc, char **argv) {
     /* at least `rounds` rounds, and on until the workers have done enough
      * operations to have raced with them (a loaded machine runs them slowly) */
     int r = 0;
-    for (; r < rounds || (__atomic_load_n(&ops_done, __ATOMIC_RELAXED) < MIN_OPS && r < 100 * rounds); r++) {
+    for (;
+         r < rounds || (__atomic_load_n(&ops_done, __ATOMIC_RELAXED) < MIN_OPS && r < 100 * rounds);
+         r++) {
         int64_t d = decays[r % 6];
         bad += alloy_ctl("decay_ms", NULL, NULL, &d, sizeof d) != 0;
         last_decay = d;
@@ -304,7 +303,8 @@ int main(int argc, char **argv) {
         alloy_class_stats_t cs = {.size = sizeof cs};
         CHECK(alloy_class_stats_read(c, &cs) == 0);
         CHECK(cs.objects_released <= cs.objects_fetched);
-        CHECK_EQ_U((cs.objects_fetched - cs.objects_released) * cs.class_size, cs.allocated + cs.tcache_bytes);
+        CHECK_EQ_U((cs.objects_fetched - cs.objects_released) * cs.class_size,
+                   cs.allocated + cs.tcache_bytes);
     }
     /* and after a purge nothing dirty is left */
     alloy_purge();

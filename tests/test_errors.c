@@ -119,8 +119,7 @@ int main(void) {
     expect("realloc inside a large block, in place", realloc_large_interior_in_place,
            "realloc(): pointer is not the start of a block");
     expect("realloc of a freed large block", realloc_large_freed, realloc_freed);
-    expect("realloc inside a direct map", realloc_direct_interior,
-           "realloc(): invalid pointer");
+    expect("realloc inside a direct map", realloc_direct_interior, "realloc(): invalid pointer");
     /* every flavour: the block freed twice in a row (the fast path's check) */
     expect("double free of a small block", free_small_twice, "double free");
 #if defined(DEBUG_FLAVOUR) || defined(SECURE_FLAVOUR)

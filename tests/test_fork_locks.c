@@ -92,7 +92,9 @@ static void *churn_pageheap(void *arg) {
     while (!stop) {
         void *p[4];
         for (int i = 0; i < 4; i++)
-            p[i] = alloy_malloc(i == 3 ? 2 * MiB + n % 7 * 4096 : 256 * KiB + 1 + (n * 4099 + (unsigned)i * 65537) % (700 * KiB));
+            p[i] = alloy_malloc(i == 3 ? 2 * MiB + n % 7 * 4096
+                                       : 256 * KiB + 1 +
+                                             (n * 4099 + (unsigned)i * 65537) % (700 * KiB));
         for (int i = 0; i < 4; i++)
             alloy_free(p[i]);
         if (++n % 64 == 0)
@@ -139,8 +141,8 @@ static void *child_thread(void *arg) {
 /* Everything a process does with its allocator; returns 0 or the number of
  * the step that failed. */
 static int child_work(void) {
-    static const size_t sizes[] = {0, 1, 16, 100, 384, 1000, 4096, 20000, 70000,
-                                   262144, 300000, MiB, 2 * MiB, 5 * MiB};
+    static const size_t sizes[] = {0,     1,     16,     100,    384, 1000,    4096,
+                                   20000, 70000, 262144, 300000, MiB, 2 * MiB, 5 * MiB};
     enum { N = sizeof sizes / sizeof sizes[0] };
     void *p[N][4];
     for (unsigned k = 0; k < N; k++)
@@ -180,8 +182,8 @@ static int child_work(void) {
         return 7;
 
     alloy_stats_t s = {.size = sizeof s};
-    if (alloy_stats_read(&s) != 0 || !(s.allocated <= s.active && s.active <= s.resident &&
-                                       s.resident <= s.mapped))
+    if (alloy_stats_read(&s) != 0 ||
+        !(s.allocated <= s.active && s.active <= s.resident && s.resident <= s.mapped))
         return 8;
     uint64_t epoch = 1;
     size_t len = sizeof epoch;

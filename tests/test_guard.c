@@ -104,7 +104,7 @@ static unsigned frames_on(const char *out, const char *what) {
 }
 
 static int report_case(void) {
-    {   /* the stacks come from the unwinder: the test's own frames, main's, libc's */
+    { /* the stacks come from the unwinder: the test's own frames, main's, libc's */
         char out[4096];
         CHECK(run(use_after_free, out, sizeof out) == SIGSEGV);
         unsigned a = frames_on(out, "allocated by thread"), f = frames_on(out, "freed by thread");
@@ -113,9 +113,9 @@ static int report_case(void) {
         CHECK(a >= 3 && f >= 3);
     }
     expect("use after free", use_after_free, SIGSEGV,
-           (const char *const[]){"SIGSEGV: a read of a guarded page", "guarded block: use after free",
-                                 "8 bytes into the block", "of 40 bytes", "allocated by thread",
-                                 "freed by thread", NULL});
+           (const char *const[]){"SIGSEGV: a read of a guarded page",
+                                 "guarded block: use after free", "8 bytes into the block",
+                                 "of 40 bytes", "allocated by thread", "freed by thread", NULL});
     expect("overflow", overflow, SIGSEGV,
            (const char *const[]){"SIGSEGV: a write into a guarded page", "heap buffer overflow",
                                  "0 bytes after the end of the block", "of 40 bytes",
@@ -162,7 +162,8 @@ static int rate_case(unsigned n) {
     for (unsigned i = 0; i < NBLOCKS && blocks[i]; i++)
         free(blocks[i]);
     unsigned want = NBLOCKS / n < 200 ? NBLOCKS / n : 200;
-    fprintf(stderr, "guard_sample:%u: %u guarded blocks (about %u expected)\n", n, guarded_count, want);
+    fprintf(stderr, "guard_sample:%u: %u guarded blocks (about %u expected)\n", n, guarded_count,
+            want);
     CHECK(guarded_count >= want / 2 && guarded_count <= want * 2);
     return CHECK_DONE();
 }

@@ -16,7 +16,7 @@ static ay_heap_t h;
 
 int main(void) {
     ay_conf.decay_ms = -1; /* no purging unless asked */
-    h.cached = true; /* a private heap, used through its page heap only */
+    h.cached = true;       /* a private heap, used through its page heap only */
     ay_pageheap_init(&h.pages, &h.usage);
     ay_direct_init(&h.direct, &h.usage);
     ay_pageheap_t *ph = &h.pages;
@@ -103,9 +103,9 @@ int main(void) {
     ay_pageheap_purge(ph, true);
     CHECK_EQ_U(ph->free_dirty_pages, 0);
     CHECK_EQ_U(ph->purging_pages, 0);
-    CHECK_EQ_U(ph->blocks_unmapped, unmapped + 1);   /* the other block: gone */
-    CHECK_EQ_U(ph->mapped_pages, AY_BLOCK_PAGES);    /* and its address space */
-    CHECK(ph->purges > purges);                      /* pin's block: madvise */
+    CHECK_EQ_U(ph->blocks_unmapped, unmapped + 1); /* the other block: gone */
+    CHECK_EQ_U(ph->mapped_pages, AY_BLOCK_PAGES);  /* and its address space */
+    CHECK(ph->purges > purges);                    /* pin's block: madvise */
     CHECK_EQ_U(ph->free_clean_pages, AY_BLOCK_PAGES - 2);
     ay_pageheap_validate(ph);
     ay_span_t *purged = ay_pageheap_alloc(ph, 5, 1, AY_SPAN_LARGE, 0);

@@ -58,7 +58,7 @@ int main(void) {
     CHECK_EQ_U(ay_policy_batch_limit(&bp, 262144), 1);
     CHECK_EQ_U(ay_policy_span_pages(8, 1), 1);
     CHECK_EQ_U(ay_policy_span_pages(24, 1), 3);
-    CHECK_EQ_U(ay_policy_span_pages(384, 682), 3);  /* 1023 pages > 256: fallback */
+    CHECK_EQ_U(ay_policy_span_pages(384, 682), 3); /* 1023 pages > 256: fallback */
     CHECK_EQ_U(ay_policy_span_pages(384, 512), 48);
     CHECK_EQ_U(ay_policy_span_objects(384, 3), 32);
 

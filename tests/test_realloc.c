@@ -19,7 +19,8 @@
 
 #define KiB ((size_t)1 << 10)
 #define MiB ((size_t)1 << 20)
-#define DIRECT_MIN (32 * MiB) /* blocks above this are direct maps (mremap); below, the page heap's */
+#define DIRECT_MIN                                                                                 \
+    (32 * MiB) /* blocks above this are direct maps (mremap); below, the page heap's */
 #define MAX_SMALL (256 * KiB)
 
 static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
@@ -41,14 +42,17 @@ static unsigned char *resize(unsigned char *p, size_t old, size_t size, unsigned
     int ok = bad == keep && got >= size;
     /* README: a block is resized in place while the new size fits and fills
      * more than half of it (small blocks; large blocks that stay large) */
-    if (size <= usable && size > usable / 2 && (usable <= MAX_SMALL || size > MAX_SMALL) && !was_direct)
+    if (size <= usable && size > usable / 2 && (usable <= MAX_SMALL || size > MAX_SMALL) &&
+        !was_direct)
         ok &= q == p;
     /* README: a block that has to move to grow gets an eighth more room */
     if (size > usable && !was_direct)
         ok &= got >= size + size / 8;
     if (!ok && reported++ < 10)
-        fprintf(stderr, "realloc %zu (usable %zu) -> %zu: moved %d, usable %zu, first bad byte %zu of %zu\n",
-                old, usable, size, q != p, got, bad, keep);
+        fprintf(
+            stderr,
+            "realloc %zu (usable %zu) -> %zu: moved %d, usable %zu, first bad byte %zu of %zu\n",
+            old, usable, size, q != p, got, bad, keep);
     CHECK(ok);
     if (size > old)
         fill(q, old, size, seed);
@@ -87,8 +91,8 @@ static void each_boundary(void) {
         fill(p, 0, s, seed);
         p = resize(p, s, below + 1, seed); /* smallest size of the same class: in place */
         p = resize(p, below + 1, s, seed);
-        p = resize(p, s, s + 1, seed);     /* next class (or a large block): moves */
-        p = resize(p, s + 1, s, seed);     /* back down */
+        p = resize(p, s, s + 1, seed); /* next class (or a large block): moves */
+        p = resize(p, s + 1, s, seed); /* back down */
         if (below) {
             unsigned char *q = alloy_malloc(s);
             fill(q, 0, s, seed + 1);
@@ -113,7 +117,8 @@ static void from_large(void) {
                 return;
             fill(p, 0, n, seed);
             p = resize(p, n, class_size[c], seed);
-            CHECK_EQ_U(alloy_malloc_usable_size(p), class_size[c]); /* large -> small always moves */
+            CHECK_EQ_U(alloy_malloc_usable_size(p),
+                       class_size[c]); /* large -> small always moves */
             alloy_free(p);
         }
     }
@@ -140,7 +145,8 @@ static void from_large(void) {
     d = resize(d, 64 * MiB, DIRECT_MIN + 4096, 77);
     d = resize(d, DIRECT_MIN + 4096, 3 * MiB + 1, 77);
     d = resize(d, 3 * MiB + 1, 700 * KiB, 77);
-    d = resize(d, 700 * KiB, DIRECT_MIN + 5 * MiB, 77); /* large -> direct: moves, with the eighth */
+    d = resize(d, 700 * KiB, DIRECT_MIN + 5 * MiB,
+               77); /* large -> direct: moves, with the eighth */
     alloy_free(d);
 }
 
@@ -199,11 +205,11 @@ static int stats_add_up(void) {
 }
 
 #define NH 12
-static const size_t heap_sizes[NH] = {1, 24, 100, 1000, 4000, 9000, 70000, 262144,
-                                      300000, 600000, MiB + 4096, 3 * MiB};
-static unsigned char *hp[NH];     /* the blocks */
-static size_t hsize[NH];          /* their pattern bytes */
-static alloy_heap_t *howner[NH];  /* the explicit heap that owns each, or NULL */
+static const size_t heap_sizes[NH] = {1,     24,     100,    1000,   4000,       9000,
+                                      70000, 262144, 300000, 600000, MiB + 4096, 3 * MiB};
+static unsigned char *hp[NH];    /* the blocks */
+static size_t hsize[NH];         /* their pattern bytes */
+static alloy_heap_t *howner[NH]; /* the explicit heap that owns each, or NULL */
 
 /* The bytes the blocks owned by h (NULL: by the automatic heaps) account for. */
 static size_t owned_by(alloy_heap_t *h) {
@@ -234,8 +240,8 @@ static void move_all(alloy_heap_t *to, alloy_heap_t *dflt, int grow) {
         CHECK_EQ_U(first_bad(q, min_sz(old, size), 200 + i), min_sz(old, size));
         fill(q, old, size, 200 + i);
         int direct_stays = usable > DIRECT_MIN && size > DIRECT_MIN;
-        int fits = size <= usable && size > usable / 2 && (usable <= MAX_SMALL || size > MAX_SMALL) &&
-                   usable <= DIRECT_MIN;
+        int fits = size <= usable && size > usable / 2 &&
+                   (usable <= MAX_SMALL || size > MAX_SMALL) && usable <= DIRECT_MIN;
         if (to) {
             if (howner[i] != to)
                 CHECK(q != hp[i]);
@@ -364,8 +370,8 @@ static void realloc_align16(void) {
                 total++;
                 if (!q || (uintptr_t)q % 16 != 0) {
                     if (bad++ < 8)
-                        fprintf(stderr, "realloc(malloc(%zu), %zu) = %p: usable %zu, %s\n", from[f], to,
-                                (void *)q, q ? alloy_malloc_usable_size(q) : 0,
+                        fprintf(stderr, "realloc(malloc(%zu), %zu) = %p: usable %zu, %s\n", from[f],
+                                to, (void *)q, q ? alloy_malloc_usable_size(q) : 0,
                                 q == p ? "in place" : "moved");
                 }
                 CHECK(q && first_bad(q, min_sz(from[f], to), 9) == min_sz(from[f], to));
@@ -375,7 +381,8 @@ static void realloc_align16(void) {
         }
     }
     if (bad)
-        fprintf(stderr, "%u of %u reallocs to a multiple of 16 gave a block not aligned to 16\n", bad, total);
+        fprintf(stderr, "%u of %u reallocs to a multiple of 16 gave a block not aligned to 16\n",
+                bad, total);
     CHECK_EQ_U(bad, 0);
 }
 

@@ -65,12 +65,9 @@ static void check_and_free(block_t *b) {
 static size_t random_size(uint64_t *s) {
     uint64_t r = rng(s);
     switch (r % 16) {
-    case 0:
-        return 1024 + r % 30000;
-    case 1:
-        return (r % 64 == 0) ? 200000 + r % 1200000 : 4096 + r % 8192;
-    default:
-        return 1 + (r >> 8) % 600;
+    case 0: return 1024 + r % 30000;
+    case 1: return (r % 64 == 0) ? 200000 + r % 1200000 : 4096 + r % 8192;
+    default: return 1 + (r >> 8) % 600;
     }
 }
 

@@ -45,8 +45,8 @@ int main(void) {
     alloy_thread_flush();
     alloy_stats_t st = {.size = sizeof st};
     CHECK(alloy_stats_read(&st) == 0);
-    CHECK(st.threads_live <= 1);       /* only this thread's cache is live */
-    CHECK_EQ_U(st.tcache_bytes, 0);    /* exited threads gave their caches back */
+    CHECK(st.threads_live <= 1);        /* only this thread's cache is live */
+    CHECK_EQ_U(st.tcache_bytes, 0);     /* exited threads gave their caches back */
     CHECK(st.allocated < (256u << 10)); /* nothing leaked by the churn */
     return CHECK_DONE();
 }

@@ -28,7 +28,8 @@ static unsigned char expect[4 * MiB]; /* what a block should hold */
 static int fill_and_check(alloy_heap_t *h, size_t size, size_t want, int count) {
     int bad = 0;
     for (int i = 0; i < count; i++) {
-        live[i] = h ? alloy_heap_malloc(h, size) : (i % 4 == 3 ? alloy_calloc(1, size) : alloy_malloc(size));
+        live[i] = h ? alloy_heap_malloc(h, size)
+                    : (i % 4 == 3 ? alloy_calloc(1, size) : alloy_malloc(size));
         size_t u = live[i] ? alloy_malloc_usable_size(live[i]) : 0;
         if (!live[i] || (want ? u != want : u < size)) {
             if (bad++ < 3)
@@ -52,14 +53,16 @@ static int fill_and_check(alloy_heap_t *h, size_t size, size_t want, int count) 
             for (size_t j = 0; j < u; j++)
                 if (live[i][j] != (unsigned char)(0x40 + i + pass)) {
                     if (bad++ < 3)
-                        fprintf(stderr, "size %zu: block %d byte %zu of %zu overwritten\n", size, i, j, u);
+                        fprintf(stderr, "size %zu: block %d byte %zu of %zu overwritten\n", size, i,
+                                j, u);
                     break;
                 }
         }
     }
     for (int i = 0; i < count; i++) {
         if (i % 2)
-            alloy_free_sized(live[i], alloy_malloc_usable_size(live[i])); /* the debug flavour checks size <= usable */
+            alloy_free_sized(live[i], alloy_malloc_usable_size(
+                                          live[i])); /* the debug flavour checks size <= usable */
         else if (h)
             alloy_heap_free(h, live[i]);
         else

@@ -37,7 +37,7 @@ static void *thread_a(void *arg) {
     for (unsigned k = 0; k < NS; k++)
         for (int i = 0; i < N; i++)
             blocks[k][i] = alloy_malloc(sizes[k]);
-    alloy_thread_flush(); /* A's own cache is empty: only B's holds blocks */
+    alloy_thread_flush();           /* A's own cache is empty: only B's holds blocks */
     pthread_barrier_wait(&barrier); /* B frees */
     pthread_barrier_wait(&barrier); /* main reads */
     pthread_barrier_wait(&barrier);
@@ -108,11 +108,12 @@ int main(int argc, char **argv) {
     CHECK(s.allocated <= s.active && s.active <= s.resident && s.resident <= s.mapped);
     CHECK_EQ_U(classes, classes0); /* the per-class view: none of the blocks is live */
     if (s.allocated != classes + s.large_allocated || s.allocated != s0.allocated)
-        fprintf(stderr,
-                "%s: stats.allocated %zu (heap 0: %zu, heap 1: %zu), per-class sum %zu + large %zu; "
-                "%zu before; %zu bytes in thread caches\n",
-                mode, s.allocated, h0.allocated, h1.allocated, classes, s.large_allocated, s0.allocated,
-                s.tcache_bytes);
+        fprintf(
+            stderr,
+            "%s: stats.allocated %zu (heap 0: %zu, heap 1: %zu), per-class sum %zu + large %zu; "
+            "%zu before; %zu bytes in thread caches\n",
+            mode, s.allocated, h0.allocated, h1.allocated, classes, s.large_allocated, s0.allocated,
+            s.tcache_bytes);
     CHECK_EQ_U(s.allocated, classes + s.large_allocated);
     CHECK_EQ_U(s.allocated, s0.allocated);
     if (flush_b)

@@ -58,7 +58,6 @@
 #define ALLOY_TOOL_SOURCE_DIR "" /* the source tree, for bench/run.py */
 #endif
 
-
 static const char usage_text[] =
     "usage: alloy COMMAND [ARGS...]\n"
     "\n"
@@ -117,9 +116,7 @@ static bool is_file(const char *path) {
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static bool is_executable(const char *path) {
-    return is_file(path) && access(path, X_OK) == 0;
-}
+static bool is_executable(const char *path) { return is_file(path) && access(path, X_OK) == 0; }
 
 /* out = a + "/" + b, or exit when it does not fit. */
 static void path_join(char *out, size_t cap, const char *a, const char *b) {
@@ -178,8 +175,10 @@ void find_library(char *out, size_t cap, const char *dir) {
                 return;
         }
     }
-    fprintf(stderr, "alloy: " ALLOY_TOOL_SONAME " not found (looked in %s and %s); "
-                    "build it (cmake --build) or reinstall\n", order[0], order[1]);
+    fprintf(stderr,
+            "alloy: " ALLOY_TOOL_SONAME " not found (looked in %s and %s); "
+            "build it (cmake --build) or reinstall\n",
+            order[0], order[1]);
     exit(EXIT_MISSING);
 }
 
@@ -273,7 +272,8 @@ static int cmd_run(int argc, char **argv, const char *dir) {
     char lib[PATH_MAX];
     find_library(lib, sizeof lib, dir);
     if (strpbrk(lib, ": \t")) {
-        fprintf(stderr, "alloy: %s contains a space or colon, which LD_PRELOAD cannot carry\n", lib);
+        fprintf(stderr, "alloy: %s contains a space or colon, which LD_PRELOAD cannot carry\n",
+                lib);
         return EXIT_MISSING;
     }
     /* Ours goes first; a preload list already set is kept after it. */
@@ -315,8 +315,8 @@ static int cmd_bench(int argc, char **argv, const char *dir) {
     av[n++] = runner;
     av[n++] = "--build-dir";
     av[n++] = (char *)dir;
-    if (i < argc && (!strcmp(argv[i], "smoke") || !strcmp(argv[i], "short") ||
-                     !strcmp(argv[i], "full"))) {
+    if (i < argc &&
+        (!strcmp(argv[i], "smoke") || !strcmp(argv[i], "short") || !strcmp(argv[i], "full"))) {
         av[n++] = "--mode";
         av[n++] = argv[i++];
     }

@@ -125,9 +125,7 @@ static int print_names(name_fn *describe, fmt_t fmt) {
             man_text(n.help);
             fputc('\n', stdout);
             break;
-        case FMT_TEXT:
-            printf("%-36s %-13s %-4s %s\n", n.name, n.type, rw, n.help);
-            break;
+        case FMT_TEXT: printf("%-36s %-13s %-4s %s\n", n.name, n.type, rw, n.help); break;
         }
     }
     return 0;

@@ -33,15 +33,15 @@
 #include "symbolize.h"
 
 typedef struct stack {
-    uint64_t v[4];      /* live n, live bytes, alloc n, alloc bytes */
+    uint64_t v[4];       /* live n, live bytes, alloc n, alloc bytes */
     size_t first, depth; /* its frames in the frames array */
 } stack_t_;
 
 typedef struct func {
-    const char *name;   /* points into a sym */
-    const char *where;  /* file:line of its first frame seen, or object */
+    const char *name;  /* points into a sym */
+    const char *where; /* file:line of its first frame seen, or object */
     uint64_t flat, cum;
-    size_t last_stack;  /* the stack that last added to cum (+1) */
+    size_t last_stack; /* the stack that last added to cum (+1) */
 } func_t;
 
 static char *read_file(const char *path, size_t *len) {
@@ -258,8 +258,10 @@ int cmd_prof(int argc, char **argv, const char *dir) {
     human(t1, sizeof t1, total, objects);
     printf("%s: %s %s, %zu stacks\n", path, t1,
            objects ? (alloc ? "objects allocated" : "live objects")
-                   : (alloc ? "allocated" : "live"), nst);
-    printf("%12s %6s %6s %12s %6s  %s\n", "flat", "flat%", "sum%", "cum", "cum%", "function (where)");
+                   : (alloc ? "allocated" : "live"),
+           nst);
+    printf("%12s %6s %6s %12s %6s  %s\n", "flat", "flat%", "sum%", "cum", "cum%",
+           "function (where)");
     uint64_t sum = 0;
     for (size_t k = 0; k < nf && (int)k < top; k++) {
         sum += fn[k].flat;

@@ -63,8 +63,8 @@ typedef enum { J_NULL, J_FALSE, J_TRUE, J_NUM, J_STR, J_ARR, J_OBJ } jtype_t;
 typedef struct jnode jnode_t;
 struct jnode {
     jtype_t type;
-    char *str;          /* J_STR: the text (NUL-terminated); J_NUM: the literal */
-    bool integer;       /* J_NUM: an integer that fits in int64 or uint64 */
+    char *str;    /* J_STR: the text (NUL-terminated); J_NUM: the literal */
+    bool integer; /* J_NUM: an integer that fits in int64 or uint64 */
     bool negative;
     uint64_t magnitude; /* J_NUM integer: |value| */
     unsigned n;         /* J_ARR, J_OBJ: members */
@@ -76,8 +76,8 @@ typedef struct reader {
     const char *p, *start, *end;
 } reader_t;
 
-__attribute__((format(printf, 2, 3), noreturn)) static void syntax(const reader_t *r, const char *fmt,
-                                                                   ...) {
+__attribute__((format(printf, 2, 3), noreturn)) static void syntax(const reader_t *r,
+                                                                   const char *fmt, ...) {
     unsigned line = 1, col = 1;
     for (const char *q = r->start; q < r->p && q < r->end; q++) {
         if (*q == '\n') {
@@ -204,9 +204,7 @@ static char *parse_string(reader_t *r) {
             put_utf8(out, &n, cp);
             break;
         }
-        default:
-            r->p--;
-            syntax(r, "unknown escape \\%c", esc);
+        default: r->p--; syntax(r, "unknown escape \\%c", esc);
         }
     }
     out[n] = 0;
@@ -328,10 +326,8 @@ static jnode_t *parse_value(reader_t *r, unsigned depth) {
         syntax(r, "expected a value");
     jnode_t *v;
     switch (*r->p) {
-    case '{':
-        return parse_container(r, depth, true);
-    case '[':
-        return parse_container(r, depth, false);
+    case '{': return parse_container(r, depth, true);
+    case '[': return parse_container(r, depth, false);
     case '"':
         v = xalloc(sizeof *v);
         v->type = J_STR;
@@ -419,7 +415,7 @@ static void jfree(jnode_t *v) {
 
 /* ---- the schema (docs/STATS.md) ---- */
 
-static const char *const type_name[] = {"null", "false", "true", "a number",
+static const char *const type_name[] = {"null",     "false",    "true",     "a number",
                                         "a string", "an array", "an object"};
 
 static jnode_t *member(const jnode_t *obj, const char *key) {
@@ -436,24 +432,23 @@ static jnode_t *need(const jnode_t *obj, const char *where, const char *key, jty
         fail("not an alloy statistics report: %s has no \"%s\"", where, key);
     bool ok = t == J_TRUE ? v->type == J_TRUE || v->type == J_FALSE : v->type == t;
     if (!ok)
-        fail("not an alloy statistics report: %s.%s is %s, not %s", where, key,
-             type_name[v->type], t == J_TRUE ? "true or false" : type_name[t]);
+        fail("not an alloy statistics report: %s.%s is %s, not %s", where, key, type_name[v->type],
+             t == J_TRUE ? "true or false" : type_name[t]);
     return v;
 }
 
 static uint64_t need_u64(const jnode_t *obj, const char *where, const char *key) {
     jnode_t *v = need(obj, where, key, J_NUM);
     if (!v->integer || v->negative)
-        fail("not an alloy statistics report: %s.%s is %s, not a whole number of 0 or more",
-             where, key, v->str);
+        fail("not an alloy statistics report: %s.%s is %s, not a whole number of 0 or more", where,
+             key, v->str);
     return v->magnitude;
 }
 
 static int64_t need_i64(const jnode_t *obj, const char *where, const char *key) {
     jnode_t *v = need(obj, where, key, J_NUM);
     if (!v->integer || v->magnitude > (uint64_t)INT64_MAX)
-        fail("not an alloy statistics report: %s.%s is %s, not a whole number", where, key,
-             v->str);
+        fail("not an alloy statistics report: %s.%s is %s, not a whole number", where, key, v->str);
     return v->negative ? -(int64_t)v->magnitude : (int64_t)v->magnitude;
 }
 
@@ -466,7 +461,7 @@ typedef struct heap_entry {
 
 typedef struct saved {
     ay_report_src_t src;
-    unsigned flags;         /* AY_REPORT_NO_HEAPS / _NO_CLASSES when absent */
+    unsigned flags; /* AY_REPORT_NO_HEAPS / _NO_CLASSES when absent */
     heap_entry_t *heaps;
     unsigned nheaps;
     alloy_class_stats_t *classes;
@@ -536,7 +531,8 @@ static void load_tree(const jnode_t *root, saved_t *sv) {
     strcpy(src->version, version);
     uint64_t nclasses = need_u64(a, "alloy", "nclasses");
     if (nclasses == 0 || nclasses > 4096)
-        fail("not an alloy statistics report: alloy.nclasses is %llu", (unsigned long long)nclasses);
+        fail("not an alloy statistics report: alloy.nclasses is %llu",
+             (unsigned long long)nclasses);
     src->nclasses = (unsigned)nclasses;
 
     jnode_t *o = need(a, "alloy", "opt", J_OBJ);
@@ -576,7 +572,8 @@ static void load_tree(const jnode_t *root, saved_t *sv) {
                      type_name[h->type]);
             uint64_t id = need_u64(h, where, "id");
             if (id > 1u << 20)
-                fail("not an alloy statistics report: %s.id is %llu", where, (unsigned long long)id);
+                fail("not an alloy statistics report: %s.id is %llu", where,
+                     (unsigned long long)id);
             sv->heaps[k].id = (unsigned)id;
             sv->heaps[k].is_explicit = need(h, where, "explicit", J_TRUE)->type == J_TRUE;
             /* added with NUMA awareness: a report from before has none (node 0) */
@@ -608,10 +605,11 @@ static void load_tree(const jnode_t *root, saved_t *sv) {
                  type_name[c->type]);
         uint64_t cls = need_u64(c, where, "class");
         if (cls >= src->nclasses)
-            fail("not an alloy statistics report: %s.class is %llu, not below nclasses (%u)",
-                 where, (unsigned long long)cls, src->nclasses);
+            fail("not an alloy statistics report: %s.class is %llu, not below nclasses (%u)", where,
+                 (unsigned long long)cls, src->nclasses);
         if (sv->used[cls])
-            fail("not an alloy statistics report: class %llu appears twice", (unsigned long long)cls);
+            fail("not an alloy statistics report: class %llu appears twice",
+                 (unsigned long long)cls);
         alloy_class_stats_t *out = &sv->classes[cls];
         out->size = sizeof *out;
         for (unsigned i = 0; i < ay_report_nclass_fields; i++) {

@@ -87,8 +87,7 @@ ALLOY_API void *alloy_arena_alloc_slow(alloy_arena_t *a, size_t size, size_t ali
 
 /* size bytes aligned to align (any power of two).  NULL when align is not a
  * power of two or the request cannot be met.  size 0 gives a valid pointer. */
-static inline void *alloy_arena_alloc(alloy_arena_t *a, size_t size, size_t align)
-{
+static inline void *alloy_arena_alloc(alloy_arena_t *a, size_t size, size_t align) {
     uintptr_t p = (uintptr_t)a->next;
     size_t avail = (size_t)(a->end - a->next);
     size_t pad = (size_t)(0 - p) & (align - 1);
@@ -100,8 +99,7 @@ static inline void *alloy_arena_alloc(alloy_arena_t *a, size_t size, size_t alig
     return (void *)(p + pad);
 }
 
-static inline alloy_arena_mark_t alloy_arena_mark(const alloy_arena_t *a)
-{
+static inline alloy_arena_mark_t alloy_arena_mark(const alloy_arena_t *a) {
     alloy_arena_mark_t m = {a->current, a->next, a->used_before};
     return m;
 }
@@ -129,19 +127,16 @@ ALLOY_API alloy_arena_t *alloy_scratch_arena(void);
 /* Give the calling thread's scratch chunks back to malloc now. */
 ALLOY_API void alloy_scratch_release(void);
 
-static inline void *alloy_scratch_alloc(size_t size, size_t align)
-{
+static inline void *alloy_scratch_alloc(size_t size, size_t align) {
     alloy_arena_t *a = alloy_scratch_arena();
     return a ? alloy_arena_alloc(a, size, align) : NULL;
 }
-static inline alloy_arena_mark_t alloy_scratch_mark(void)
-{
+static inline alloy_arena_mark_t alloy_scratch_mark(void) {
     alloy_arena_t *a = alloy_scratch_arena();
     alloy_arena_mark_t none = {NULL, NULL, 0};
     return a ? alloy_arena_mark(a) : none;
 }
-static inline void alloy_scratch_rewind(alloy_arena_mark_t m)
-{
+static inline void alloy_scratch_rewind(alloy_arena_mark_t m) {
     alloy_arena_t *a = alloy_scratch_arena();
     if (a)
         alloy_arena_rewind(a, m);

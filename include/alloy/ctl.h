@@ -61,20 +61,21 @@ ALLOY_API int alloy_ctl(const char *name, void *oldp, size_t *oldlenp, void *new
 ALLOY_API const char *alloy_ctl_name(unsigned k);
 
 typedef struct alloy_ctl_info {
-    const char *name;  /* the pattern, with <i> (a heap id) and <j> (a size class) */
-    const char *type;  /* "uint64_t", "int64_t", "unsigned", "bool", "const char *" or "action" */
-    bool writable;     /* can be written (an action: can be run) */
-    const char *help;  /* one sentence */
+    const char *name; /* the pattern, with <i> (a heap id) and <j> (a size class) */
+    const char *type; /* "uint64_t", "int64_t", "unsigned", "bool", "const char *" or "action" */
+    bool writable;    /* can be written (an action: can be run) */
+    const char *help; /* one sentence */
 } alloy_ctl_info_t;
 /* Describe the k-th name.  0, or ENOENT past the end. */
 ALLOY_API int alloy_ctl_describe(unsigned k, alloy_ctl_info_t *out);
 
 typedef struct alloy_setting_info {
-    const char *name;           /* the key in ALLOY_CONF */
-    const char *type;           /* "boolean", "integer", "bytes", "milliseconds", "policy", "ratio", "letters" */
-    const char *default_value;  /* as written in ALLOY_CONF, or in words */
-    const char *help;           /* one or two sentences */
-    char range[96];             /* the values it accepts, in words */
+    const char *name; /* the key in ALLOY_CONF */
+    const char
+        *type; /* "boolean", "integer", "bytes", "milliseconds", "policy", "ratio", "letters" */
+    const char *default_value; /* as written in ALLOY_CONF, or in words */
+    const char *help;          /* one or two sentences */
+    char range[96];            /* the values it accepts, in words */
 } alloy_setting_info_t;
 /* Describe the k-th ALLOY_CONF key.  0, or ENOENT past the end. */
 ALLOY_API int alloy_setting_describe(unsigned k, alloy_setting_info_t *out);

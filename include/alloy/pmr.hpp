@@ -93,8 +93,7 @@ class basic_resource;
 
 namespace detail {
 
-[[noreturn]] inline void throw_bad_alloc()
-{
+[[noreturn]] inline void throw_bad_alloc() {
 #if ALLOY_PMR_EXCEPTIONS
     throw std::bad_alloc();
 #else
@@ -103,8 +102,7 @@ namespace detail {
 }
 
 // A pool resource's init result as an exception.
-[[noreturn]] inline void throw_init_error(int err)
-{
+[[noreturn]] inline void throw_init_error(int err) {
 #if ALLOY_PMR_EXCEPTIONS
     if (err == EINVAL)
         throw std::invalid_argument("alloy::pmr: invalid pool options");
@@ -115,8 +113,7 @@ namespace detail {
 #endif
 }
 
-inline std::pmr::memory_resource *or_default(std::pmr::memory_resource *r) noexcept
-{
+inline std::pmr::memory_resource *or_default(std::pmr::memory_resource *r) noexcept {
     return r != nullptr ? r : std::pmr::get_default_resource();
 }
 
@@ -137,9 +134,7 @@ inline const basic_resource *as_alloy(const std::pmr::memory_resource *r) noexce
 class bridge {
   public:
     explicit bridge(std::pmr::memory_resource *upstream = nullptr) noexcept
-        : base_{&ops_}, upstream_(detail::or_default(upstream))
-    {
-    }
+        : base_{&ops_}, upstream_(detail::or_default(upstream)) {}
     bridge(const bridge &) = delete;
     bridge &operator=(const bridge &) = delete;
     ~bridge() = default;
@@ -148,14 +143,12 @@ class bridge {
     std::pmr::memory_resource *upstream() const noexcept { return upstream_; }
 
     // The bridge r is, or nullptr when r is another kind of C resource.
-    static const bridge *from(const alloy_resource_t *r) noexcept
-    {
+    static const bridge *from(const alloy_resource_t *r) noexcept {
         return r != nullptr && r->ops == &ops_ ? reinterpret_cast<const bridge *>(r) : nullptr;
     }
 
   private:
-    static void *allocate_cb(alloy_resource_t *self, std::size_t size, std::size_t align) noexcept
-    {
+    static void *allocate_cb(alloy_resource_t *self, std::size_t size, std::size_t align) noexcept {
         if (align == 0 || (align & (align - 1)) != 0)
             return nullptr;
         std::pmr::memory_resource *up = reinterpret_cast<bridge *>(self)->upstream_;
@@ -171,8 +164,7 @@ class bridge {
     }
 
     static void deallocate_cb(alloy_resource_t *self, void *p, std::size_t size,
-                              std::size_t align) noexcept
-    {
+                              std::size_t align) noexcept {
         if (p == nullptr)
             return;
         std::pmr::memory_resource *up = reinterpret_cast<bridge *>(self)->upstream_;
@@ -207,8 +199,7 @@ class basic_resource : public std::pmr::memory_resource {
     basic_resource &operator=(const basic_resource &) noexcept = default;
     ~basic_resource() override = default;
 
-    bool do_is_equal(const std::pmr::memory_resource &other) const noexcept override
-    {
+    bool do_is_equal(const std::pmr::memory_resource &other) const noexcept override {
         if (this == &other)
             return true;
         if (const basic_resource *o = detail::as_alloy(&other))
@@ -224,8 +215,7 @@ class basic_resource : public std::pmr::memory_resource {
 
 namespace detail {
 
-inline const basic_resource *as_alloy(const std::pmr::memory_resource *r) noexcept
-{
+inline const basic_resource *as_alloy(const std::pmr::memory_resource *r) noexcept {
 #if ALLOY_PMR_RTTI
     return dynamic_cast<const basic_resource *>(r);
 #else
@@ -235,15 +225,14 @@ inline const basic_resource *as_alloy(const std::pmr::memory_resource *r) noexce
 }
 
 // alloy_resource_is_equal asks only its first argument; ask both.
-inline bool c_equal(const alloy_resource_t *a, const alloy_resource_t *b) noexcept
-{
+inline bool c_equal(const alloy_resource_t *a, const alloy_resource_t *b) noexcept {
     return a == b || a->ops->is_equal(a, b) || b->ops->is_equal(b, a);
 }
 
 } // namespace detail
 
-inline bool bridge::is_equal_cb(const alloy_resource_t *self, const alloy_resource_t *other) noexcept
-{
+inline bool bridge::is_equal_cb(const alloy_resource_t *self,
+                                const alloy_resource_t *other) noexcept {
     std::pmr::memory_resource *up = reinterpret_cast<const bridge *>(self)->upstream_;
     if (const bridge *o = from(other))
         return up->is_equal(*o->upstream_);
@@ -265,23 +254,19 @@ inline bool bridge::is_equal_cb(const alloy_resource_t *self, const alloy_resour
 class resource_ref : public basic_resource {
   public:
     explicit resource_ref(alloy_resource_t *r = nullptr) noexcept
-        : basic_resource(r != nullptr ? r : alloy_default_resource())
-    {
-    }
+        : basic_resource(r != nullptr ? r : alloy_default_resource()) {}
     resource_ref(const resource_ref &) noexcept = default;
     resource_ref &operator=(const resource_ref &) noexcept = default;
     ~resource_ref() override = default;
 
   protected:
-    void *do_allocate(std::size_t bytes, std::size_t alignment) override
-    {
+    void *do_allocate(std::size_t bytes, std::size_t alignment) override {
         void *p = alloy_resource_allocate(c_, bytes, alignment);
         if (ALLOY_UNLIKELY(p == nullptr))
             detail::throw_bad_alloc();
         return p;
     }
-    void do_deallocate(void *p, std::size_t bytes, std::size_t alignment) noexcept override
-    {
+    void do_deallocate(void *p, std::size_t bytes, std::size_t alignment) noexcept override {
         alloy_resource_deallocate(c_, p, bytes, alignment);
     }
 };
@@ -302,13 +287,11 @@ class arena_resource : public basic_resource {
   public:
     arena_resource() noexcept : arena_resource(nullptr, 0, nullptr) {}
     explicit arena_resource(std::pmr::memory_resource *upstream) noexcept
-        : arena_resource(nullptr, 0, upstream)
-    {
-    }
-    arena_resource(void *buffer, std::size_t size) noexcept : arena_resource(buffer, size, nullptr) {}
+        : arena_resource(nullptr, 0, upstream) {}
+    arena_resource(void *buffer, std::size_t size) noexcept
+        : arena_resource(buffer, size, nullptr) {}
     arena_resource(void *buffer, std::size_t size, std::pmr::memory_resource *upstream) noexcept
-        : basic_resource(&mono_.base), upstream_(detail::or_default(upstream)), bridge_(upstream_)
-    {
+        : basic_resource(&mono_.base), upstream_(detail::or_default(upstream)), bridge_(upstream_) {
         alloy_monotonic_init(&mono_, buffer, size, bridge_.get());
     }
     arena_resource(const arena_resource &) = delete;
@@ -327,8 +310,7 @@ class arena_resource : public basic_resource {
     alloy_arena_t *arena() noexcept { return &mono_.arena; }
 
   protected:
-    void *do_allocate(std::size_t bytes, std::size_t alignment) override
-    {
+    void *do_allocate(std::size_t bytes, std::size_t alignment) override {
         void *p = alloy_arena_alloc(&mono_.arena, bytes, alignment); // inline bump
         if (ALLOY_UNLIKELY(p == nullptr))
             detail::throw_bad_alloc();
@@ -344,8 +326,7 @@ class arena_resource : public basic_resource {
 
 namespace detail {
 
-inline alloy_pool_options_t pool_options_of(const std::pmr::pool_options &o) noexcept
-{
+inline alloy_pool_options_t pool_options_of(const std::pmr::pool_options &o) noexcept {
     // largest_required_pool_block: 0 is alloy's default (4096), above 16384
     // it is 16384; larger blocks always go to upstream.  max_blocks_per_chunk
     // has no alloy counterpart: each class's chunks start at 16 KiB and
@@ -366,8 +347,7 @@ class pool_base : public basic_resource {
     // Give every block back to upstream (those the caller still holds too)
     // and start over.  If the fresh start fails it throws, and the resource
     // may then only be destroyed.
-    void release()
-    {
+    void release() {
         Destroy(&pr_);
         int err = Init(&pr_, &opts_, bridge_.get());
         if (err != 0)
@@ -376,8 +356,7 @@ class pool_base : public basic_resource {
     std::pmr::memory_resource *upstream_resource() const noexcept { return upstream_; }
     // Blocks above this many bytes go straight to upstream.
     std::size_t largest_block() const noexcept { return pr_.largest_block; }
-    std::pmr::pool_options options() const noexcept
-    {
+    std::pmr::pool_options options() const noexcept {
         std::pmr::pool_options o;
         o.max_blocks_per_chunk = 0;
         o.largest_required_pool_block = pr_.largest_block;
@@ -386,23 +365,21 @@ class pool_base : public basic_resource {
 
   protected:
     pool_base(const alloy_pool_options_t &opts, std::pmr::memory_resource *upstream)
-        : basic_resource(&pr_.base), upstream_(or_default(upstream)), bridge_(upstream_), opts_(opts)
-    {
+        : basic_resource(&pr_.base), upstream_(or_default(upstream)), bridge_(upstream_),
+          opts_(opts) {
         int err = Init(&pr_, &opts_, bridge_.get());
         if (err != 0)
             throw_init_error(err);
     }
     ~pool_base() override { Destroy(&pr_); }
 
-    void *do_allocate(std::size_t bytes, std::size_t alignment) override
-    {
+    void *do_allocate(std::size_t bytes, std::size_t alignment) override {
         void *p = alloy_resource_allocate(&pr_.base, bytes, alignment);
         if (ALLOY_UNLIKELY(p == nullptr))
             throw_bad_alloc();
         return p;
     }
-    void do_deallocate(void *p, std::size_t bytes, std::size_t alignment) noexcept override
-    {
+    void do_deallocate(void *p, std::size_t bytes, std::size_t alignment) noexcept override {
         alloy_resource_deallocate(&pr_.base, p, bytes, alignment);
     }
 
@@ -420,24 +397,18 @@ class pool_base : public basic_resource {
 // pool per power-of-two class, aligned to their class; larger ones, and any
 // alignment above largest_block(), go to upstream.  Every size is served.
 // One thread at a time.
-class pool_resource
-    : public detail::pool_base<alloy_pool_resource_t, alloy_pool_resource_init,
-                               alloy_pool_resource_destroy> {
+class pool_resource : public detail::pool_base<alloy_pool_resource_t, alloy_pool_resource_init,
+                                               alloy_pool_resource_destroy> {
   public:
     pool_resource() : pool_resource(alloy_pool_options_t{}, nullptr) {}
     explicit pool_resource(std::pmr::memory_resource *upstream)
-        : pool_resource(alloy_pool_options_t{}, upstream)
-    {
-    }
-    explicit pool_resource(const std::pmr::pool_options &opts, std::pmr::memory_resource *upstream = nullptr)
-        : pool_resource(detail::pool_options_of(opts), upstream)
-    {
-    }
+        : pool_resource(alloy_pool_options_t{}, upstream) {}
+    explicit pool_resource(const std::pmr::pool_options &opts,
+                           std::pmr::memory_resource *upstream = nullptr)
+        : pool_resource(detail::pool_options_of(opts), upstream) {}
     // alloy's own options (chunk_bytes, the checked flavour's flags).
     pool_resource(const alloy_pool_options_t &opts, std::pmr::memory_resource *upstream)
-        : pool_base(opts, upstream)
-    {
-    }
+        : pool_base(opts, upstream) {}
     ~pool_resource() override = default;
 };
 using unsynchronized_pool_resource = pool_resource;
@@ -453,18 +424,13 @@ class synchronized_pool_resource
   public:
     synchronized_pool_resource() : synchronized_pool_resource(alloy_pool_options_t{}, nullptr) {}
     explicit synchronized_pool_resource(std::pmr::memory_resource *upstream)
-        : synchronized_pool_resource(alloy_pool_options_t{}, upstream)
-    {
-    }
+        : synchronized_pool_resource(alloy_pool_options_t{}, upstream) {}
     explicit synchronized_pool_resource(const std::pmr::pool_options &opts,
                                         std::pmr::memory_resource *upstream = nullptr)
-        : synchronized_pool_resource(detail::pool_options_of(opts), upstream)
-    {
-    }
-    synchronized_pool_resource(const alloy_pool_options_t &opts, std::pmr::memory_resource *upstream)
-        : pool_base(opts, upstream)
-    {
-    }
+        : synchronized_pool_resource(detail::pool_options_of(opts), upstream) {}
+    synchronized_pool_resource(const alloy_pool_options_t &opts,
+                               std::pmr::memory_resource *upstream)
+        : pool_base(opts, upstream) {}
     ~synchronized_pool_resource() override = default;
 };
 

@@ -61,20 +61,20 @@ typedef struct alloy_pool_config {
 typedef struct alloy_pool_chunk alloy_pool_chunk_t; /* private: src/hot/pool.c */
 
 typedef struct alloy_pool {
-    void *free;                  /* hot: head of the free list; NULL when checked */
-    char *carve;                 /* next never-used slot of the newest chunk */
-    char *carve_end;             /* end of the newest chunk's slots */
-    size_t slot_size;            /* bytes between slots: a multiple of slot_align */
-    size_t slot_align;           /* alignment of every slot */
-    size_t chunk_slots;          /* slots the next chunk will hold */
-    size_t max_slots;            /* 0: unbounded */
-    size_t total_slots;          /* slots in all chunks */
-    size_t live;                 /* slots handed out (checked flavour only) */
-    unsigned flags;              /* ALLOY_POOL_* */
-    unsigned errors;             /* bad frees detected (checked flavour) */
-    void *checked_free;          /* the checked flavour's free list */
-    alloy_pool_chunk_t *chunks;  /* newest first */
-    alloy_resource_t *upstream;  /* never NULL after init */
+    void *free;                 /* hot: head of the free list; NULL when checked */
+    char *carve;                /* next never-used slot of the newest chunk */
+    char *carve_end;            /* end of the newest chunk's slots */
+    size_t slot_size;           /* bytes between slots: a multiple of slot_align */
+    size_t slot_align;          /* alignment of every slot */
+    size_t chunk_slots;         /* slots the next chunk will hold */
+    size_t max_slots;           /* 0: unbounded */
+    size_t total_slots;         /* slots in all chunks */
+    size_t live;                /* slots handed out (checked flavour only) */
+    unsigned flags;             /* ALLOY_POOL_* */
+    unsigned errors;            /* bad frees detected (checked flavour) */
+    void *checked_free;         /* the checked flavour's free list */
+    alloy_pool_chunk_t *chunks; /* newest first */
+    alloy_resource_t *upstream; /* never NULL after init */
 } alloy_pool_t;
 
 /* Returns 0, EINVAL for a bad config (size 0, alignment not a power of two,
@@ -92,8 +92,7 @@ ALLOY_API void *alloy_pool_alloc_slow(alloy_pool_t *pool);
 ALLOY_API void alloy_pool_free_checked(alloy_pool_t *pool, void *p);
 
 /* One slot, or NULL when a fixed pool is full or upstream fails. */
-static inline void *alloy_pool_alloc(alloy_pool_t *pool)
-{
+static inline void *alloy_pool_alloc(alloy_pool_t *pool) {
     void *p = pool->free;
     if (ALLOY_UNLIKELY(p == NULL))
         return alloy_pool_alloc_slow(pool);
@@ -103,8 +102,7 @@ static inline void *alloy_pool_alloc(alloy_pool_t *pool)
 
 /* Give back a slot from this pool.  p must not be NULL (the checked flavour
  * reports it). */
-static inline void alloy_pool_free(alloy_pool_t *pool, void *p)
-{
+static inline void alloy_pool_free(alloy_pool_t *pool, void *p) {
     if (ALLOY_UNLIKELY(pool->flags & ALLOY_POOL_CHECKED)) {
         alloy_pool_free_checked(pool, p);
         return;

@@ -42,17 +42,14 @@ struct alloy_resource {
     const alloy_resource_ops_t *ops;
 };
 
-static inline void *alloy_resource_allocate(alloy_resource_t *r, size_t size, size_t align)
-{
+static inline void *alloy_resource_allocate(alloy_resource_t *r, size_t size, size_t align) {
     return r->ops->allocate(r, size, align);
 }
 static inline void alloy_resource_deallocate(alloy_resource_t *r, void *p, size_t size,
-                                             size_t align)
-{
+                                             size_t align) {
     r->ops->deallocate(r, p, size, align);
 }
-static inline bool alloy_resource_is_equal(const alloy_resource_t *a, const alloy_resource_t *b)
-{
+static inline bool alloy_resource_is_equal(const alloy_resource_t *a, const alloy_resource_t *b) {
     return a == b || a->ops->is_equal(a, b);
 }
 
@@ -77,10 +74,7 @@ ALLOY_API void alloy_monotonic_init(alloy_monotonic_t *m, void *buf, size_t len,
                                     alloy_resource_t *upstream);
 ALLOY_API void alloy_monotonic_release(alloy_monotonic_t *m);
 ALLOY_API void alloy_monotonic_destroy(alloy_monotonic_t *m);
-static inline alloy_resource_t *alloy_monotonic_resource(alloy_monotonic_t *m)
-{
-    return &m->base;
-}
+static inline alloy_resource_t *alloy_monotonic_resource(alloy_monotonic_t *m) { return &m->base; }
 
 /* ---- pool resources: many sizes, like std::pmr::*_pool_resource ----------
  * Blocks up to `largest_block` bytes come from one pool per power-of-two
@@ -92,9 +86,9 @@ static inline alloy_resource_t *alloy_monotonic_resource(alloy_monotonic_t *m)
 #define ALLOY_POOL_RESOURCE_MAX_BLOCK ((size_t)8 << (ALLOY_POOL_RESOURCE_CLASSES - 1))
 
 typedef struct alloy_pool_options {
-    size_t largest_block;    /* 0 or above the maximum: 4096 / the maximum */
-    size_t chunk_bytes;      /* bytes of each class's first chunk; 0: 16 KiB */
-    unsigned flags;          /* ALLOY_POOL_CHECKED, ALLOY_POOL_ABORT */
+    size_t largest_block; /* 0 or above the maximum: 4096 / the maximum */
+    size_t chunk_bytes;   /* bytes of each class's first chunk; 0: 16 KiB */
+    unsigned flags;       /* ALLOY_POOL_CHECKED, ALLOY_POOL_ABORT */
 } alloy_pool_options_t;
 
 typedef struct ay_large_block ay_large_block_t; /* private: src/hot/pool_resource.c */
@@ -103,19 +97,16 @@ typedef struct alloy_pool_resource_s {
     alloy_resource_t base;
     alloy_resource_t *upstream;
     size_t largest_block;
-    unsigned nclasses;                            /* classes in use */
+    unsigned nclasses; /* classes in use */
     alloy_pool_t pools[ALLOY_POOL_RESOURCE_CLASSES];
-    ay_large_block_t *large;                      /* blocks above largest_block */
+    ay_large_block_t *large; /* blocks above largest_block */
 } alloy_pool_resource_t;
 
 /* Returns 0 or EINVAL.  opts may be NULL; upstream NULL is the default. */
 ALLOY_API int alloy_pool_resource_init(alloy_pool_resource_t *pr, const alloy_pool_options_t *opts,
                                        alloy_resource_t *upstream);
 ALLOY_API void alloy_pool_resource_destroy(alloy_pool_resource_t *pr);
-static inline alloy_resource_t *alloy_pool_resource(alloy_pool_resource_t *pr)
-{
-    return &pr->base;
-}
+static inline alloy_resource_t *alloy_pool_resource(alloy_pool_resource_t *pr) { return &pr->base; }
 
 typedef struct ay_sync_large ay_sync_large_t; /* private: src/hot/pool_resource.c */
 
@@ -123,19 +114,18 @@ typedef struct ay_sync_large ay_sync_large_t; /* private: src/hot/pool_resource.
  * only around the list of large blocks. */
 typedef struct alloy_sync_pool_resource_s {
     alloy_resource_t base;
-    alloy_resource_t *upstream;  /* must itself be thread-safe */
+    alloy_resource_t *upstream; /* must itself be thread-safe */
     size_t largest_block;
     unsigned nclasses;
     alloy_sync_pool_t pools[ALLOY_POOL_RESOURCE_CLASSES];
-    ay_sync_large_t *large;      /* locked list of large blocks */
+    ay_sync_large_t *large; /* locked list of large blocks */
 } alloy_sync_pool_resource_t;
 
 ALLOY_API int alloy_sync_pool_resource_init(alloy_sync_pool_resource_t *pr,
                                             const alloy_pool_options_t *opts,
                                             alloy_resource_t *upstream);
 ALLOY_API void alloy_sync_pool_resource_destroy(alloy_sync_pool_resource_t *pr);
-static inline alloy_resource_t *alloy_sync_pool_resource(alloy_sync_pool_resource_t *pr)
-{
+static inline alloy_resource_t *alloy_sync_pool_resource(alloy_sync_pool_resource_t *pr) {
     return &pr->base;
 }
 

@@ -53,19 +53,15 @@ ALLOY_API int alloy_vec_push(alloy_vec_t *v, const void *elem);
 /* Drop every element; keeps the storage. */
 ALLOY_API void alloy_vec_clear(alloy_vec_t *v);
 
-static inline size_t alloy_vec_len(const alloy_vec_t *v)
-{
-    return v->len;
-}
+static inline size_t alloy_vec_len(const alloy_vec_t *v) { return v->len; }
 /* The data as T *, or NULL when elem_size is not sizeof(T). */
-static inline void *alloy_vec_items_sized(const alloy_vec_t *v, size_t elem_size)
-{
+static inline void *alloy_vec_items_sized(const alloy_vec_t *v, size_t elem_size) {
     return v->elem_size == elem_size ? v->data : NULL;
 }
 
 #define ALLOY_VEC_INIT(v, T, res) alloy_vec_init((v), sizeof(T), _Alignof(T), (res))
 #define ALLOY_VEC_ITEMS(v, T) ((T *)alloy_vec_items_sized((v), sizeof(T)))
-#define ALLOY_VEC_PUSH(v, T, value) \
+#define ALLOY_VEC_PUSH(v, T, value)                                                                \
     (sizeof(T) == (v)->elem_size ? alloy_vec_push((v), &(T){(value)}) : EINVAL)
 
 #ifdef __cplusplus

@@ -28,8 +28,7 @@ static sim_run_spec_t spec_for(sim_workload_t wl, ay_batch_policy_t pol, uint64_
 
 static int metrics_equal(const sim_metrics_t *a, const sim_metrics_t *b) {
     return a->slow_path_calls == b->slow_path_calls && a->short_fetches == b->short_fetches &&
-           a->objects_fetched == b->objects_fetched &&
-           a->objects_released == b->objects_released &&
+           a->objects_fetched == b->objects_fetched && a->objects_released == b->objects_released &&
            a->spans_allocated == b->spans_allocated && a->spans_freed == b->spans_freed &&
            a->mean_cached_bytes == b->mean_cached_bytes &&
            a->mean_tcache_bytes == b->mean_tcache_bytes &&

@@ -43,29 +43,23 @@ _Static_assert(sizeof(alloy_arena_chunk_t) % 16 == 0, "chunk data must stay 16-a
 
 static char arena_empty[1]; /* the region of an arena that has none */
 
-static char *arena_chunk_data(alloy_arena_chunk_t *c)
-{
-    return (char *)c + ARENA_HEADER;
-}
+static char *arena_chunk_data(alloy_arena_chunk_t *c) { return (char *)c + ARENA_HEADER; }
 
 /* The end of region c (NULL: the caller's buffer). */
-static char *region_end(const alloy_arena_t *a, const alloy_arena_chunk_t *c)
-{
+static char *region_end(const alloy_arena_t *a, const alloy_arena_chunk_t *c) {
     if (c != NULL)
         return (char *)c + c->size;
     return a->initial != NULL ? a->initial + a->initial_size : arena_empty + 0;
 }
 
 /* The memory-pool anchor of region c (NULL when it has no memory). */
-static const void *region_anchor(const alloy_arena_t *a, const alloy_arena_chunk_t *c)
-{
+static const void *region_anchor(const alloy_arena_t *a, const alloy_arena_chunk_t *c) {
     return c != NULL ? (const void *)c : (const void *)a->initial;
 }
 
 /* Checkers: everything of region c from `from` on is freed (memcheck's
  * blocks there, and the memory). */
-static void region_forget_from(const alloy_arena_t *a, const alloy_arena_chunk_t *c, char *from)
-{
+static void region_forget_from(const alloy_arena_t *a, const alloy_arena_chunk_t *c, char *from) {
     const void *anchor = region_anchor(a, c);
     if (!ay_hot_checked() || anchor == NULL)
         return;
@@ -76,8 +70,7 @@ static void region_forget_from(const alloy_arena_t *a, const alloy_arena_chunk_t
 
 /* Make region c (NULL: the caller's buffer) current, `next` at its start
  * unless given. */
-static void arena_enter(alloy_arena_t *a, alloy_arena_chunk_t *c)
-{
+static void arena_enter(alloy_arena_t *a, alloy_arena_chunk_t *c) {
     a->current = c;
     if (c != NULL)
         a->begin = arena_chunk_data(c);
@@ -89,8 +82,8 @@ static void arena_enter(alloy_arena_t *a, alloy_arena_chunk_t *c)
     a->next = a->begin;
 }
 
-ALLOY_API void alloy_arena_init(alloy_arena_t *a, void *buf, size_t len, alloy_resource_t *upstream)
-{
+ALLOY_API void alloy_arena_init(alloy_arena_t *a, void *buf, size_t len,
+                                alloy_resource_t *upstream) {
     a->chunks = NULL;
     a->used_before = 0;
     a->initial = len != 0 ? (char *)buf : NULL;
@@ -111,8 +104,7 @@ ALLOY_API void alloy_arena_init(alloy_arena_t *a, void *buf, size_t len, alloy_r
 }
 
 /* Try the current region; NULL when it has no room.  Overflow-safe. */
-static void *arena_try_region(alloy_arena_t *a, size_t size, size_t align)
-{
+static void *arena_try_region(alloy_arena_t *a, size_t size, size_t align) {
     uintptr_t p = (uintptr_t)a->next;
     size_t avail = (size_t)(region_end(a, a->current) - a->next);
     size_t pad = (size_t)(0 - p) & (align - 1);
@@ -128,24 +120,21 @@ static void *arena_try_region(alloy_arena_t *a, size_t size, size_t align)
 
 /* Leave the current region for chunk c and allocate from it.  The caller
  * has checked that c can hold size at align. */
-static void *arena_switch(alloy_arena_t *a, alloy_arena_chunk_t *c, size_t size, size_t align)
-{
+static void *arena_switch(alloy_arena_t *a, alloy_arena_chunk_t *c, size_t size, size_t align) {
     a->used_before += (size_t)(a->next - a->begin);
     arena_enter(a, c);
     return arena_try_region(a, size, align);
 }
 
 /* Can a fresh region of chunk c hold size bytes at align? */
-static bool arena_chunk_fits(alloy_arena_chunk_t *c, size_t size, size_t align)
-{
+static bool arena_chunk_fits(alloy_arena_chunk_t *c, size_t size, size_t align) {
     uintptr_t p = (uintptr_t)arena_chunk_data(c);
     size_t avail = c->size - ARENA_HEADER;
     size_t pad = (size_t)(0 - p) & (align - 1);
     return pad <= avail && size <= avail - pad;
 }
 
-ALLOY_API void *alloy_arena_alloc_slow(alloy_arena_t *a, size_t size, size_t align)
-{
+ALLOY_API void *alloy_arena_alloc_slow(alloy_arena_t *a, size_t size, size_t align) {
     if (!ay_hot_is_pow2(align))
         return NULL;
     if (size == 0)
@@ -189,14 +178,12 @@ ALLOY_API void *alloy_arena_alloc_slow(alloy_arena_t *a, size_t size, size_t ali
     return arena_switch(a, c, size, align);
 }
 
-ALLOY_API void alloy_arena_reset(alloy_arena_t *a)
-{
+ALLOY_API void alloy_arena_reset(alloy_arena_t *a) {
     alloy_arena_mark_t start = {NULL, a->initial, 0};
     alloy_arena_rewind(a, start);
 }
 
-ALLOY_API void alloy_arena_rewind(alloy_arena_t *a, alloy_arena_mark_t m)
-{
+ALLOY_API void alloy_arena_rewind(alloy_arena_t *a, alloy_arena_mark_t m) {
     if (ay_hot_checked()) { /* what came after m is freed */
         if (m.next != NULL)
             region_forget_from(a, m.chunk, m.next);
@@ -212,8 +199,7 @@ ALLOY_API void alloy_arena_rewind(alloy_arena_t *a, alloy_arena_mark_t m)
     a->used_before = m.used_before;
 }
 
-ALLOY_API void alloy_arena_release(alloy_arena_t *a)
-{
+ALLOY_API void alloy_arena_release(alloy_arena_t *a) {
     alloy_arena_chunk_t *c = a->chunks;
     while (c != NULL) {
         alloy_arena_chunk_t *next = c->next;
@@ -229,8 +215,7 @@ ALLOY_API void alloy_arena_release(alloy_arena_t *a)
     alloy_arena_reset(a);
 }
 
-ALLOY_API void alloy_arena_destroy(alloy_arena_t *a)
-{
+ALLOY_API void alloy_arena_destroy(alloy_arena_t *a) {
     alloy_arena_release(a);
     if (ay_hot_checked() && a->initial != NULL) { /* the caller's buffer is theirs again */
         ay_hot_pool_destroy(a->initial);
@@ -238,12 +223,8 @@ ALLOY_API void alloy_arena_destroy(alloy_arena_t *a)
     }
 }
 
-ALLOY_API size_t alloy_arena_used(const alloy_arena_t *a)
-{
+ALLOY_API size_t alloy_arena_used(const alloy_arena_t *a) {
     return a->used_before + (size_t)(a->next - a->begin);
 }
 
-ALLOY_API size_t alloy_arena_reserved(const alloy_arena_t *a)
-{
-    return a->reserved;
-}
+ALLOY_API size_t alloy_arena_reserved(const alloy_arena_t *a) { return a->reserved; }

@@ -5,8 +5,7 @@
  * readable for the access only. */
 #include "checker.h"
 
-__attribute__((noinline, no_sanitize_address)) void *ay_hot_link_get(const void *slot)
-{
+__attribute__((noinline, no_sanitize_address)) void *ay_hot_link_get(const void *slot) {
 #if ALLOY_VALGRIND
     VALGRIND_MAKE_MEM_DEFINED(slot, sizeof(void *));
 #endif
@@ -17,8 +16,7 @@ __attribute__((noinline, no_sanitize_address)) void *ay_hot_link_get(const void 
     return next;
 }
 
-__attribute__((noinline, no_sanitize_address)) void ay_hot_link_set(void *slot, void *next)
-{
+__attribute__((noinline, no_sanitize_address)) void ay_hot_link_set(void *slot, void *next) {
 #if ALLOY_VALGRIND
     VALGRIND_MAKE_MEM_UNDEFINED(slot, sizeof(void *));
 #endif

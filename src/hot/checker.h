@@ -54,8 +54,7 @@
 
 /* Are the allocators telling a checker: always under ASan, and under
  * memcheck when running on valgrind. */
-static inline bool ay_hot_checked(void)
-{
+static inline bool ay_hot_checked(void) {
 #if ALLOY_VALGRIND
     if (RUNNING_ON_VALGRIND)
         return true;
@@ -64,8 +63,7 @@ static inline bool ay_hot_checked(void)
 }
 
 /* n bytes at p may not be touched (freed, reset, never handed out). */
-static inline void ay_hot_forbid(const void *p, size_t n)
-{
+static inline void ay_hot_forbid(const void *p, size_t n) {
 #if AY_HOT_ASAN
     ASAN_POISON_MEMORY_REGION(p, n);
 #endif
@@ -78,8 +76,7 @@ static inline void ay_hot_forbid(const void *p, size_t n)
 
 /* n bytes at p belong to someone again (handed back upstream, or to the
  * caller whose buffer they are): accessible, contents undefined. */
-static inline void ay_hot_allow(const void *p, size_t n)
-{
+static inline void ay_hot_allow(const void *p, size_t n) {
 #if AY_HOT_ASAN
     ASAN_UNPOISON_MEMORY_REGION(p, n);
 #endif
@@ -92,8 +89,7 @@ static inline void ay_hot_allow(const void *p, size_t n)
 
 /* ---- memory pools: `anchor` names one (a pool, an arena region) ---- */
 
-static inline void ay_hot_pool_create(const void *anchor)
-{
+static inline void ay_hot_pool_create(const void *anchor) {
 #if ALLOY_VALGRIND
     VALGRIND_CREATE_MEMPOOL(anchor, 0, 0);
 #endif
@@ -101,8 +97,7 @@ static inline void ay_hot_pool_create(const void *anchor)
 }
 
 /* The pool is gone: its blocks become inaccessible. */
-static inline void ay_hot_pool_destroy(const void *anchor)
-{
+static inline void ay_hot_pool_destroy(const void *anchor) {
 #if ALLOY_VALGRIND
     VALGRIND_DESTROY_MEMPOOL(anchor);
 #endif
@@ -110,8 +105,7 @@ static inline void ay_hot_pool_destroy(const void *anchor)
 }
 
 /* n bytes at p handed out from the pool (accessible, undefined). */
-static inline void ay_hot_pool_alloc(const void *anchor, const void *p, size_t n)
-{
+static inline void ay_hot_pool_alloc(const void *anchor, const void *p, size_t n) {
 #if ALLOY_VALGRIND
     VALGRIND_MEMPOOL_ALLOC(anchor, p, n);
 #endif
@@ -124,8 +118,7 @@ static inline void ay_hot_pool_alloc(const void *anchor, const void *p, size_t n
 }
 
 /* The block of n bytes at p given back to the pool (inaccessible). */
-static inline void ay_hot_pool_free(const void *anchor, const void *p, size_t n)
-{
+static inline void ay_hot_pool_free(const void *anchor, const void *p, size_t n) {
 #if ALLOY_VALGRIND
     VALGRIND_MEMPOOL_FREE(anchor, p);
 #endif
@@ -139,8 +132,7 @@ static inline void ay_hot_pool_free(const void *anchor, const void *p, size_t n)
 
 /* Every block of the pool outside [p, p + n) is freed (memcheck's trim);
  * the caller forbids the memory itself. */
-static inline void ay_hot_pool_trim(const void *anchor, const void *p, size_t n)
-{
+static inline void ay_hot_pool_trim(const void *anchor, const void *p, size_t n) {
 #if ALLOY_VALGRIND
     VALGRIND_MEMPOOL_TRIM(anchor, p, n);
 #endif

@@ -10,18 +10,14 @@
 
 #include "hot.h"
 
-static void *monotonic_allocate(alloy_resource_t *self, size_t size, size_t align)
-{
+static void *monotonic_allocate(alloy_resource_t *self, size_t size, size_t align) {
     alloy_monotonic_t *m = (alloy_monotonic_t *)self;
     return alloy_arena_alloc(&m->arena, size, align);
 }
 
-static void monotonic_deallocate(alloy_resource_t *self, void *p, size_t size, size_t align)
-{
-}
+static void monotonic_deallocate(alloy_resource_t *self, void *p, size_t size, size_t align) {}
 
-static bool monotonic_is_equal(const alloy_resource_t *self, const alloy_resource_t *other)
-{
+static bool monotonic_is_equal(const alloy_resource_t *self, const alloy_resource_t *other) {
     return self == other;
 }
 
@@ -32,18 +28,11 @@ static const alloy_resource_ops_t monotonic_ops = {
 };
 
 ALLOY_API void alloy_monotonic_init(alloy_monotonic_t *m, void *buf, size_t len,
-                                    alloy_resource_t *upstream)
-{
+                                    alloy_resource_t *upstream) {
     m->base.ops = &monotonic_ops;
     alloy_arena_init(&m->arena, buf, len, upstream);
 }
 
-ALLOY_API void alloy_monotonic_release(alloy_monotonic_t *m)
-{
-    alloy_arena_release(&m->arena);
-}
+ALLOY_API void alloy_monotonic_release(alloy_monotonic_t *m) { alloy_arena_release(&m->arena); }
 
-ALLOY_API void alloy_monotonic_destroy(alloy_monotonic_t *m)
-{
-    alloy_arena_destroy(&m->arena);
-}
+ALLOY_API void alloy_monotonic_destroy(alloy_monotonic_t *m) { alloy_arena_destroy(&m->arena); }

@@ -44,19 +44,17 @@ struct alloy_pool_chunk {
     unsigned char *bits;      /* checked flavour: 1 = held by the caller */
 };
 
-#define POOL_CARVE 32                       /* slots carved per slow-path visit */
+#define POOL_CARVE 32                         /* slots carved per slow-path visit */
 #define POOL_DEFAULT_CHUNK ((size_t)64 << 10) /* bytes of slots, default first chunk */
-#define POOL_MAX_GROWTH ((size_t)1 << 20)   /* stop doubling chunks at 1 MiB of slots */
+#define POOL_MAX_GROWTH ((size_t)1 << 20)     /* stop doubling chunks at 1 MiB of slots */
 
-static size_t pool_chunk_align(const alloy_pool_t *pool)
-{
+static size_t pool_chunk_align(const alloy_pool_t *pool) {
     return pool->slot_align > 16 ? pool->slot_align : 16;
 }
 
 /* Bytes of a chunk of n slots and the offset of its first slot; false on
  * overflow. */
-static bool pool_chunk_geometry(const alloy_pool_t *pool, size_t n, size_t *bytes, size_t *offset)
-{
+static bool pool_chunk_geometry(const alloy_pool_t *pool, size_t n, size_t *bytes, size_t *offset) {
     size_t head = sizeof(alloy_pool_chunk_t), slot_bytes;
     if (pool->flags & ALLOY_POOL_CHECKED)
         head += n / 8 + 1;
@@ -66,8 +64,7 @@ static bool pool_chunk_geometry(const alloy_pool_t *pool, size_t n, size_t *byte
 
 /* Take a chunk of pool->chunk_slots slots from upstream and make its slots
  * the carve range.  false (nothing changed) when that is impossible. */
-static bool pool_grow(alloy_pool_t *pool)
-{
+static bool pool_grow(alloy_pool_t *pool) {
     size_t n = pool->chunk_slots, bytes, offset;
     if (pool->max_slots != 0) {
         if (pool->total_slots >= pool->max_slots)
@@ -102,8 +99,7 @@ static bool pool_grow(alloy_pool_t *pool)
     return true;
 }
 
-ALLOY_API int alloy_pool_init(alloy_pool_t *pool, const alloy_pool_config_t *cfg)
-{
+ALLOY_API int alloy_pool_init(alloy_pool_t *pool, const alloy_pool_config_t *cfg) {
     memset(pool, 0, sizeof *pool);
     size_t align = cfg->slot_align != 0 ? cfg->slot_align : AY_HOT_MALLOC_ALIGN;
     if (cfg->slot_size == 0 || !ay_hot_is_pow2(align))
@@ -137,8 +133,7 @@ ALLOY_API int alloy_pool_init(alloy_pool_t *pool, const alloy_pool_config_t *cfg
     return 0;
 }
 
-ALLOY_API void alloy_pool_destroy(alloy_pool_t *pool)
-{
+ALLOY_API void alloy_pool_destroy(alloy_pool_t *pool) {
     alloy_pool_chunk_t *c = pool->chunks;
     if (ay_hot_checked())
         ay_hot_pool_destroy(pool);
@@ -157,8 +152,7 @@ ALLOY_API void alloy_pool_destroy(alloy_pool_t *pool)
 
 /* Hand out the next never-used slot, after moving up to POOL_CARVE-1 more
  * onto the free list.  The carve range must not be empty. */
-static void *pool_carve(alloy_pool_t *pool, size_t batch)
-{
+static void *pool_carve(alloy_pool_t *pool, size_t batch) {
     size_t left = (size_t)(pool->carve_end - pool->carve) / pool->slot_size;
     size_t n = left < batch ? left : batch;
     char *first = pool->carve;
@@ -174,8 +168,7 @@ static void *pool_carve(alloy_pool_t *pool, size_t batch)
     return first;
 }
 
-static alloy_pool_chunk_t *pool_find_chunk(const alloy_pool_t *pool, const void *p)
-{
+static alloy_pool_chunk_t *pool_find_chunk(const alloy_pool_t *pool, const void *p) {
     uintptr_t u = (uintptr_t)p;
     for (alloy_pool_chunk_t *c = pool->chunks; c != NULL; c = c->next) {
         uintptr_t lo = (uintptr_t)c->slots, hi = lo + c->nslots * pool->slot_size;
@@ -185,13 +178,11 @@ static alloy_pool_chunk_t *pool_find_chunk(const alloy_pool_t *pool, const void 
     return NULL;
 }
 
-ALLOY_API int alloy_pool_owns(const alloy_pool_t *pool, const void *p)
-{
+ALLOY_API int alloy_pool_owns(const alloy_pool_t *pool, const void *p) {
     return pool_find_chunk(pool, p) != NULL;
 }
 
-static void *pool_alloc_checked(alloy_pool_t *pool)
-{
+static void *pool_alloc_checked(alloy_pool_t *pool) {
     void *p = pool->checked_free;
     if (p != NULL) {
         pool->checked_free = ay_hot_link_get(p);
@@ -209,8 +200,7 @@ static void *pool_alloc_checked(alloy_pool_t *pool)
     return p;
 }
 
-ALLOY_API void *alloy_pool_alloc_slow(alloy_pool_t *pool)
-{
+ALLOY_API void *alloy_pool_alloc_slow(alloy_pool_t *pool) {
     if (ALLOY_UNLIKELY(pool->flags & ALLOY_POOL_CHECKED))
         return pool_alloc_checked(pool);
     if (pool->carve == pool->carve_end && !pool_grow(pool))
@@ -218,16 +208,14 @@ ALLOY_API void *alloy_pool_alloc_slow(alloy_pool_t *pool)
     return pool_carve(pool, POOL_CARVE);
 }
 
-static void pool_report(alloy_pool_t *pool, const void *p, const char *what)
-{
+static void pool_report(alloy_pool_t *pool, const void *p, const char *what) {
     pool->errors++;
     fprintf(stderr, "alloy_pool: %s (%p)\n", what, (void *)p);
     if (pool->flags & ALLOY_POOL_ABORT)
         abort();
 }
 
-ALLOY_API void alloy_pool_free_checked(alloy_pool_t *pool, void *p)
-{
+ALLOY_API void alloy_pool_free_checked(alloy_pool_t *pool, void *p) {
     if (!(pool->flags & ALLOY_POOL_CHECKED)) { /* called directly on a fast pool */
         *(void **)p = pool->free;
         pool->free = p;
@@ -256,7 +244,4 @@ ALLOY_API void alloy_pool_free_checked(alloy_pool_t *pool, void *p)
     pool->live--;
 }
 
-ALLOY_API unsigned alloy_pool_errors(const alloy_pool_t *pool)
-{
-    return pool->errors;
-}
+ALLOY_API unsigned alloy_pool_errors(const alloy_pool_t *pool) { return pool->errors; }

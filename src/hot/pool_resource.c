@@ -43,8 +43,7 @@ struct ay_sync_large {
 /* ---- helpers shared by both flavours ------------------------------------ */
 
 /* The class for (size, align), or -1 for a large block, -2 for a bad align. */
-static int poolres_class(size_t size, size_t align, size_t largest)
-{
+static int poolres_class(size_t size, size_t align, size_t largest) {
     if (!ay_hot_is_pow2(align))
         return -2;
     size_t b = size > align ? size : align;
@@ -55,8 +54,7 @@ static int poolres_class(size_t size, size_t align, size_t largest)
     return __builtin_ctzl(ay_hot_pow2_ceil(b)) - 3;
 }
 
-static size_t poolres_largest(const alloy_pool_options_t *opts)
-{
+static size_t poolres_largest(const alloy_pool_options_t *opts) {
     size_t largest = opts != NULL ? opts->largest_block : 0;
     if (largest == 0)
         return POOLRES_DEFAULT_LARGEST;
@@ -65,16 +63,15 @@ static size_t poolres_largest(const alloy_pool_options_t *opts)
     return largest < 8 ? 8 : largest;
 }
 
-static unsigned poolres_nclasses(size_t largest)
-{
+static unsigned poolres_nclasses(size_t largest) {
     return (unsigned)poolres_class(largest, 1, largest) + 1;
 }
 
 static alloy_pool_config_t poolres_class_config(unsigned k, const alloy_pool_options_t *opts,
-                                                alloy_resource_t *upstream)
-{
+                                                alloy_resource_t *upstream) {
     size_t slot = (size_t)8 << k;
-    size_t chunk = opts != NULL && opts->chunk_bytes != 0 ? opts->chunk_bytes : POOLRES_DEFAULT_CHUNK;
+    size_t chunk =
+        opts != NULL && opts->chunk_bytes != 0 ? opts->chunk_bytes : POOLRES_DEFAULT_CHUNK;
     alloy_pool_config_t cfg = {
         .slot_size = slot,
         .slot_align = slot,
@@ -86,23 +83,18 @@ static alloy_pool_config_t poolres_class_config(unsigned k, const alloy_pool_opt
     return cfg;
 }
 
-static size_t large_align(size_t align)
-{
-    return align > 16 ? align : 16;
-}
+static size_t large_align(size_t align) { return align > 16 ? align : 16; }
 
 /* Bytes from base to the caller's pointer: room for the header, rounded to
  * the alignment. */
-static size_t large_offset(size_t align)
-{
+static size_t large_offset(size_t align) {
     size_t a = large_align(align), h = sizeof(ay_large_block_t);
     return (h + a - 1) & ~(a - 1);
 }
 
 /* Allocate a large block and link it on *head.  NULL on overflow or when
  * upstream fails. */
-static void *large_alloc(alloy_resource_t *up, ay_large_block_t **head, size_t size, size_t align)
-{
+static void *large_alloc(alloy_resource_t *up, ay_large_block_t **head, size_t size, size_t align) {
     size_t off = large_offset(align), total;
     if (size == 0)
         size = 1; /* the contract: size 0 is served like size 1 */
@@ -122,8 +114,7 @@ static void *large_alloc(alloy_resource_t *up, ay_large_block_t **head, size_t s
     return base + off;
 }
 
-static void large_unlink_free(alloy_resource_t *up, ay_large_block_t **head, ay_large_block_t *h)
-{
+static void large_unlink_free(alloy_resource_t *up, ay_large_block_t **head, ay_large_block_t *h) {
     if (h->prev != NULL)
         h->prev->next = h->next;
     else
@@ -134,16 +125,14 @@ static void large_unlink_free(alloy_resource_t *up, ay_large_block_t **head, ay_
     alloy_resource_deallocate(up, (char *)(h + 1) - off, off + h->size, large_align(h->align));
 }
 
-static void large_free_all(alloy_resource_t *up, ay_large_block_t **head)
-{
+static void large_free_all(alloy_resource_t *up, ay_large_block_t **head) {
     while (*head != NULL)
         large_unlink_free(up, head, *head);
 }
 
 /* ---- unsynchronized ------------------------------------------------------ */
 
-static void *poolres_allocate(alloy_resource_t *self, size_t size, size_t align)
-{
+static void *poolres_allocate(alloy_resource_t *self, size_t size, size_t align) {
     alloy_pool_resource_t *pr = (alloy_pool_resource_t *)self;
     int k = poolres_class(size, align, pr->largest_block);
     if (ALLOY_LIKELY(k >= 0))
@@ -153,8 +142,7 @@ static void *poolres_allocate(alloy_resource_t *self, size_t size, size_t align)
     return large_alloc(pr->upstream, &pr->large, size, align);
 }
 
-static void poolres_deallocate(alloy_resource_t *self, void *p, size_t size, size_t align)
-{
+static void poolres_deallocate(alloy_resource_t *self, void *p, size_t size, size_t align) {
     alloy_pool_resource_t *pr = (alloy_pool_resource_t *)self;
     if (p == NULL)
         return;
@@ -165,8 +153,7 @@ static void poolres_deallocate(alloy_resource_t *self, void *p, size_t size, siz
         large_unlink_free(pr->upstream, &pr->large, (ay_large_block_t *)p - 1);
 }
 
-static bool poolres_is_equal(const alloy_resource_t *self, const alloy_resource_t *other)
-{
+static bool poolres_is_equal(const alloy_resource_t *self, const alloy_resource_t *other) {
     return self == other;
 }
 
@@ -177,8 +164,7 @@ static const alloy_resource_ops_t poolres_ops = {
 };
 
 ALLOY_API int alloy_pool_resource_init(alloy_pool_resource_t *pr, const alloy_pool_options_t *opts,
-                                       alloy_resource_t *upstream)
-{
+                                       alloy_resource_t *upstream) {
     memset(pr, 0, sizeof *pr);
     pr->base.ops = &poolres_ops;
     pr->upstream = upstream != NULL ? upstream : alloy_default_resource();
@@ -196,8 +182,7 @@ ALLOY_API int alloy_pool_resource_init(alloy_pool_resource_t *pr, const alloy_po
     return 0;
 }
 
-ALLOY_API void alloy_pool_resource_destroy(alloy_pool_resource_t *pr)
-{
+ALLOY_API void alloy_pool_resource_destroy(alloy_pool_resource_t *pr) {
     for (unsigned k = 0; k < pr->nclasses; k++)
         alloy_pool_destroy(&pr->pools[k]);
     large_free_all(pr->upstream, &pr->large);
@@ -205,8 +190,7 @@ ALLOY_API void alloy_pool_resource_destroy(alloy_pool_resource_t *pr)
 
 /* ---- synchronized -------------------------------------------------------- */
 
-static void *syncres_allocate(alloy_resource_t *self, size_t size, size_t align)
-{
+static void *syncres_allocate(alloy_resource_t *self, size_t size, size_t align) {
     alloy_sync_pool_resource_t *pr = (alloy_sync_pool_resource_t *)self;
     int k = poolres_class(size, align, pr->largest_block);
     if (ALLOY_LIKELY(k >= 0))
@@ -219,8 +203,7 @@ static void *syncres_allocate(alloy_resource_t *self, size_t size, size_t align)
     return p;
 }
 
-static void syncres_deallocate(alloy_resource_t *self, void *p, size_t size, size_t align)
-{
+static void syncres_deallocate(alloy_resource_t *self, void *p, size_t size, size_t align) {
     alloy_sync_pool_resource_t *pr = (alloy_sync_pool_resource_t *)self;
     if (p == NULL)
         return;
@@ -242,8 +225,7 @@ static const alloy_resource_ops_t syncres_ops = {
 
 ALLOY_API int alloy_sync_pool_resource_init(alloy_sync_pool_resource_t *pr,
                                             const alloy_pool_options_t *opts,
-                                            alloy_resource_t *upstream)
-{
+                                            alloy_resource_t *upstream) {
     memset(pr, 0, sizeof *pr);
     pr->base.ops = &syncres_ops;
     pr->upstream = upstream != NULL ? upstream : alloy_default_resource();
@@ -270,8 +252,7 @@ ALLOY_API int alloy_sync_pool_resource_init(alloy_sync_pool_resource_t *pr,
     return 0;
 }
 
-ALLOY_API void alloy_sync_pool_resource_destroy(alloy_sync_pool_resource_t *pr)
-{
+ALLOY_API void alloy_sync_pool_resource_destroy(alloy_sync_pool_resource_t *pr) {
     for (unsigned k = 0; k < pr->nclasses; k++)
         alloy_sync_pool_destroy(&pr->pools[k]);
     if (pr->large != NULL) {

@@ -21,8 +21,7 @@
 
 /* ---- malloc ------------------------------------------------------------ */
 
-static void *mallocres_allocate(alloy_resource_t *self, size_t size, size_t align)
-{
+static void *mallocres_allocate(alloy_resource_t *self, size_t size, size_t align) {
     if (!ay_hot_is_pow2(align))
         return NULL;
     if (size == 0)
@@ -35,15 +34,13 @@ static void *mallocres_allocate(alloy_resource_t *self, size_t size, size_t alig
     return p;
 }
 
-static void mallocres_deallocate(alloy_resource_t *self, void *p, size_t size, size_t align)
-{
+static void mallocres_deallocate(alloy_resource_t *self, void *p, size_t size, size_t align) {
     free(p);
 }
 
 static const alloy_resource_ops_t mallocres_ops;
 
-static bool mallocres_is_equal(const alloy_resource_t *self, const alloy_resource_t *other)
-{
+static bool mallocres_is_equal(const alloy_resource_t *self, const alloy_resource_t *other) {
     return other->ops == &mallocres_ops;
 }
 
@@ -54,26 +51,17 @@ static const alloy_resource_ops_t mallocres_ops = {
 };
 static alloy_resource_t mallocres_instance = {&mallocres_ops};
 
-ALLOY_API alloy_resource_t *alloy_malloc_resource(void)
-{
-    return &mallocres_instance;
-}
+ALLOY_API alloy_resource_t *alloy_malloc_resource(void) { return &mallocres_instance; }
 
 /* ---- null -------------------------------------------------------------- */
 
-static void *nullres_allocate(alloy_resource_t *self, size_t size, size_t align)
-{
-    return NULL;
-}
+static void *nullres_allocate(alloy_resource_t *self, size_t size, size_t align) { return NULL; }
 
-static void nullres_deallocate(alloy_resource_t *self, void *p, size_t size, size_t align)
-{
-}
+static void nullres_deallocate(alloy_resource_t *self, void *p, size_t size, size_t align) {}
 
 static const alloy_resource_ops_t nullres_ops;
 
-static bool nullres_is_equal(const alloy_resource_t *self, const alloy_resource_t *other)
-{
+static bool nullres_is_equal(const alloy_resource_t *self, const alloy_resource_t *other) {
     return other->ops == &nullres_ops;
 }
 
@@ -84,22 +72,17 @@ static const alloy_resource_ops_t nullres_ops = {
 };
 static alloy_resource_t nullres_instance = {&nullres_ops};
 
-ALLOY_API alloy_resource_t *alloy_null_resource(void)
-{
-    return &nullres_instance;
-}
+ALLOY_API alloy_resource_t *alloy_null_resource(void) { return &nullres_instance; }
 
 /* ---- the default ------------------------------------------------------- */
 
 static _Atomic(alloy_resource_t *) resource_default = &mallocres_instance;
 
-ALLOY_API alloy_resource_t *alloy_default_resource(void)
-{
+ALLOY_API alloy_resource_t *alloy_default_resource(void) {
     return atomic_load_explicit(&resource_default, memory_order_acquire);
 }
 
-ALLOY_API alloy_resource_t *alloy_set_default_resource(alloy_resource_t *r)
-{
+ALLOY_API alloy_resource_t *alloy_set_default_resource(alloy_resource_t *r) {
     if (r == NULL)
         r = &mallocres_instance;
     return atomic_exchange_explicit(&resource_default, r, memory_order_acq_rel);

@@ -29,20 +29,17 @@ static pthread_key_t scratch_key;
 static bool scratch_key_ok;
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 
-static void scratch_at_thread_exit(void *arg)
-{
+static void scratch_at_thread_exit(void *arg) {
     alloy_arena_destroy(arg);
     free(arg);
     scratch = NULL;
 }
 
-static void scratch_make_key(void)
-{
+static void scratch_make_key(void) {
     scratch_key_ok = pthread_key_create(&scratch_key, scratch_at_thread_exit) == 0;
 }
 
-static __attribute__((noinline)) alloy_arena_t *scratch_setup(void)
-{
+static __attribute__((noinline)) alloy_arena_t *scratch_setup(void) {
     alloy_arena_t *a = malloc(sizeof *a);
     if (a == NULL)
         return NULL;
@@ -55,16 +52,14 @@ static __attribute__((noinline)) alloy_arena_t *scratch_setup(void)
     return a;
 }
 
-ALLOY_API alloy_arena_t *alloy_scratch_arena(void)
-{
+ALLOY_API alloy_arena_t *alloy_scratch_arena(void) {
     alloy_arena_t *a = scratch;
     if (ALLOY_LIKELY(a != NULL))
         return a;
     return scratch_setup();
 }
 
-ALLOY_API void alloy_scratch_release(void)
-{
+ALLOY_API void alloy_scratch_release(void) {
     if (scratch != NULL)
         alloy_arena_release(scratch);
 }

@@ -51,15 +51,15 @@
 
 #include "hot.h"
 
-#define SYNC_WAYS 16u                            /* cache entries per thread */
-#define SYNC_TC_MAX (2 * ALLOY_SYNC_POOL_BATCH)  /* slots one entry may hold */
+#define SYNC_WAYS 16u                           /* cache entries per thread */
+#define SYNC_TC_MAX (2 * ALLOY_SYNC_POOL_BATCH) /* slots one entry may hold */
 
 struct ay_sync_pool_state {
-    pthread_mutex_t lock;            /* guards central */
-    alloy_pool_t central;            /* where slots come from and go back to */
-    alloy_resource_t *upstream;      /* allocated this struct */
-    uint64_t id;                     /* names the pool in thread caches; never 0 */
-    ay_sync_pool_state_t *reg_next;  /* registry of live pools */
+    pthread_mutex_t lock;           /* guards central */
+    alloy_pool_t central;           /* where slots come from and go back to */
+    alloy_resource_t *upstream;     /* allocated this struct */
+    uint64_t id;                    /* names the pool in thread caches; never 0 */
+    ay_sync_pool_state_t *reg_next; /* registry of live pools */
 };
 
 typedef struct sync_tcache {
@@ -69,8 +69,8 @@ typedef struct sync_tcache {
     size_t count;               /* its length */
 } sync_tcache_t;
 
-static sync_tcache_t sync_tc_none[SYNC_WAYS];            /* all empty (id 0): never written */
-static __thread sync_tcache_t *sync_tc = sync_tc_none;   /* this thread's entries */
+static sync_tcache_t sync_tc_none[SYNC_WAYS];          /* all empty (id 0): never written */
+static __thread sync_tcache_t *sync_tc = sync_tc_none; /* this thread's entries */
 
 static pthread_mutex_t sync_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static ay_sync_pool_state_t *sync_registry; /* live pools */
@@ -79,14 +79,12 @@ static pthread_key_t sync_key;
 static bool sync_key_ok;
 static pthread_once_t sync_once = PTHREAD_ONCE_INIT;
 
-static sync_tcache_t *sync_entry(const ay_sync_pool_state_t *st)
-{
+static sync_tcache_t *sync_entry(const ay_sync_pool_state_t *st) {
     return &sync_tc[st->id % SYNC_WAYS];
 }
 
 /* Give every slot of `list` back to st's central pool. */
-static void sync_return(ay_sync_pool_state_t *st, void *list)
-{
+static void sync_return(ay_sync_pool_state_t *st, void *list) {
     pthread_mutex_lock(&st->lock);
     while (list != NULL) {
         void *q = list;
@@ -98,8 +96,7 @@ static void sync_return(ay_sync_pool_state_t *st, void *list)
 
 /* Empty one entry: its slots go back to its pool if that pool still
  * exists, and are forgotten if it does not. */
-static void sync_flush_entry(sync_tcache_t *tc)
-{
+static void sync_flush_entry(sync_tcache_t *tc) {
     if (tc->id == 0)
         return;
     pthread_mutex_lock(&sync_registry_lock);
@@ -112,8 +109,7 @@ static void sync_flush_entry(sync_tcache_t *tc)
     memset(tc, 0, sizeof *tc);
 }
 
-static void sync_at_thread_exit(void *arg)
-{
+static void sync_at_thread_exit(void *arg) {
     sync_tcache_t *entries = arg;
     for (unsigned i = 0; i < SYNC_WAYS; i++)
         sync_flush_entry(&entries[i]);
@@ -121,16 +117,14 @@ static void sync_at_thread_exit(void *arg)
     free(entries);
 }
 
-static void sync_make_key(void)
-{
+static void sync_make_key(void) {
     sync_key_ok = pthread_key_create(&sync_key, sync_at_thread_exit) == 0;
 }
 
 /* Make the calling thread's entry for st serve st, flushing whatever pool
  * it served before, and return it; NULL when the thread has no entries and
  * none can be allocated. */
-static sync_tcache_t *sync_claim(ay_sync_pool_state_t *st)
-{
+static sync_tcache_t *sync_claim(ay_sync_pool_state_t *st) {
     if (sync_tc == sync_tc_none) {
         pthread_once(&sync_once, sync_make_key);
         sync_tcache_t *entries = calloc(SYNC_WAYS, sizeof *entries);
@@ -149,11 +143,11 @@ static sync_tcache_t *sync_claim(ay_sync_pool_state_t *st)
     return tc;
 }
 
-ALLOY_API int alloy_sync_pool_init(alloy_sync_pool_t *sp, const alloy_pool_config_t *cfg)
-{
+ALLOY_API int alloy_sync_pool_init(alloy_sync_pool_t *sp, const alloy_pool_config_t *cfg) {
     sp->state = NULL;
     alloy_resource_t *up = cfg->upstream != NULL ? cfg->upstream : alloy_default_resource();
-    ay_sync_pool_state_t *st = alloy_resource_allocate(up, sizeof *st, _Alignof(ay_sync_pool_state_t));
+    ay_sync_pool_state_t *st =
+        alloy_resource_allocate(up, sizeof *st, _Alignof(ay_sync_pool_state_t));
     if (st == NULL)
         return ENOMEM;
     memset(st, 0, sizeof *st);
@@ -173,8 +167,7 @@ ALLOY_API int alloy_sync_pool_init(alloy_sync_pool_t *sp, const alloy_pool_confi
     return 0;
 }
 
-ALLOY_API void alloy_sync_pool_destroy(alloy_sync_pool_t *sp)
-{
+ALLOY_API void alloy_sync_pool_destroy(alloy_sync_pool_t *sp) {
     ay_sync_pool_state_t *st = sp->state;
     if (st == NULL)
         return;
@@ -196,8 +189,8 @@ ALLOY_API void alloy_sync_pool_destroy(alloy_sync_pool_t *sp)
     sp->state = NULL;
 }
 
-static __attribute__((noinline)) void *sync_alloc_slow(ay_sync_pool_state_t *st, sync_tcache_t *tc)
-{
+static __attribute__((noinline)) void *sync_alloc_slow(ay_sync_pool_state_t *st,
+                                                       sync_tcache_t *tc) {
     void *first = NULL;
     if (!(st->central.flags & ALLOY_POOL_CHECKED) && tc->id != st->id)
         tc = sync_claim(st);
@@ -224,8 +217,7 @@ static __attribute__((noinline)) void *sync_alloc_slow(ay_sync_pool_state_t *st,
     return first;
 }
 
-ALLOY_API void *alloy_sync_pool_alloc(alloy_sync_pool_t *sp)
-{
+ALLOY_API void *alloy_sync_pool_alloc(alloy_sync_pool_t *sp) {
     ay_sync_pool_state_t *st = sp->state;
     sync_tcache_t *tc = sync_entry(st);
     void *p = tc->free;
@@ -237,8 +229,7 @@ ALLOY_API void *alloy_sync_pool_alloc(alloy_sync_pool_t *sp)
 }
 
 static __attribute__((noinline)) void sync_free_slow(ay_sync_pool_state_t *st, sync_tcache_t *tc,
-                                                      void *p)
-{
+                                                     void *p) {
     if (!(st->central.flags & ALLOY_POOL_CHECKED) && tc->id != st->id)
         tc = sync_claim(st);
     if ((st->central.flags & ALLOY_POOL_CHECKED) || tc == NULL) {
@@ -262,8 +253,7 @@ static __attribute__((noinline)) void sync_free_slow(ay_sync_pool_state_t *st, s
     tc->count++;
 }
 
-ALLOY_API void alloy_sync_pool_free(alloy_sync_pool_t *sp, void *p)
-{
+ALLOY_API void alloy_sync_pool_free(alloy_sync_pool_t *sp, void *p) {
     ay_sync_pool_state_t *st = sp->state;
     sync_tcache_t *tc = sync_entry(st);
     if (ALLOY_UNLIKELY(tc->id != st->id || tc->count >= SYNC_TC_MAX))
@@ -273,8 +263,7 @@ ALLOY_API void alloy_sync_pool_free(alloy_sync_pool_t *sp, void *p)
     tc->count++;
 }
 
-ALLOY_API void alloy_sync_pool_thread_flush(alloy_sync_pool_t *sp)
-{
+ALLOY_API void alloy_sync_pool_thread_flush(alloy_sync_pool_t *sp) {
     ay_sync_pool_state_t *st = sp->state;
     sync_tcache_t *tc = sync_entry(st);
     if (tc->id == st->id) {
@@ -284,8 +273,7 @@ ALLOY_API void alloy_sync_pool_thread_flush(alloy_sync_pool_t *sp)
     }
 }
 
-ALLOY_API unsigned alloy_sync_pool_errors(const alloy_sync_pool_t *sp)
-{
+ALLOY_API unsigned alloy_sync_pool_errors(const alloy_sync_pool_t *sp) {
     ay_sync_pool_state_t *st = sp->state;
     pthread_mutex_lock(&st->lock);
     unsigned n = alloy_pool_errors(&st->central);
@@ -293,7 +281,6 @@ ALLOY_API unsigned alloy_sync_pool_errors(const alloy_sync_pool_t *sp)
     return n;
 }
 
-ALLOY_API size_t alloy_sync_pool_slot_size(const alloy_sync_pool_t *sp)
-{
+ALLOY_API size_t alloy_sync_pool_slot_size(const alloy_sync_pool_t *sp) {
     return sp->state->central.slot_size;
 }

@@ -17,8 +17,7 @@
 #include "hot.h"
 
 ALLOY_API void alloy_vec_init(alloy_vec_t *v, size_t elem_size, size_t elem_align,
-                              alloy_resource_t *res)
-{
+                              alloy_resource_t *res) {
     v->data = NULL;
     v->len = v->cap = 0;
     v->elem_size = elem_size != 0 ? elem_size : 1;
@@ -26,8 +25,7 @@ ALLOY_API void alloy_vec_init(alloy_vec_t *v, size_t elem_size, size_t elem_alig
     v->res = res != NULL ? res : alloy_default_resource();
 }
 
-ALLOY_API void alloy_vec_destroy(alloy_vec_t *v)
-{
+ALLOY_API void alloy_vec_destroy(alloy_vec_t *v) {
     if (v->data != NULL)
         alloy_resource_deallocate(v->res, v->data, v->cap * v->elem_size, v->elem_align);
     v->data = NULL;
@@ -35,8 +33,7 @@ ALLOY_API void alloy_vec_destroy(alloy_vec_t *v)
 }
 
 /* Move to exactly `cap` elements (cap >= len). */
-static int vec_realloc(alloy_vec_t *v, size_t cap)
-{
+static int vec_realloc(alloy_vec_t *v, size_t cap) {
     size_t bytes;
     if (!ay_hot_mul(cap, v->elem_size, &bytes))
         return EOVERFLOW;
@@ -52,24 +49,21 @@ static int vec_realloc(alloy_vec_t *v, size_t cap)
     return 0;
 }
 
-ALLOY_API int alloy_vec_reserve(alloy_vec_t *v, size_t n)
-{
+ALLOY_API int alloy_vec_reserve(alloy_vec_t *v, size_t n) {
     if (n <= v->cap)
         return 0;
     return vec_realloc(v, n);
 }
 
 /* Room for one more: double, at least 4. */
-static int vec_grow(alloy_vec_t *v)
-{
+static int vec_grow(alloy_vec_t *v) {
     size_t cap = v->cap < 4 ? 4 : v->cap;
     if (v->cap >= 4 && !ay_hot_mul(v->cap, 2, &cap))
         return EOVERFLOW;
     return vec_realloc(v, cap);
 }
 
-ALLOY_API int alloy_vec_resize(alloy_vec_t *v, size_t n)
-{
+ALLOY_API int alloy_vec_resize(alloy_vec_t *v, size_t n) {
     if (n > v->cap) {
         int err = vec_realloc(v, n);
         if (err != 0)
@@ -81,8 +75,7 @@ ALLOY_API int alloy_vec_resize(alloy_vec_t *v, size_t n)
     return 0;
 }
 
-ALLOY_API int alloy_vec_push(alloy_vec_t *v, const void *elem)
-{
+ALLOY_API int alloy_vec_push(alloy_vec_t *v, const void *elem) {
     if (ALLOY_UNLIKELY(v->len == v->cap)) {
         int err = vec_grow(v);
         if (err != 0)
@@ -93,7 +86,4 @@ ALLOY_API int alloy_vec_push(alloy_vec_t *v, const void *elem)
     return 0;
 }
 
-ALLOY_API void alloy_vec_clear(alloy_vec_t *v)
-{
-    v->len = 0;
-}
+ALLOY_API void alloy_vec_clear(alloy_vec_t *v) { v->len = 0; }

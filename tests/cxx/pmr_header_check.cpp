@@ -29,7 +29,8 @@ static_assert(std::is_default_constructible_v<apmr::pool_resource>);
 static_assert(std::is_default_constructible_v<apmr::synchronized_pool_resource>);
 static_assert(std::is_nothrow_default_constructible_v<apmr::arena_resource>);
 static_assert(std::is_constructible_v<apmr::arena_resource, void *, std::size_t>);
-static_assert(std::is_constructible_v<apmr::arena_resource, void *, std::size_t, std::pmr::memory_resource *>);
+static_assert(std::is_constructible_v<apmr::arena_resource, void *, std::size_t,
+                                      std::pmr::memory_resource *>);
 static_assert(!std::is_copy_constructible_v<apmr::arena_resource>);
 static_assert(!std::is_copy_constructible_v<apmr::pool_resource>);
 static_assert(!std::is_copy_constructible_v<apmr::synchronized_pool_resource>);
@@ -39,8 +40,7 @@ static_assert(!std::is_convertible_v<alloy_resource_t *, apmr::resource_ref>); /
 static_assert(std::is_standard_layout_v<apmr::bridge>);
 
 int use_everything(std::pmr::memory_resource *up);
-int use_everything(std::pmr::memory_resource *up)
-{
+int use_everything(std::pmr::memory_resource *up) {
     std::array<std::byte, 4096> scratch;
     apmr::arena_resource arena(scratch.data(), scratch.size(), up);
     apmr::pool_resource pool(std::pmr::pool_options{0, 16384}, up);

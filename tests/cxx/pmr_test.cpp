@@ -49,8 +49,7 @@ namespace apmr = alloy::pmr;
 
 namespace {
 
-bool aligned_to(const void *p, std::size_t a)
-{
+bool aligned_to(const void *p, std::size_t a) {
     return (reinterpret_cast<std::uintptr_t>(p) & (a - 1)) == 0;
 }
 
@@ -64,16 +63,14 @@ class ledger : public std::pmr::memory_resource {
     long allocs = 0, frees = 0, bad_frees = 0;
     long fail_after = -1;                           // < 0: never
     std::size_t max_request = std::size_t(1) << 30; // larger requests fail, as an OS would
-    bool throw_other = false;    // throw std::runtime_error instead of bad_alloc
+    bool throw_other = false;                       // throw std::runtime_error instead of bad_alloc
 
-    ~ledger() override
-    {
+    ~ledger() override {
         CHECK_EQ_U(blocks_.size(), 0); // everything given back
         CHECK_EQ_U(bad_frees, 0);
     }
     std::size_t live() const { return blocks_.size(); }
-    bool owns(const void *p) const
-    {
+    bool owns(const void *p) const {
         auto u = reinterpret_cast<std::uintptr_t>(p);
         auto it = blocks_.upper_bound(u);
         if (it == blocks_.begin())
@@ -83,8 +80,7 @@ class ledger : public std::pmr::memory_resource {
     }
 
   protected:
-    void *do_allocate(std::size_t bytes, std::size_t align) override
-    {
+    void *do_allocate(std::size_t bytes, std::size_t align) override {
         if (align == 0 || (align & (align - 1)) != 0) {
             bad_frees++; // a caller passed a bad alignment through: never expected
             throw std::bad_alloc();
@@ -101,8 +97,7 @@ class ledger : public std::pmr::memory_resource {
         allocs++;
         return p;
     }
-    void do_deallocate(void *p, std::size_t bytes, std::size_t align) override
-    {
+    void do_deallocate(void *p, std::size_t bytes, std::size_t align) override {
         auto it = blocks_.find(reinterpret_cast<std::uintptr_t>(p));
         if (it == blocks_.end() || it->second.size != bytes || it->second.align != align) {
             bad_frees++;
@@ -112,8 +107,7 @@ class ledger : public std::pmr::memory_resource {
         frees++;
         ::operator delete(p, std::align_val_t(align));
     }
-    bool do_is_equal(const std::pmr::memory_resource &other) const noexcept override
-    {
+    bool do_is_equal(const std::pmr::memory_resource &other) const noexcept override {
         return this == &other;
     }
 
@@ -130,8 +124,7 @@ struct c_failing {
     long left; // < 0: never fails
     long live;
 };
-void *c_failing_allocate(alloy_resource_t *self, std::size_t size, std::size_t align)
-{
+void *c_failing_allocate(alloy_resource_t *self, std::size_t size, std::size_t align) {
     auto *c = reinterpret_cast<c_failing *>(self);
     if (c->left == 0)
         return nullptr;
@@ -143,15 +136,13 @@ void *c_failing_allocate(alloy_resource_t *self, std::size_t size, std::size_t a
     }
     return p;
 }
-void c_failing_deallocate(alloy_resource_t *self, void *p, std::size_t size, std::size_t align)
-{
+void c_failing_deallocate(alloy_resource_t *self, void *p, std::size_t size, std::size_t align) {
     auto *c = reinterpret_cast<c_failing *>(self);
     if (p != nullptr)
         c->live--;
     alloy_resource_deallocate(alloy_malloc_resource(), p, size, align);
 }
-bool c_failing_is_equal(const alloy_resource_t *self, const alloy_resource_t *other)
-{
+bool c_failing_is_equal(const alloy_resource_t *self, const alloy_resource_t *other) {
     return self == other;
 }
 const alloy_resource_ops_t c_failing_ops = {c_failing_allocate, c_failing_deallocate,
@@ -160,9 +151,9 @@ const alloy_resource_ops_t c_failing_ops = {c_failing_allocate, c_failing_deallo
 // ---- fixtures: one adapter each, and which addresses are its memory ----------
 struct scoped_default {
     std::pmr::memory_resource *prev;
-    explicit scoped_default(std::pmr::memory_resource *r) : prev(std::pmr::set_default_resource(r)) {}
-    void restore()
-    {
+    explicit scoped_default(std::pmr::memory_resource *r)
+        : prev(std::pmr::set_default_resource(r)) {}
+    void restore() {
         if (prev != nullptr)
             std::pmr::set_default_resource(prev);
         prev = nullptr;
@@ -187,8 +178,7 @@ struct fx_arena : fixture {
     apmr::arena_resource a{buf.data() + 1, buf.size() - 1, &up};
     const char *name() const override { return "arena(buffer, upstream)"; }
     std::pmr::memory_resource &r() override { return a; }
-    bool owns(const void *p) const override
-    {
+    bool owns(const void *p) const override {
         auto *q = static_cast<const unsigned char *>(p);
         return (q >= buf.data() + 1 && q < buf.data() + buf.size()) || up.owns(p);
     }
@@ -200,8 +190,7 @@ struct fx_arena_default : fixture {
     ledger up;
     scoped_default dflt{&up};
     apmr::arena_resource a;
-    fx_arena_default()
-    {
+    fx_arena_default() {
         CHECK(a.upstream_resource() == &up);
         dflt.restore();
     }
@@ -224,8 +213,7 @@ struct fx_pool_default : fixture {
     ledger up;
     scoped_default dflt{&up};
     apmr::pool_resource p;
-    fx_pool_default()
-    {
+    fx_pool_default() {
         CHECK(p.upstream_resource() == &up);
         dflt.restore();
     }
@@ -248,8 +236,7 @@ struct fx_sync_default : fixture {
     ledger up;
     scoped_default dflt{&up};
     apmr::synchronized_pool_resource s;
-    fx_sync_default()
-    {
+    fx_sync_default() {
         CHECK(s.upstream_resource() == &up);
         dflt.restore();
     }
@@ -266,7 +253,8 @@ struct fx_ref_cpool : fixture {
     apmr::bridge b{&up};
     alloy_pool_resource_t cp;
     apmr::resource_ref ref;
-    fx_ref_cpool() : ref((alloy_pool_resource_init(&cp, nullptr, b.get()), alloy_pool_resource(&cp))) {}
+    fx_ref_cpool()
+        : ref((alloy_pool_resource_init(&cp, nullptr, b.get()), alloy_pool_resource(&cp))) {}
     ~fx_ref_cpool() override { alloy_pool_resource_destroy(&cp); }
     const char *name() const override { return "resource_ref(C pool over bridge)"; }
     std::pmr::memory_resource &r() override { return ref; }
@@ -281,14 +269,11 @@ struct fx_ref_carena : fixture {
     apmr::resource_ref ref;
     fx_ref_carena()
         : ref((alloy_monotonic_init(&m, buf.data(), buf.size(), alloy_null_resource()),
-               alloy_monotonic_resource(&m)))
-    {
-    }
+               alloy_monotonic_resource(&m))) {}
     ~fx_ref_carena() override { alloy_monotonic_destroy(&m); }
     const char *name() const override { return "resource_ref(C monotonic, fixed)"; }
     std::pmr::memory_resource &r() override { return ref; }
-    bool owns(const void *p) const override
-    {
+    bool owns(const void *p) const override {
         auto *q = static_cast<const unsigned char *>(p);
         return q >= buf.data() && q < buf.data() + buf.size();
     }
@@ -307,20 +292,21 @@ struct fx_ref_malloc : fixture {
 
 using maker = std::unique_ptr<fixture> (*)();
 template <class F> std::unique_ptr<fixture> make() { return std::make_unique<F>(); }
-const maker all_fixtures[] = {make<fx_arena>,      make<fx_arena_default>, make<fx_pool>,
-                              make<fx_pool_default>, make<fx_sync>,        make<fx_sync_default>,
-                              make<fx_ref_cpool>,  make<fx_ref_carena>,    make<fx_ref_malloc>};
+const maker all_fixtures[] = {make<fx_arena>,        make<fx_arena_default>, make<fx_pool>,
+                              make<fx_pool_default>, make<fx_sync>,          make<fx_sync_default>,
+                              make<fx_ref_cpool>,    make<fx_ref_carena>,    make<fx_ref_malloc>};
 
 // ---- element types and what a container holds ---------------------------------
 struct alignas(4096) page {
     int v;
     unsigned char fill[4096 - sizeof(int)];
-    explicit page(int i = 0) : v(i) { std::memset(fill, static_cast<unsigned char>(i), sizeof fill); }
+    explicit page(int i = 0) : v(i) {
+        std::memset(fill, static_cast<unsigned char>(i), sizeof fill);
+    }
 };
 
 // A string too long for the small-string buffer, carrying its number.
-std::string long_text(int i)
-{
+std::string long_text(int i) {
     return "s" + std::to_string(i) + "-" + std::string(40, static_cast<char>('a' + i % 26));
 }
 int id_of(const page &p) { return p.v; }
@@ -332,21 +318,18 @@ template <class K, class V> int id_of(const std::pair<const K, V> &kv) { return 
 using addrs = std::vector<std::pair<const void *, std::size_t>>;
 void collect(const page &p, addrs &out) { out.push_back({&p, 4096}); }
 void collect(const int &i, addrs &out) { out.push_back({&i, alignof(int)}); }
-void collect(const std::pmr::string &s, addrs &out)
-{
+void collect(const std::pmr::string &s, addrs &out) {
     out.push_back({&s, alignof(std::pmr::string)});
     out.push_back({s.data(), 1}); // long: on the heap, i.e. the resource
 }
-template <class K, class V> void collect(const std::pair<const K, V> &kv, addrs &out)
-{
+template <class K, class V> void collect(const std::pair<const K, V> &kv, addrs &out) {
     collect(kv.first, out);
     collect(kv.second, out);
 }
 
 // kit<C>: fill a container with n values, check it holds exactly ids 0..n-1,
 // and give the address of its first element (moves steal or do not).
-template <class T> auto value_of(int i)
-{
+template <class T> auto value_of(int i) {
     if constexpr (std::is_same_v<T, std::pmr::string>)
         return long_text(i); // a std::string: uses-allocator construction converts
     else if constexpr (std::is_same_v<T, page>)
@@ -358,32 +341,29 @@ template <class T> auto value_of(int i)
 template <class C> struct kit {
     static void add(C &c, int i) { c.emplace_back(value_of<typename C::value_type>(i)); }
     static const void *first(const C &c) { return &*c.begin(); }
-    static void addresses(const C &c, addrs &out)
-    {
+    static void addresses(const C &c, addrs &out) {
         for (const auto &e : c)
             collect(e, out);
     }
-    static bool holds(const C &c, int n)
-    {
+    static bool holds(const C &c, int n) {
         if (static_cast<int>(c.size()) != n)
             return false;
         std::set<int> ids;
         for (const auto &e : c)
             ids.insert(id_of(e));
-        return static_cast<int>(ids.size()) == n && (n == 0 || (*ids.begin() == 0 && *ids.rbegin() == n - 1));
+        return static_cast<int>(ids.size()) == n &&
+               (n == 0 || (*ids.begin() == 0 && *ids.rbegin() == n - 1));
     }
 };
 template <> struct kit<std::pmr::string> {
     using C = std::pmr::string;
     static void add(C &c, int i) { c.append(100, static_cast<char>('A' + i % 26)); }
     static const void *first(const C &c) { return c.data(); }
-    static void addresses(const C &c, addrs &out)
-    {
+    static void addresses(const C &c, addrs &out) {
         if (!c.empty())
             out.push_back({c.data(), 1});
     }
-    static bool holds(const C &c, int n)
-    {
+    static bool holds(const C &c, int n) {
         if (static_cast<int>(c.size()) != 100 * n)
             return false;
         for (int i = 0; i < n; i++)
@@ -395,14 +375,14 @@ template <> struct kit<std::pmr::string> {
 template <class K, class V, class Kit> struct map_kit {
     template <class C> static void add(C &c, int i) { c.emplace(Kit::key(i), value_of<V>(i)); }
     template <class C> static const void *first(const C &c) { return &*c.begin(); }
-    template <class C> static void addresses(const C &c, addrs &out)
-    {
+    template <class C> static void addresses(const C &c, addrs &out) {
         for (const auto &e : c)
             collect(e, out);
     }
-    template <class C> static bool holds(const C &c, int n) { return kit<std::pmr::vector<int>>::holds(as_ids(c), n); }
-    template <class C> static std::pmr::vector<int> as_ids(const C &c)
-    {
+    template <class C> static bool holds(const C &c, int n) {
+        return kit<std::pmr::vector<int>>::holds(as_ids(c), n);
+    }
+    template <class C> static std::pmr::vector<int> as_ids(const C &c) {
         std::pmr::vector<int> v(std::pmr::new_delete_resource());
         for (const auto &e : c)
             v.push_back(id_of(e));
@@ -417,11 +397,11 @@ struct string_key {
 };
 template <class V> struct kit<std::pmr::map<int, V>> : map_kit<int, V, int_key> {};
 template <class V>
-struct kit<std::pmr::unordered_map<std::pmr::string, V>> : map_kit<std::pmr::string, V, string_key> {};
+struct kit<std::pmr::unordered_map<std::pmr::string, V>>
+    : map_kit<std::pmr::string, V, string_key> {};
 
 // Every byte of c's elements is memory of fixture f, aligned as needed.
-template <class C> bool owned_by(const C &c, const fixture &f)
-{
+template <class C> bool owned_by(const C &c, const fixture &f) {
     addrs out;
     kit<C>::addresses(c, out);
     for (auto &[p, align] : out)
@@ -431,8 +411,7 @@ template <class C> bool owned_by(const C &c, const fixture &f)
 }
 
 // ---- 1. raw allocate / deallocate --------------------------------------------
-void test_raw(fixture &f)
-{
+void test_raw(fixture &f) {
     std::pmr::memory_resource &r = f.r();
     const std::size_t sizes[] = {0, 1, 8, 24, 100, 2016, 4096, 5000, 70000};
     for (std::size_t align = 1; align <= 65536; align *= 2)
@@ -477,8 +456,7 @@ void test_raw(fixture &f)
 }
 
 // ---- 2. containers: all memory from the resource, aligned ---------------------
-template <class C> void test_container(fixture &f)
-{
+template <class C> void test_container(fixture &f) {
     C c(&f.r());
     const int n = 40;
     for (int i = 0; i < n; i++)
@@ -498,8 +476,7 @@ template <class C> void test_container(fixture &f)
 }
 
 // ---- 3. move and copy between the same, an equal and an unequal resource ------
-template <class C> void test_move_copy(fixture &fa)
-{
+template <class C> void test_move_copy(fixture &fa) {
     const int n = 12;
     std::unique_ptr<fixture> fb_owner = fa.peer();
     fixture &fb = *fb_owner;
@@ -566,7 +543,8 @@ template <class C> void test_move_copy(fixture &fa)
     kit<C>::add(s, 0);
     const void *ps = kit<C>::first(s), *pm = kit<C>::first(m);
     m.swap(s);
-    CHECK(kit<C>::holds(m, 1) && kit<C>::holds(s, n) && kit<C>::first(m) == ps && kit<C>::first(s) == pm);
+    CHECK(kit<C>::holds(m, 1) && kit<C>::holds(s, n) && kit<C>::first(m) == ps &&
+          kit<C>::first(s) == pm);
 }
 
 // ---- 4. upstream failure through containers -----------------------------------
@@ -577,8 +555,8 @@ template <class C> void test_move_copy(fixture &fa)
 // Make a container on r and insert until the upstream refuses: it must throw
 // std::bad_alloc (surely so when must_fail), keep exactly what was inserted
 // before, and go on once heal() lets the upstream give memory again.
-template <class C, class Heal> void fill_until_failure(std::pmr::memory_resource &r, bool must_fail, Heal heal)
-{
+template <class C, class Heal>
+void fill_until_failure(std::pmr::memory_resource &r, bool must_fail, Heal heal) {
     std::optional<C> c;
     int n = 0;
     bool threw = false;
@@ -600,8 +578,7 @@ template <class C, class Heal> void fill_until_failure(std::pmr::memory_resource
     CHECK(kit<C>::holds(*c, n + 1));
 }
 
-template <class R, class C> void test_container_oom(bool other_exception)
-{
+template <class R, class C> void test_container_oom(bool other_exception) {
     long at_init; // upstream blocks the resource takes when it is made
     {
         ledger up;
@@ -631,8 +608,7 @@ template <class R, class C> void test_container_oom(bool other_exception)
     }
 }
 
-template <class C> void test_oom_all()
-{
+template <class C> void test_oom_all() {
     for (bool other : {false, true}) {
         test_container_oom<apmr::arena_resource, C>(other);
         test_container_oom<apmr::pool_resource, C>(other);
@@ -652,8 +628,7 @@ template <class C> void test_oom_all()
     }
 }
 // ---- 5. the arena's bad input and upkeep ----------------------------------------
-void test_arena_limits()
-{
+void test_arena_limits() {
     // larger than the arena can ever grow: the upstream refuses it
     ledger up;
     up.max_request = std::size_t(1) << 20;
@@ -663,7 +638,8 @@ void test_arena_limits()
         void *p = a.allocate(100, 8);
         CHECK(p == buf);
         std::size_t used = a.used(), reserved = a.reserved();
-        for (std::size_t big : {std::size_t(64) << 20, std::size_t(1) << 40, SIZE_MAX / 2, SIZE_MAX}) {
+        for (std::size_t big :
+             {std::size_t(64) << 20, std::size_t(1) << 40, SIZE_MAX / 2, SIZE_MAX}) {
             bool threw = false;
             try {
                 static_cast<void>(a.allocate(big, 8));
@@ -697,8 +673,8 @@ void test_arena_limits()
 
     // fixed capacity: a C null upstream through resource_ref, or std's null resource
     apmr::resource_ref cnull(alloy_null_resource());
-    for (std::pmr::memory_resource *fixed : {static_cast<std::pmr::memory_resource *>(&cnull),
-                                             std::pmr::null_memory_resource()}) {
+    for (std::pmr::memory_resource *fixed :
+         {static_cast<std::pmr::memory_resource *>(&cnull), std::pmr::null_memory_resource()}) {
         apmr::arena_resource a(buf, sizeof buf, fixed);
         std::pmr::vector<int> v(&a);
         bool threw = false;
@@ -723,14 +699,14 @@ void test_arena_limits()
     CHECK(aligned_to(big, 64));
     apmr::arena_resource viab(std::pmr::new_delete_resource());
     CHECK(apmr::bridge::from(viab.arena()->upstream) != nullptr);
-    CHECK(apmr::bridge::from(viab.arena()->upstream)->upstream() == std::pmr::new_delete_resource());
+    CHECK(apmr::bridge::from(viab.arena()->upstream)->upstream() ==
+          std::pmr::new_delete_resource());
     void *p = viab.allocate(100000, 64);
     CHECK(aligned_to(p, 64));
 }
 
 // ---- 6. pools: options, large blocks, release --------------------------------------
-template <class P> void test_pool_upkeep()
-{
+template <class P> void test_pool_upkeep() {
     {
         ledger up;
         P p(&up);
@@ -797,8 +773,7 @@ template <class P> void test_pool_upkeep()
 }
 
 // ---- 7. is_equal, both directions ---------------------------------------------------
-void test_equality()
-{
+void test_equality() {
     apmr::arena_resource a1, a2;
     apmr::pool_resource p1, p2;
     apmr::synchronized_pool_resource s1, s2;
@@ -809,9 +784,11 @@ void test_equality()
     for (auto *x : mine) {
         apmr::resource_ref same(static_cast<apmr::basic_resource *>(x)->c_resource());
         CHECK(x->is_equal(same) && same.is_equal(*x));
-        CHECK(!x->is_equal(*std::pmr::new_delete_resource()) && !std::pmr::new_delete_resource()->is_equal(*x));
+        CHECK(!x->is_equal(*std::pmr::new_delete_resource()) &&
+              !std::pmr::new_delete_resource()->is_equal(*x));
     }
-    apmr::resource_ref m1(alloy_malloc_resource()), m2(alloy_malloc_resource()), n(alloy_null_resource());
+    apmr::resource_ref m1(alloy_malloc_resource()), m2(alloy_malloc_resource()),
+        n(alloy_null_resource());
     apmr::resource_ref dflt; // alloy_default_resource(): malloc
     CHECK(dflt.c_resource() == alloy_malloc_resource());
     CHECK(m1.is_equal(m2) && m2.is_equal(m1) && m1.is_equal(dflt));
@@ -824,7 +801,8 @@ void test_equality()
     apmr::bridge b1(&l1), b1b(&l1), b2(&l2);
     apmr::resource_ref rb1(b1.get()), rb1b(b1b.get()), rb2(b2.get());
     CHECK(rb1.is_equal(l1) && !rb1.is_equal(l2) && rb1.is_equal(rb1b) && !rb1.is_equal(rb2));
-    CHECK(alloy_resource_is_equal(b1.get(), b1b.get()) && !alloy_resource_is_equal(b1.get(), b2.get()));
+    CHECK(alloy_resource_is_equal(b1.get(), b1b.get()) &&
+          !alloy_resource_is_equal(b1.get(), b2.get()));
     // bridge(resource_ref(c)) is c
     apmr::bridge bm(&m1);
     CHECK(alloy_resource_is_equal(bm.get(), alloy_malloc_resource()));
@@ -843,8 +821,7 @@ void test_equality()
 }
 
 // ---- 8. the bridge: C allocators over a std upstream, no exception into C ---------
-void test_bridge()
-{
+void test_bridge() {
     ledger up;
     apmr::bridge br(&up);
     alloy_resource_t *c = br.get();
@@ -878,7 +855,8 @@ void test_bridge()
     // the C contract: non-powers of two refused before the upstream is asked,
     // size 0 served, deallocate(NULL) a no-op, sizes passed through exactly
     long allocs = up.allocs;
-    CHECK(alloy_resource_allocate(c, 8, 3) == nullptr && alloy_resource_allocate(c, 8, 0) == nullptr);
+    CHECK(alloy_resource_allocate(c, 8, 3) == nullptr &&
+          alloy_resource_allocate(c, 8, 0) == nullptr);
     CHECK(up.allocs == allocs && up.bad_frees == 0);
     void *z = alloy_resource_allocate(c, 0, 8);
     CHECK(z != nullptr && up.owns(z));
@@ -921,8 +899,7 @@ void test_bridge()
 }
 
 // ---- 9. the synchronized pool across threads ------------------------------------------
-void test_threads()
-{
+void test_threads() {
     apmr::synchronized_pool_resource sp(std::pmr::new_delete_resource());
     std::mutex mu;
     std::vector<std::pmr::list<std::pmr::string>> handoff; // built by one thread, freed by another
@@ -962,8 +939,7 @@ void test_threads()
     handoff.clear();
 }
 
-template <class C> void for_each_fixture()
-{
+template <class C> void for_each_fixture() {
     for (maker mk : all_fixtures) {
         std::unique_ptr<fixture> f = mk();
         int before = check_failures;
@@ -976,8 +952,7 @@ template <class C> void for_each_fixture()
 
 } // namespace
 
-int main()
-{
+int main() {
     for (maker mk : all_fixtures) {
         std::unique_ptr<fixture> f = mk();
         int before = check_failures;

@@ -55,16 +55,16 @@ static volatile size_t v_quarter = SIZE_MAX / 4, v_half = SIZE_MAX / 2, v_2_33 =
 
 #define KiB ((size_t)1 << 10)
 #define MiB ((size_t)1 << 20)
-#define MAX_LIVE 2048            /* blocks per thread */
+#define MAX_LIVE 2048             /* blocks per thread */
 #define MAX_LIVE_BYTES (48 * MiB) /* per thread */
-#define FULL_CHECK (64 * KiB)    /* larger blocks: pattern at sampled places */
-#define LOG 48                   /* operations remembered for a report */
+#define FULL_CHECK (64 * KiB)     /* larger blocks: pattern at sampled places */
+#define LOG 48                    /* operations remembered for a report */
 
 /* ---- where the decisions come from: a PRNG, or libFuzzer's bytes ---- */
 
 typedef struct source {
-    uint64_t state;          /* xorshift64* */
-    const uint8_t *bytes;    /* libFuzzer input, or NULL */
+    uint64_t state;       /* xorshift64* */
+    const uint8_t *bytes; /* libFuzzer input, or NULL */
     size_t len, at;
 } source_t;
 
@@ -90,11 +90,11 @@ static uint32_t draw(source_t *s, uint32_t bound) {
 
 typedef struct block {
     unsigned char *p;
-    size_t size;     /* asked for */
-    size_t usable;   /* malloc_usable_size when made */
-    size_t align;    /* what p must be aligned to */
-    uint32_t seed;   /* of its pattern */
-    bool aligned;    /* from the aligned family (free_aligned_sized may be used) */
+    size_t size;   /* asked for */
+    size_t usable; /* malloc_usable_size when made */
+    size_t align;  /* what p must be aligned to */
+    uint32_t seed; /* of its pattern */
+    bool aligned;  /* from the aligned family (free_aligned_sized may be used) */
 } block_t;
 
 typedef struct thread_state {
@@ -106,7 +106,7 @@ typedef struct thread_state {
     char log[LOG][96];
     unsigned nlog;
     uint64_t ops;
-    bool child;      /* in a fork child */
+    bool child; /* in a fork child */
 } thread_state_t;
 
 static uint64_t base_seed;
@@ -157,8 +157,8 @@ static void check_pattern(thread_state_t *t, const block_t *b, size_t upto, cons
     for (size_t i = 0; i < upto; i = next_sample(b->usable, i))
         if (b->p[i] != pat(b->seed, i)) {
             char what[160];
-            snprintf(what, sizeof what, "%s: byte %zu of %zu (usable %zu) is %#x, expected %#x", when,
-                     i, b->size, b->usable, b->p[i], pat(b->seed, i));
+            snprintf(what, sizeof what, "%s: byte %zu of %zu (usable %zu) is %#x, expected %#x",
+                     when, i, b->size, b->usable, b->p[i], pat(b->seed, i));
             fail(t, what, b->p);
         }
 }
@@ -174,7 +174,8 @@ static void check_zero(thread_state_t *t, const unsigned char *p, size_t n) {
 
 /* A new block of `size` bytes at p, aligned to `align`: check it and take
  * it in (fill it), unless `zeroed` asks for a calloc check first. */
-static void adopt(thread_state_t *t, void *p, size_t size, size_t align, bool aligned, bool zeroed) {
+static void adopt(thread_state_t *t, void *p, size_t size, size_t align, bool aligned,
+                  bool zeroed) {
     if (!p)
         fail(t, "allocation failed for a possible size", p);
     if ((uintptr_t)p % align)
@@ -200,39 +201,38 @@ static const size_t class_steps[] = {8, 16, 128, 1024, 8192};
 
 static size_t any_size(thread_state_t *t) {
     switch (draw(&t->src, 10)) {
-    case 0:
-        return draw(&t->src, 17); /* 0..16 */
+    case 0: return draw(&t->src, 17); /* 0..16 */
     case 1:
     case 2:
-    case 3:
-        return draw(&t->src, 1025);
+    case 3: return draw(&t->src, 1025);
     case 4: { /* a class boundary, +-1 */
         unsigned band = draw(&t->src, 5);
         size_t start = band ? class_ends[band - 1] : 0;
         size_t k = 1 + draw(&t->src, (uint32_t)((class_ends[band] - start) / class_steps[band]));
         return start + k * class_steps[band] + draw(&t->src, 3) - 1;
     }
-    case 5:
-        return 1 + draw(&t->src, 64 * KiB);
-    case 6:
-        return (1 + draw(&t->src, 64)) * 4096 + draw(&t->src, 3) - 1; /* page multiples */
-    case 7:
-        return 200 * KiB + draw(&t->src, 200 * KiB); /* around the largest class */
+    case 5: return 1 + draw(&t->src, 64 * KiB);
+    case 6: return (1 + draw(&t->src, 64)) * 4096 + draw(&t->src, 3) - 1; /* page multiples */
+    case 7: return 200 * KiB + draw(&t->src, 200 * KiB); /* around the largest class */
     case 8:
         return draw(&t->src, 12) == 0 ? 1 * MiB + draw(&t->src, 7 * MiB) : draw(&t->src, 300 * KiB);
-    default:
-        return 1 + draw(&t->src, 4096);
+    default: return 1 + draw(&t->src, 4096);
     }
 }
 
 static size_t impossible_size(thread_state_t *t) {
-    static const size_t sizes[] = {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX - 4095, SIZE_MAX / 2 + 1,
-                                   (size_t)PTRDIFF_MAX + 1, (size_t)PTRDIFF_MAX + 4096};
+    static const size_t sizes[] = {SIZE_MAX,
+                                   SIZE_MAX - 1,
+                                   SIZE_MAX - 4095,
+                                   SIZE_MAX / 2 + 1,
+                                   (size_t)PTRDIFF_MAX + 1,
+                                   (size_t)PTRDIFF_MAX + 4096};
     return sizes[draw(&t->src, sizeof sizes / sizeof sizes[0])];
 }
 
 static size_t pow2_align(thread_state_t *t) {
-    return (size_t)1 << (draw(&t->src, 4) ? 3 + draw(&t->src, 10) : 13 + draw(&t->src, 8)); /* 8 B .. 1 MiB */
+    return (size_t)1 << (draw(&t->src, 4) ? 3 + draw(&t->src, 10)
+                                          : 13 + draw(&t->src, 8)); /* 8 B .. 1 MiB */
 }
 
 static size_t odd_align(thread_state_t *t) {
@@ -327,8 +327,8 @@ static void op_realloc(thread_state_t *t, bool array) {
     for (size_t k = 0; k < keep; k = next_sample(old.usable, k))
         if (((unsigned char *)q)[k] != pat(old.seed, k)) {
             char what[120];
-            snprintf(what, sizeof what, "realloc lost byte %zu of %zu kept (from %zu to %zu)", k, keep,
-                     old.size, size);
+            snprintf(what, sizeof what, "realloc lost byte %zu of %zu kept (from %zu to %zu)", k,
+                     keep, old.size, size);
             fail(t, what, q);
         }
     adopt(t, q, size, min_align(size), false, false);
@@ -363,9 +363,7 @@ static void op_aligned(thread_state_t *t) {
             fail(t, "posix_memalign failed", p);
         break;
     }
-    case 1:
-        p = aligned_alloc(align, size);
-        note(t, "aligned_alloc(%zu, %zu) = %p", align, size, p);
+    case 1: p = aligned_alloc(align, size); note(t, "aligned_alloc(%zu, %zu) = %p", align, size, p);
 #ifdef FUZZ_GLIBC /* glibc's aligned_alloc is its memalign: rounded up */
         if (huge)
             return expect_enomem(t, p, "aligned_alloc");
@@ -437,14 +435,9 @@ static void one_op(thread_state_t *t) {
         errno = 0;
         void *p;
         switch (draw(&t->src, 3)) {
-        case 0:
-            p = malloc(impossible_size(t));
-            break;
-        case 1:
-            p = calloc(v_quarter, 8);
-            break;
-        default:
-            p = calloc(v_2_33, v_2_33);
+        case 0: p = malloc(impossible_size(t)); break;
+        case 1: p = calloc(v_quarter, 8); break;
+        default: p = calloc(v_2_33, v_2_33);
         }
         note(t, "malloc/calloc(impossible) = %p", p);
         expect_enomem(t, p, "malloc/calloc");
@@ -621,8 +614,8 @@ int main(int argc, char **argv) {
     for (unsigned i = 0; i < nthreads; i++)
         total += states[i].ops;
     if (!quiet)
-        fprintf(stderr, "fuzz_alloc: %llu operations, %u forks, no failure\n", (unsigned long long)total,
-                forks_done);
+        fprintf(stderr, "fuzz_alloc: %llu operations, %u forks, no failure\n",
+                (unsigned long long)total, forks_done);
     return 0;
 }
 #endif

@@ -12,18 +12,17 @@
 
 typedef struct counting_resource {
     alloy_resource_t base;
-    long allocs, frees, live;   /* calls, and blocks still out */
+    long allocs, frees, live; /* calls, and blocks still out */
     size_t live_bytes;
-    long fail_after;            /* < 0: never; else succeed this many more times */
-    long bad_frees;             /* deallocate with a size/align that does not match */
+    long fail_after; /* < 0: never; else succeed this many more times */
+    long bad_frees;  /* deallocate with a size/align that does not match */
 } counting_resource_t;
 
 typedef struct counting_header {
     size_t size, align;
 } counting_header_t;
 
-static void *counting_allocate(alloy_resource_t *self, size_t size, size_t align)
-{
+static void *counting_allocate(alloy_resource_t *self, size_t size, size_t align) {
     counting_resource_t *c = (counting_resource_t *)self;
     if (align == 0 || (align & (align - 1)))
         return NULL;
@@ -46,8 +45,7 @@ static void *counting_allocate(alloy_resource_t *self, size_t size, size_t align
     return base + a;
 }
 
-static void counting_deallocate(alloy_resource_t *self, void *p, size_t size, size_t align)
-{
+static void counting_deallocate(alloy_resource_t *self, void *p, size_t size, size_t align) {
     counting_resource_t *c = (counting_resource_t *)self;
     if (p == NULL)
         return;
@@ -61,16 +59,14 @@ static void counting_deallocate(alloy_resource_t *self, void *p, size_t size, si
     free((char *)p - a);
 }
 
-static bool counting_is_equal(const alloy_resource_t *self, const alloy_resource_t *other)
-{
+static bool counting_is_equal(const alloy_resource_t *self, const alloy_resource_t *other) {
     return self == other;
 }
 
 static const alloy_resource_ops_t counting_ops = {counting_allocate, counting_deallocate,
                                                   counting_is_equal};
 
-static inline void counting_init(counting_resource_t *c)
-{
+static inline void counting_init(counting_resource_t *c) {
     counting_resource_t z = {{&counting_ops}, 0, 0, 0, 0, -1, 0};
     *c = z;
 }

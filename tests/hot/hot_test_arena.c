@@ -13,13 +13,9 @@
 #include "check.h"
 #include "counting.h"
 
-static int aligned_to(const void *p, size_t a)
-{
-    return ((uintptr_t)p & (a - 1)) == 0;
-}
+static int aligned_to(const void *p, size_t a) { return ((uintptr_t)p & (a - 1)) == 0; }
 
-static void test_alignment(void)
-{
+static void test_alignment(void) {
     counting_resource_t up;
     counting_init(&up);
     _Alignas(16) unsigned char buf[4096];
@@ -44,8 +40,7 @@ static void test_alignment(void)
     CHECK_EQ_U(up.bad_frees, 0);
 }
 
-static void test_bad_requests(void)
-{
+static void test_bad_requests(void) {
     _Alignas(16) unsigned char buf[256];
     alloy_arena_t a;
     alloy_arena_init(&a, buf, sizeof buf, alloy_null_resource());
@@ -83,8 +78,7 @@ static void test_bad_requests(void)
     CHECK_EQ_U(up.live, 0);
 }
 
-static void test_exhaustion(void)
-{
+static void test_exhaustion(void) {
     _Alignas(16) unsigned char buf[1024];
     alloy_arena_t a;
     alloy_arena_init(&a, buf, sizeof buf, alloy_null_resource());
@@ -113,8 +107,7 @@ static void test_exhaustion(void)
     CHECK_EQ_U(up.live, 0);
 }
 
-static void test_upstream_fallback(void)
-{
+static void test_upstream_fallback(void) {
     counting_resource_t up;
     counting_init(&up);
     unsigned char buf[4096];
@@ -173,8 +166,7 @@ static void test_upstream_fallback(void)
     alloy_arena_destroy(&a);
 }
 
-static void test_mark_rewind(void)
-{
+static void test_mark_rewind(void) {
     counting_resource_t up;
     counting_init(&up);
     unsigned char buf[512];
@@ -219,8 +211,7 @@ static void test_mark_rewind(void)
     CHECK_EQ_U(up.live, 0);
 }
 
-static void test_scratch(void)
-{
+static void test_scratch(void) {
     alloy_arena_mark_t outer = alloy_scratch_mark();
     double *a = alloy_scratch_alloc(252 * sizeof(double), _Alignof(double));
     CHECK(a != NULL);
@@ -238,8 +229,7 @@ static void test_scratch(void)
     CHECK_EQ_U(alloy_arena_reserved(alloy_scratch_arena()), 0);
 }
 
-int main(void)
-{
+int main(void) {
     test_alignment();
     test_bad_requests();
     test_exhaustion();

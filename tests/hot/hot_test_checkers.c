@@ -27,14 +27,12 @@
 static volatile char sink;
 
 /* Read a byte the compiler cannot see coming. */
-static void touch(const void *p)
-{
+static void touch(const void *p) {
     const char *volatile q = p;
     sink = *q;
 }
 
-static void arena_reset(void)
-{
+static void arena_reset(void) {
     alloy_arena_t a;
     alloy_arena_init(&a, NULL, 0, NULL);
     char *p = alloy_arena_alloc(&a, 64, 16);
@@ -44,8 +42,7 @@ static void arena_reset(void)
     alloy_arena_destroy(&a);
 }
 
-static void arena_reset_buffer(void)
-{
+static void arena_reset_buffer(void) {
     static char buf[4096];
     alloy_arena_t a;
     alloy_arena_init(&a, buf, sizeof buf, alloy_null_resource());
@@ -56,8 +53,7 @@ static void arena_reset_buffer(void)
     alloy_arena_destroy(&a);
 }
 
-static void arena_rewind(void)
-{
+static void arena_rewind(void) {
     alloy_arena_t a;
     alloy_arena_init(&a, NULL, 0, NULL);
     char *keep = alloy_arena_alloc(&a, 32, 8);
@@ -71,8 +67,7 @@ static void arena_rewind(void)
     alloy_arena_destroy(&a);
 }
 
-static void pool_free(void)
-{
+static void pool_free(void) {
     alloy_pool_t pool;
     alloy_pool_config_t cfg = {.slot_size = 48};
     if (alloy_pool_init(&pool, &cfg) != 0)
@@ -86,8 +81,7 @@ static void pool_free(void)
     alloy_pool_destroy(&pool);
 }
 
-static void sync_pool_free(void)
-{
+static void sync_pool_free(void) {
     alloy_sync_pool_t pool;
     alloy_pool_config_t cfg = {.slot_size = 32};
     if (alloy_sync_pool_init(&pool, &cfg) != 0)
@@ -99,8 +93,7 @@ static void sync_pool_free(void)
     alloy_sync_pool_destroy(&pool);
 }
 
-static void pool_resource_free(void)
-{
+static void pool_resource_free(void) {
     alloy_pool_resource_t pr;
     if (alloy_pool_resource_init(&pr, NULL, NULL) != 0)
         abort();
@@ -113,8 +106,7 @@ static void pool_resource_free(void)
 }
 
 /* Everything used as it should be: nothing to report. */
-static void clean(void)
-{
+static void clean(void) {
     char buf[1024];
     alloy_arena_t a;
     alloy_arena_init(&a, buf, sizeof buf, NULL);
@@ -182,8 +174,7 @@ static const checker_case_t cases[] = {
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc > 1) {
         for (size_t i = 0; i < NCASES; i++)
             if (!strcmp(argv[1], cases[i].name)) {

@@ -9,8 +9,7 @@
 #include "check.h"
 #include "mc_rng.h"
 
-int main(void)
-{
+int main(void) {
     static mc_mt64_t g;
     mc_mt64_seed(&g, 5489);
     uint64_t x = 0;

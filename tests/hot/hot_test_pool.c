@@ -12,8 +12,7 @@
 #include "check.h"
 #include "counting.h"
 
-static void test_lifo_and_alignment(void)
-{
+static void test_lifo_and_alignment(void) {
     counting_resource_t up;
     counting_init(&up);
     for (size_t align = 1; align <= 4096; align *= 2) {
@@ -45,8 +44,7 @@ static void test_lifo_and_alignment(void)
     CHECK_EQ_U(up.bad_frees, 0);
 }
 
-static void test_fixed_capacity(void)
-{
+static void test_fixed_capacity(void) {
     counting_resource_t up;
     counting_init(&up);
     alloy_pool_t pool;
@@ -72,8 +70,7 @@ static void test_fixed_capacity(void)
     CHECK(alloy_pool_init(&pool, &cfg) == ENOMEM);
 }
 
-static void test_growth(void)
-{
+static void test_growth(void) {
     counting_resource_t up;
     counting_init(&up);
     alloy_pool_t pool;
@@ -112,8 +109,7 @@ static void test_growth(void)
     CHECK_EQ_U(up.live, 0);
 }
 
-static void test_bad_config(void)
-{
+static void test_bad_config(void) {
     alloy_pool_t pool;
     alloy_pool_config_t cfg = {.slot_size = 0};
     CHECK(alloy_pool_init(&pool, &cfg) == EINVAL);
@@ -137,13 +133,12 @@ static void test_bad_config(void)
     alloy_pool_destroy(&pool);
 }
 
-static void test_checked(void)
-{
+static void test_checked(void) {
     counting_resource_t up;
     counting_init(&up);
     alloy_pool_t pool;
-    alloy_pool_config_t cfg = {.slot_size = 32, .chunk_slots = 4, .flags = ALLOY_POOL_CHECKED,
-                               .upstream = &up.base};
+    alloy_pool_config_t cfg = {
+        .slot_size = 32, .chunk_slots = 4, .flags = ALLOY_POOL_CHECKED, .upstream = &up.base};
     CHECK(alloy_pool_init(&pool, &cfg) == 0);
     void *p[10];
     for (int i = 0; i < 10; i++)
@@ -180,8 +175,7 @@ static void test_checked(void)
     CHECK_EQ_U(up.live, 0);
 }
 
-int main(void)
-{
+int main(void) {
     test_lifo_and_alignment();
     test_fixed_capacity();
     test_growth();

@@ -15,14 +15,10 @@
 #include "check.h"
 #include "counting.h"
 
-static int aligned_to(const void *p, size_t a)
-{
-    return ((uintptr_t)p & (a - 1)) == 0;
-}
+static int aligned_to(const void *p, size_t a) { return ((uintptr_t)p & (a - 1)) == 0; }
 
 /* Exercise any resource: every power-of-two alignment, several sizes. */
-static void exercise(alloy_resource_t *r, int can_free)
-{
+static void exercise(alloy_resource_t *r, int can_free) {
     for (size_t align = 1; align <= 4096; align *= 2) {
         size_t sizes[] = {0, 1, 8, 24, 100, 2016, 5000};
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -39,8 +35,7 @@ static void exercise(alloy_resource_t *r, int can_free)
     alloy_resource_deallocate(r, NULL, 8, 8); /* no-op */
 }
 
-static void test_builtin(void)
-{
+static void test_builtin(void) {
     exercise(alloy_malloc_resource(), 1);
     CHECK(alloy_resource_allocate(alloy_malloc_resource(), SIZE_MAX - 64, 64) == NULL);
     CHECK(alloy_resource_is_equal(alloy_malloc_resource(), alloy_malloc_resource()));
@@ -61,8 +56,7 @@ static void test_builtin(void)
     CHECK(alloy_default_resource() == alloy_malloc_resource());
 }
 
-static void test_monotonic(void)
-{
+static void test_monotonic(void) {
     counting_resource_t up;
     counting_init(&up);
     _Alignas(16) unsigned char buf[4096];
@@ -91,8 +85,7 @@ static void test_monotonic(void)
     alloy_monotonic_destroy(&m);
 }
 
-static void test_pool_resource(void)
-{
+static void test_pool_resource(void) {
     counting_resource_t up;
     counting_init(&up);
     alloy_pool_resource_t pr;
@@ -153,8 +146,7 @@ static void test_pool_resource(void)
 }
 
 /* One function, any resource: the sum of a vector of doubles. */
-static double vec_sum(const alloy_vec_t *v)
-{
+static double vec_sum(const alloy_vec_t *v) {
     const double *x = ALLOY_VEC_ITEMS(v, double);
     double s = 0;
     for (size_t i = 0; i < alloy_vec_len(v); i++)
@@ -162,8 +154,7 @@ static double vec_sum(const alloy_vec_t *v)
     return s;
 }
 
-static void test_vec(void)
-{
+static void test_vec(void) {
     counting_resource_t up;
     counting_init(&up);
     _Alignas(16) unsigned char buf[4096];
@@ -220,8 +211,7 @@ static void test_vec(void)
     CHECK_EQ_U(up.live, 0);
 }
 
-int main(void)
-{
+int main(void) {
     test_builtin();
     test_monotonic();
     test_pool_resource();

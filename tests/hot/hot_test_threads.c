@@ -27,8 +27,7 @@ static void *swap_slot[NTHREADS];
 
 static _Atomic long bad_patterns;
 
-static uint64_t rng_next(uint64_t *s)
-{
+static uint64_t rng_next(uint64_t *s) {
     *s ^= *s << 13;
     *s ^= *s >> 7;
     *s ^= *s << 17;
@@ -37,21 +36,18 @@ static uint64_t rng_next(uint64_t *s)
 
 /* Each held slot carries its own address and the owner id; a slot handed
  * to two holders at once would be overwritten and caught here. */
-static void stamp(void *p, uint64_t tag)
-{
+static void stamp(void *p, uint64_t tag) {
     uint64_t *w = p;
     w[0] = (uint64_t)(uintptr_t)p;
     w[1] = tag;
 }
 
-static int stamped(const void *p, uint64_t tag)
-{
+static int stamped(const void *p, uint64_t tag) {
     const uint64_t *w = p;
     return w[0] == (uint64_t)(uintptr_t)p && w[1] == tag;
 }
 
-static void *pool_worker(void *arg)
-{
+static void *pool_worker(void *arg) {
     int id = (int)(intptr_t)arg;
     uint64_t s = 0x9E3779B97F4A7C15ULL * (uint64_t)(id + 1);
     void *held[HOLD] = {0};
@@ -87,8 +83,7 @@ static void *pool_worker(void *arg)
     return NULL;
 }
 
-static void run_threads(void *(*fn)(void *))
-{
+static void run_threads(void *(*fn)(void *)) {
     pthread_t t[NTHREADS];
     for (int i = 0; i < NTHREADS; i++)
         pthread_create(&t[i], NULL, fn, (void *)(intptr_t)i);
@@ -96,8 +91,7 @@ static void run_threads(void *(*fn)(void *))
         pthread_join(t[i], NULL);
 }
 
-static void test_sync_pool(void)
-{
+static void test_sync_pool(void) {
     alloy_pool_config_t cfg = {.slot_size = 40};
     CHECK(alloy_sync_pool_init(&shared_pool, &cfg) == 0);
     run_threads(pool_worker);
@@ -115,8 +109,7 @@ static void test_sync_pool(void)
 static _Atomic long grabbed;
 static void *grabbed_ptrs[CAPACITY];
 
-static void *grab_worker(void *arg)
-{
+static void *grab_worker(void *arg) {
     void *p;
     while ((p = alloy_sync_pool_alloc(&shared_pool)) != NULL) {
         long i = grabbed++;
@@ -126,8 +119,7 @@ static void *grab_worker(void *arg)
     return NULL;
 }
 
-static void test_fixed_capacity(void)
-{
+static void test_fixed_capacity(void) {
     alloy_pool_config_t cfg = {.slot_size = 16, .max_slots = CAPACITY};
     CHECK(alloy_sync_pool_init(&shared_pool, &cfg) == 0);
     run_threads(grab_worker);
@@ -160,8 +152,7 @@ static void test_fixed_capacity(void)
 
 /* ---- the synchronized multi-size resource ------------------------------ */
 
-static void *res_worker(void *arg)
-{
+static void *res_worker(void *arg) {
     int id = (int)(intptr_t)arg;
     uint64_t s = 0xD1B54A32D192ED03ULL * (uint64_t)(id + 1);
     alloy_resource_t *r = alloy_sync_pool_resource(&shared_res);
@@ -186,8 +177,7 @@ static void *res_worker(void *arg)
     return NULL;
 }
 
-static void test_sync_resource(void)
-{
+static void test_sync_resource(void) {
     CHECK(alloy_sync_pool_resource_init(&shared_res, NULL, alloy_malloc_resource()) == 0);
     bad_patterns = 0;
     run_threads(res_worker);
@@ -199,8 +189,7 @@ static void test_sync_resource(void)
 
 static alloy_arena_t *scratch_seen[NTHREADS];
 
-static void *scratch_worker(void *arg)
-{
+static void *scratch_worker(void *arg) {
     int id = (int)(intptr_t)arg;
     scratch_seen[id] = alloy_scratch_arena();
     for (int i = 0; i < 2000; i++) {
@@ -222,8 +211,7 @@ static void *scratch_worker(void *arg)
     return NULL; /* the chunks go back in the thread-exit destructor */
 }
 
-static void test_scratch(void)
-{
+static void test_scratch(void) {
     bad_patterns = 0;
     run_threads(scratch_worker);
     CHECK_EQ_U(bad_patterns, 0);
@@ -231,8 +219,7 @@ static void test_scratch(void)
         CHECK(scratch_seen[i] != NULL && scratch_seen[i] != alloy_scratch_arena());
 }
 
-int main(void)
-{
+int main(void) {
     test_sync_pool();
     test_fixed_capacity();
     test_sync_resource();

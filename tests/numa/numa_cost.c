@@ -83,7 +83,8 @@ int main(int argc, char **argv) {
         uint64_t spent = 0;
         int fails = 0;
         for (long i = 0; i < n; i++) {
-            void *m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            void *m =
+                mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             uint64_t t = now_ns();
             fails += ay_os_bind_node(m, 1 << 20, 0) != 0;
             spent += now_ns() - t;

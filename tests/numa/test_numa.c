@@ -196,9 +196,7 @@ static pthread_t start_on(int cpu, void *(*fn)(void *), void *arg) {
 }
 
 /* "a:b" -> a, b */
-static void pair(const char *s, int *a, int *b) {
-    CHECK(sscanf(s, "%d:%d", a, b) == 2);
-}
+static void pair(const char *s, int *a, int *b) { CHECK(sscanf(s, "%d:%d", a, b) == 2); }
 
 static bool have_two_cpus(void) {
     if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
@@ -215,7 +213,8 @@ static void test_map(unsigned nodes, const char *ids) {
     char list[256];
     snprintf(list, sizeof list, "%s", ids);
     unsigned n = 0;
-    for (char *save, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++) {
+    for (char *save, *tok = strtok_r(list, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save), n++) {
         unsigned want = (unsigned)atoi(tok), have = heap_node(n);
         if (have != want)
             fprintf(stderr, "heap %u: node %u, want %u\n", n, have, want);
@@ -322,7 +321,7 @@ static void test_spread(int cpu, unsigned first, unsigned n) {
 
 typedef struct move_arg {
     int a, na, b, nb;
-    void *block;       /* allocated on A, freed by another thread on B */
+    void *block; /* allocated on A, freed by another thread on B */
 } move_arg_t;
 
 static void *move_thread(void *arg) {
@@ -419,8 +418,8 @@ static void *mbind_thread(void *arg) {
     void **keep = arg;
     for (int i = 0; i < 3000; i++)
         keep[i] = malloc(16 + (size_t)(i % 50) * 40); /* small: several classes, blocks */
-    keep[3000] = malloc(3 << 20);                    /* a large block of its own */
-    keep[3001] = malloc(40 << 20);                   /* a direct map */
+    keep[3000] = malloc(3 << 20);                     /* a large block of its own */
+    keep[3001] = malloc(40 << 20);                    /* a direct map */
     return NULL;
 }
 
@@ -489,8 +488,8 @@ static void test_mbind(const char *how) {
         CHECK(block_heap(in_ex) == alloy_heap_id(ex));
         CHECK(logged((uintptr_t)ay_pagemap_span(in_ex)->block->start,
                      AY_PAGES_BYTES(ay_pagemap_span(in_ex)->block->npages)) != NULL);
-        fprintf(stderr, "%u mbind calls: %u page-heap blocks, %u direct maps\n", bind_count,
-                blocks, directs);
+        fprintf(stderr, "%u mbind calls: %u page-heap blocks, %u direct maps\n", bind_count, blocks,
+                directs);
         CHECK_EQ_U(warnings(""), 0);
     }
     for (int cpu = 0; cpu < 2; cpu++)

@@ -11,7 +11,7 @@ __attribute__((visibility("default"), noinline)) void *prof_module_alloc(size_t 
 
 /* For test_unwind: a frame of this module between two of the caller's. */
 __attribute__((visibility("default"), noinline)) void unwind_module_call(void (*fn)(void *),
-                                                                          void *arg) {
+                                                                         void *arg) {
     fn(arg);
     __asm__ volatile("" ::: "memory");
 }

@@ -11,11 +11,11 @@
 static void *keep[KEEP];
 static int nkeep;
 
-#define SITE(name, call)                                          \
-    __attribute__((noinline)) void *name(size_t n) {              \
-        void *p = call;                                           \
-        __asm__ volatile("" : : "r"(p) : "memory");               \
-        return p;                                                 \
+#define SITE(name, call)                                                                           \
+    __attribute__((noinline)) void *name(size_t n) {                                               \
+        void *p = call;                                                                            \
+        __asm__ volatile("" : : "r"(p) : "memory");                                                \
+        return p;                                                                                  \
     }
 SITE(site_small, malloc(n))
 SITE(site_medium, malloc(n))
@@ -37,11 +37,11 @@ static void run(const char *name, void *(*fn)(size_t), size_t size, int count, i
 }
 
 int main(void) {
-    run("site_small", site_small, 48, 300000, 1);     /* 14.4 MB of 48-byte blocks */
-    run("site_medium", site_medium, 1000, 20000, 1);  /* 20 MB */
-    run("site_calloc", site_calloc, 160, 60000, 1);   /*  9.6 MB */
-    run("site_large", site_large, 300000, 40, 1);     /* 12 MB of large blocks */
-    run("site_freed", site_freed, 200, 100000, 0);    /* none live */
+    run("site_small", site_small, 48, 300000, 1);    /* 14.4 MB of 48-byte blocks */
+    run("site_medium", site_medium, 1000, 20000, 1); /* 20 MB */
+    run("site_calloc", site_calloc, 160, 60000, 1);  /*  9.6 MB */
+    run("site_large", site_large, 300000, 40, 1);    /* 12 MB of large blocks */
+    run("site_freed", site_freed, 200, 100000, 0);   /* none live */
     fflush(stdout);
     return 0;
 }

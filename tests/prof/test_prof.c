@@ -39,11 +39,11 @@ static uint64_t u64(const char *name) {
     return v;
 }
 
-static int dump(const char *path) {
-    return alloy_ctl("prof.dump", NULL, NULL, &path, sizeof path);
-}
+static int dump(const char *path) { return alloy_ctl("prof.dump", NULL, NULL, &path, sizeof path); }
 
-static void set_active(bool on) { CHECK(alloy_ctl("prof.active", NULL, NULL, &on, sizeof on) == 0); }
+static void set_active(bool on) {
+    CHECK(alloy_ctl("prof.active", NULL, NULL, &on, sizeof on) == 0);
+}
 
 /* ---- a heap profile, parsed ---- */
 
@@ -129,20 +129,20 @@ static int run_all(const char *dir, const char *module) {
     void *p[8];
     p[0] = malloc(10);
     p[1] = calloc(3, 100);
-    p[2] = malloc(400000);                   /* a large block */
+    p[2] = malloc(400000); /* a large block */
     p[3] = aligned_alloc(256, 512);
     CHECK(((uintptr_t)p[3] & 255) == 0);
     CHECK(posix_memalign(&p[4], 8192, 100) == 0 && ((uintptr_t)p[4] & 8191) == 0);
     p[5] = malloc(0);
-    p[6] = realloc(malloc(20), 5000);        /* moves: one record less, one more */
-    p[7] = malloc(50u << 20);                /* a direct map */
+    p[6] = realloc(malloc(20), 5000); /* moves: one record less, one more */
+    p[7] = malloc(50u << 20);         /* a direct map */
     for (int i = 0; i < 8; i++)
         CHECK(p[i] != NULL);
     memset(p[1], 1, 300);
     CHECK(((char *)p[1])[299] == 1);
     CHECK_EQ_U(u64("prof.live") - live0, 8);
     CHECK(u64("prof.samples") - samples0 >= 9);
-    p[7] = realloc(p[7], 80u << 20);         /* mremap: the record follows the block */
+    p[7] = realloc(p[7], 80u << 20); /* mremap: the record follows the block */
     CHECK_EQ_U(u64("prof.live") - live0, 8);
     for (int i = 0; i < 8; i++)
         free(p[i]);

@@ -44,7 +44,10 @@ static int same(const pair_t *p, const char *what) {
     return ok;
 }
 
-__attribute__((noinline)) static void level3(pair_t *p) { capture(p); __asm__ volatile(""); }
+__attribute__((noinline)) static void level3(pair_t *p) {
+    capture(p);
+    __asm__ volatile("");
+}
 __attribute__((noinline)) static void level2(pair_t *p, char *buf) {
     char local[256]; /* a frame with a size of its own */
     memset(local, 1, sizeof local);
@@ -90,7 +93,7 @@ int main(int argc, char **argv) {
     level1(&p);
     CHECK(same(&p, "nested"));
     CHECK(p.nfast >= 6); /* level3 level2 level1 main __libc_start_call_main ... */
-    level1(&p); /* again, from the rule cache */
+    level1(&p);          /* again, from the rule cache */
     CHECK(same(&p, "nested, cached"));
     memset(&p, 0, sizeof p);
     recurse(&p, 100);

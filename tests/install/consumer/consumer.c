@@ -15,12 +15,12 @@
 
 static int failures;
 
-#define CHECK(cond)                                                   \
-    do {                                                              \
-        if (!(cond)) {                                                \
-            fprintf(stderr, "consumer: check failed: %s\n", #cond);  \
-            failures++;                                               \
-        }                                                             \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "consumer: check failed: %s\n", #cond);                                \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 int main(int argc, char **argv) {

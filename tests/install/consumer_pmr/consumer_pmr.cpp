@@ -21,16 +21,15 @@
 static_assert(__cplusplus >= 201703L, "alloy::pmr must bring C++17");
 
 static int failures;
-#define CHECK(cond)                                                      \
-    do {                                                                 \
-        if (!(cond)) {                                                   \
-            std::fprintf(stderr, "consumer_pmr: check failed: %s\n", #cond); \
-            failures++;                                                  \
-        }                                                                \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            std::fprintf(stderr, "consumer_pmr: check failed: %s\n", #cond);                       \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     const char *v = alloy_version();
     CHECK(std::strcmp(v, ALLOY_VERSION_STRING) == 0);
     if (argc > 1)
