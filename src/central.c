@@ -1,5 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* central.c - per-class central caches of spans (see central.h). */
+/* central.c - the central caches (central.h): one per size class and heap,
+ * each a list of the spans of its class that have free objects, and a
+ * span's free objects as an intrusive list, then a bump region.
+ *
+ * Invariants (under the cache's lock): a span is on `nonempty` exactly
+ * when it has a free object (on its list, or in its bump region); `used` is
+ * the span's objects out in thread caches or in use, and a span whose
+ * `used` reaches 0 leaves for its page heap, which is called only after the
+ * lock is dropped; free_objects and span_pages are the sums over the
+ * class's spans.  A fetch writes the links of never-used objects after the
+ * lock is dropped, so no thread waits on another's page faults; every object
+ * that comes back is checked (its span, its class, its offset) before it is
+ * linked. */
 #include "central.h"
 
 #include "error.h"

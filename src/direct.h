@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* direct.h - direct maps: blocks above 256 pages (1 MiB), each mapped
- * straight from the OS and given back to it when freed.
+/* direct.h - direct maps: blocks above AY_LARGE_MAX_PAGES (8192 pages,
+ * 32 MiB), each mapped straight from the OS and given back to it when
+ * freed.
  *
  * Each heap has one set of direct maps (ay_direct_t): a list of their span
  * records, so that an explicit heap can release all of its own at once, and

@@ -1,5 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* emit.c - see emit.h. */
+/* emit.c - the stats report's emitter (emit.h): one tree of objects,
+ * arrays, tables and values, written as text or as JSON.
+ *
+ * Invariants: nesting is a stack in the emitter (at most AY_EMIT_DEPTH
+ * levels); every open has its close, and a close that does not match its
+ * open is a bug of the caller, not of the input.  Nothing is allocated: text
+ * goes through ay_fmt in chunks, and a table row is assembled in the
+ * emitter's own buffer before it is padded into its columns.  While
+ * ay_emit_only() excludes the current format, everything is dropped whole. */
 #include "emit.h"
 
 #include <string.h>

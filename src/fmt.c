@@ -1,5 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* fmt.c - see fmt.h. */
+/* fmt.c - the text formatter (fmt.h): strings, integers, byte sizes and
+ * ratios into a fixed buffer, handed to the write callback (or written to
+ * stderr) whenever it fills and at the end.
+ *
+ * Invariants: len <= sizeof buf (a full buffer goes out before the next
+ * byte is added); nothing is allocated and no stdio is used, so it can run
+ * inside malloc, in a fork child, and at exit.
+ * A write that fails is dropped: the formatter never blocks its caller on
+ * an error. */
 #include "fmt.h"
 
 #include <string.h>

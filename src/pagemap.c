@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* pagemap.c - the address -> span radix tree (see pagemap.h). */
+/* pagemap.c - the address -> span radix tree (pagemap.h): making leaves and
+ * setting entries.
+ *
+ * Invariants: a root entry goes from 0 (the all-zero leaf) to its leaf once,
+ * under pm_lock, and never changes again, so readers need no lock; a leaf
+ * is mapped (with guard pages in the secure flavour) before it is published
+ * with a release store; ay_pagemap_zero is never written.  Entries are
+ * written only by the owner of the pages they describe (pagemap.h). */
 #include "pagemap.h"
 
 #include <pthread.h>

@@ -14,6 +14,9 @@
  * (free spans' boundary pages under its lock; a span's pages while the span
  * is between the page heap and its user, which owns it alone) and the direct
  * maps (a map's first page).  The central caches only read.
+ * A bin is the thread cache's byte offset, not the class, so that free's
+ * fast path adds it to the cache as it is (docs/ARCHITECTURE.md, "Where a
+ * lower layer knows a higher one").
  */
 #ifndef ALLOY_PAGEMAP_H
 #define ALLOY_PAGEMAP_H

@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* report.c - see report.h. */
+/* report.c - the statistics report's layout (report.h): the summary, the
+ * full report with its tables, the JSON document and the comparison of two
+ * reports, all from the public stats structs through tables of fields.
+ *
+ * Invariants: every figure the report prints comes from one field table
+ * (TOT, HEAP, CLASS below), so text, JSON and `alloy stats` read back the
+ * same names; every derived value is computed here and nowhere else (the
+ * list is in report.h); nothing is allocated. */
 #include "report.h"
 
 #include <stddef.h>

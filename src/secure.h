@@ -37,7 +37,8 @@
  *
  * Initialisation: ay_secure_init runs first in ay_init_slow, before any
  * list exists; the keys never change afterwards (a fork child keeps them,
- * with its lists).  Layer: diagnostics (it reports through error.h).
+ * with its lists).  Layer: diagnostics, beside error.h; it reports
+ * nothing itself: its callers turn a failed check into a message (ay_fatal).
  */
 #ifndef ALLOY_SECURE_H
 #define ALLOY_SECURE_H

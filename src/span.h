@@ -15,6 +15,12 @@
  * Pagemap invariant: for SMALL and LARGE spans every page maps to the span;
  * for FREE spans the first and last page do (enough to coalesce); for DIRECT
  * spans the first page does.  All other pages map to NULL.
+ *
+ * The owner pointers and the `prof` field name modules of higher layers
+ * (page heap, central cache, direct maps, profiler): that is what lets a
+ * free find all it needs from one pagemap lookup.  This header only
+ * declares their types; docs/ARCHITECTURE.md ("Where a lower layer knows a
+ * higher one") says why each is kept.
  */
 #ifndef ALLOY_SPAN_H
 #define ALLOY_SPAN_H
