@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* aligned.c - the aligned family: posix_memalign, aligned_alloc, memalign,
- * valloc, pvalloc (see alloc.h).
+ * valloc, pvalloc (see aligned.h).
  *
  * Objects of class S sit at page start + k*S, so any class whose size is a
  * multiple of the alignment gives aligned blocks: up to a page, an aligned
  * request is served from the smallest such class.  Larger alignments, and
  * sizes above the classes, get whole pages. */
-#include "alloc.h"
+#include "aligned.h"
 
 #include <errno.h>
 
+#include "alloc.h"
 #include "alloy.h"
 #include "init.h"
+#include "large.h"
 
 /* The smallest class that holds `size` bytes (and the secure flavour's
  * tag) and whose size is a multiple of align (a power of two, at most a

@@ -5,11 +5,15 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "alloy.h"
 #include "error.h"
+#include "fill.h"
 #include "guard.h"
 #include "init.h"
+#include "large.h"
+#include "pagemap.h"
 #include "secure.h"
 
 void *ay_oom(void) {
@@ -157,10 +161,7 @@ size_t ay_block_usable(const ay_span_t *s, const void *p) {
     switch (s->state) {
     case AY_SPAN_SMALL: return s->size - AY_TAG_BYTES;
     case AY_SPAN_LARGE:
-    case AY_SPAN_DIRECT:
-        if (s->user)
-            return s->user_end - (uintptr_t)p;
-        return AY_PAGES_BYTES(s->npages) - ((uintptr_t)p - s->start);
+    case AY_SPAN_DIRECT: return ay_large_usable(s, p);
     default: return 0;
     }
 }

@@ -15,7 +15,8 @@
 #include "fmt.h"
 #include "heap.h"
 #include "init.h"
-#include "prof.h"
+#include "prof_out.h"
+#include "prof_store.h"
 #include "tcache.h"
 #include "topology.h"
 

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* free.c - free: the entry points, the slow path, and the checks made on a
- * pointer before it is freed or resized (see alloc.h). */
-#include "alloc.h"
+ * pointer before it is freed or resized (see free.h). */
+#include "free.h"
 
+#include "alloc.h"
 #include "alloy.h"
 #include "error.h"
+#include "fill.h"
 #include "guard.h"
+#include "large.h"
 #include "quarantine.h"
 #include "secure.h"
 
@@ -71,7 +74,7 @@ static void free_small(ay_span_t *s, void *p) {
             bin->room--;
             return;
         }
-        ay_tcache_push_overflow(tc, s->cls + 1u, p);
+        ay_tcache_push(tc, s->cls + 1u, p);
     } else {
         ay_fill_freed(p, s->size - AY_TAG_BYTES);
         ay_central_release(s->cls, p, 1);

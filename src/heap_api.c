@@ -6,11 +6,15 @@
  * thread to the heap, uncached. */
 #include <errno.h>
 
+#include "aligned.h"
 #include "alloc.h"
 #include "alloy.h"
 #include "alloy/heap.h"
 #include "error.h"
+#include "free.h"
 #include "init.h"
+#include "prof_store.h"
+#include "realloc.h"
 
 ALLOY_API alloy_heap_t *alloy_heap_create(void) {
     ay_ensure_init();

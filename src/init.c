@@ -25,6 +25,8 @@
 #include "os.h"
 #include "pagemap.h"
 #include "prof.h"
+#include "prof_out.h"
+#include "prof_store.h"
 #include "secure.h"
 #include "tcache.h"
 #include "topology.h"

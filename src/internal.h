@@ -70,6 +70,12 @@ static const int ay_debug = AY_DEBUG_LEVEL;
     } while (0)
 #endif
 
+/* The largest request the malloc family accepts: sizes above it (and
+ * overflows in calloc and reallocarray) get NULL with ENOMEM. */
+#define AY_MAX_REQUEST ((size_t)PTRDIFF_MAX)
+
+AY_INLINE bool ay_is_pow2(size_t x) { return x && !(x & (x - 1)); }
+
 /* Relaxed atomics for counters read by other threads while being written. */
 #define AY_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define AY_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)

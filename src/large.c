@@ -8,9 +8,14 @@
  * purged read as zero already, so only pages that may hold old data are
  * cleared.  That saves a write to every page of a fresh block, which is a
  * page fault each. */
-#include "alloc.h"
+#include "large.h"
 
+#include <string.h>
+
+#include "fill.h"
 #include "os.h"
+#include "prof.h"
+#include "secure.h"
 
 /* The secure flavour's large block from the page heap: a span of npages
  * pages and at least two more, the block in the middle, aligned to `align`,
@@ -69,12 +74,18 @@ void ay_large_free(ay_span_t *s, void *p) {
         ay_direct_free(s);
         return;
     }
-    ay_fill_freed(p, ay_block_usable(s, p));
+    ay_fill_freed(p, ay_large_usable(s, p));
     if (s->user) { /* the guards go: the page heap's spans are all accessible */
         ay_os_protect((void *)s->start, AY_PAGES_BYTES(s->npages), 1);
         s->user = s->user_end = 0;
     }
     ay_pageheap_free(s->owner.pages, s);
+}
+
+size_t ay_large_usable(const ay_span_t *s, const void *p) {
+    if (s->user)
+        return s->user_end - (uintptr_t)p;
+    return AY_PAGES_BYTES(s->npages) - ((uintptr_t)p - s->start);
 }
 
 void *ay_large_resize(ay_span_t *s, size_t size) {

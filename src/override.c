@@ -13,6 +13,7 @@
 
 #include "alloc.h"
 #include "alloy.h"
+#include "free.h"
 
 #define LIBC_NAME __attribute__((visibility("default"), used))
 /* malloc and free start on a cache line of their own, so that their speed

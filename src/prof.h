@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* prof.h - the heap profiler: sampled allocation stacks, their live set,
- * heap profiles in gperftools' text format, and the leak report at exit.
+/* prof.h - the heap profiler's sampling: which allocations are sampled, and
+ * the record of each sampled block.  The profiler is three modules, each
+ * using only those before it: prof_store (stacks, live records, settings,
+ * counts), prof_out (heap profiles in gperftools' text format, the leak
+ * report at exit) and prof (this one, which the allocator calls).
  *
  * Sampling is by bytes: each thread counts down a random number of bytes,
  * drawn from an exponential distribution whose mean is prof_sample, and the
@@ -74,43 +77,8 @@ bool ay_prof_release(ay_span_t *s);
 /* A page kept from an earlier sample (see ay_prof_release), or NULL: a
  * LARGE span of one page of an automatic heap, mapped in the pagemap. */
 ay_span_t *ay_prof_stash_take(void);
-/* Heap `heap` is destroyed with its blocks: drop their records. */
-void ay_prof_forget_heap(const void *heap);
 
 /* Set up from the settings (at initialisation, without allocating). */
 void ay_prof_init(void);
-/* After initialisation, outside malloc (the library constructor): take a
- * private copy of stderr for the report at exit. */
-void ay_prof_start(void);
-/* Fork support: the profiler's lock is a leaf, taken last. */
-void ay_prof_fork_prepare(void);
-void ay_prof_fork_parent(void);
-void ay_prof_fork_child(void);
-
-/* ---- control (alloy_ctl's prof.* names) ---- */
-
-typedef struct ay_prof_counts {
-    uint64_t samples;     /* allocations sampled since start-up */
-    uint64_t live;        /* sampled blocks not yet freed */
-    uint64_t stacks;      /* distinct stacks kept */
-    uint64_t store_bytes; /* bytes mapped for the store (stacks, records, table) */
-    uint64_t nested;      /* allocations made while the profiler ran (never sampled) */
-    uint64_t lost;        /* samples not recorded: the store could not grow */
-} ay_prof_counts_t;
-
-bool ay_prof_enabled(void); /* prof:true at start-up */
-bool ay_prof_is_active(void);
-void ay_prof_set_active(bool on);
-uint64_t ay_prof_sample_mean(void);
-/* 0, or EINVAL for 0. */
-int ay_prof_set_sample_mean(uint64_t mean);
-/* Forget the cumulative counts of every stack; the live set stays. */
-void ay_prof_reset(void);
-void ay_prof_read_counts(ay_prof_counts_t *c);
-/* Write a heap profile to `path`, or to the next manual dump file
- * (<prof_prefix>.<pid>.<seq>.m.heap) when path is NULL.  0, or an errno. */
-int ay_prof_dump(const char *path);
-/* The file the last successful dump wrote ("" before any). */
-const char *ay_prof_last_dump(void);
 
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* prof_out.c - what the heap profiler writes (see prof.h): heap profiles in
+/* prof_out.c - what the heap profiler writes (see prof_out.h): heap profiles in
  * gperftools' text format, which google-pprof reads, and the leak report at
  * exit.
  *
@@ -34,7 +34,7 @@
 #include "error.h"
 #include "fmt.h"
 #include "os.h"
-#include "prof.h"
+#include "prof_out.h"
 #include "prof_store.h"
 #include "symbolize.h"
 

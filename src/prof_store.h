@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* prof_store.h - the heap profiler's store, shared by the sampler (prof.c)
- * and the writers (prof_out.c): stacks, kept once each in a hash table, and
- * one record per live sampled block, all in mmap'ed memory of its own.
+/* prof_store.h - the heap profiler's store, which the sampler (prof.h) fills
+ * and the writers (prof_out.h) read: stacks, kept once each in a hash table,
+ * and one record per live sampled block, all in mmap'ed memory of its own;
+ * the settings the sampler reads (enabled, active, the sample mean), which
+ * alloy_ctl's prof.* names change; and the busy sections, inside which
+ * allocations are never sampled.
  *
  * Everything here is guarded by `lock` (a leaf), except `nested`, a relaxed
  * counter.  Stacks are never freed, so a pointer to one stays valid without
@@ -20,6 +23,8 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <stdbool.h>
 
 #include "internal.h"
 #include "span.h"
@@ -63,18 +68,66 @@ typedef struct ay_prof_store {
     uint64_t dump_seq;                     /* numbers the dump files */
     struct ay_span *stash[AY_PROF_STASH];  /* freed one-page sample spans, kept for the next */
     unsigned nstash;
+    bool enabled;         /* prof:true (or prof_leak:true) at start-up; never changes */
+    bool active;          /* sampling (prof_active, prof.active); relaxed */
+    uint64_t sample_mean; /* prof_sample, prof.sample; relaxed */
 } ay_prof_store_t;
 
 extern AY_HIDDEN ay_prof_store_t ay_prof_store;
+
+/* The settings, from ALLOY_CONF (at initialisation, without allocating). */
+void ay_prof_store_init(bool enabled, bool active, uint64_t sample_mean, uint64_t interval);
+
+/* A thread's busy sections: while busy > 0, the allocations it makes are
+ * never sampled (and are counted as nested); the countdown waits in
+ * saved_left. */
+typedef struct ay_prof_busy {
+    int64_t saved_left; /* the countdown while busy */
+    uint8_t busy;       /* nesting depth */
+} ay_prof_busy_t;
+extern __thread ay_prof_busy_t ay_prof_busy __attribute__((tls_model("initial-exec")));
 
 /* A section of the profiler: allocations the thread makes inside are never
  * sampled (and are counted as nested).  They nest. */
 void ay_prof_enter(void);
 void ay_prof_leave(void);
 
-/* Write the dump of the given kind ('f' final, 'i' interval, 'm' manual) to
- * <prof_prefix>.<pid>.<seq>.<kind>.heap.  0, or an errno; the first failure
- * is warned about, once. */
-int ay_prof_dump_kind(char kind);
+/* A live record of a sample of `size` bytes (weights est_n, est_bytes) with
+ * the stack pcs[0..n), in heap `heap`; NULL (counted as lost) when the store
+ * cannot grow.  The caller holds the lock. */
+ay_prof_rec_t *ay_prof_store_add(const uintptr_t *pcs, unsigned n, const void *heap, uint64_t size,
+                                 uint64_t est_n, uint64_t est_bytes);
+/* Drop live record r (its block is freed).  The caller holds the lock. */
+void ay_prof_store_unlink(ay_prof_rec_t *r);
+/* Heap `heap` is destroyed with its blocks: drop their records. */
+void ay_prof_forget_heap(const void *heap);
+
+/* Fork support: the store's lock is a leaf, taken after every other
+ * allocator lock but the guarded pages' (docs/ARCHITECTURE.md). */
+void ay_prof_fork_prepare(void);
+void ay_prof_fork_parent(void);
+void ay_prof_fork_child(void);
+
+/* ---- control (alloy_ctl's prof.* names) ---- */
+
+typedef struct ay_prof_counts {
+    uint64_t samples;     /* allocations sampled since start-up */
+    uint64_t live;        /* sampled blocks not yet freed */
+    uint64_t stacks;      /* distinct stacks kept */
+    uint64_t store_bytes; /* bytes mapped for the store (stacks, records, table) */
+    uint64_t nested;      /* allocations made while the profiler ran (never sampled) */
+    uint64_t lost;        /* samples not recorded: the store could not grow */
+} ay_prof_counts_t;
+
+/* prof:true at start-up. */
+AY_INLINE bool ay_prof_enabled(void) { return ay_prof_store.enabled; }
+bool ay_prof_is_active(void);
+void ay_prof_set_active(bool on);
+uint64_t ay_prof_sample_mean(void);
+/* 0, or EINVAL for 0. */
+int ay_prof_set_sample_mean(uint64_t mean);
+/* Forget the cumulative counts of every stack; the live set stays. */
+void ay_prof_reset(void);
+void ay_prof_read_counts(ay_prof_counts_t *c);
 
 #endif

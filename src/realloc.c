@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* realloc.c - realloc and reallocarray (see alloc.h).
+/* realloc.c - realloc and reallocarray (see realloc.h).
  *
  * The policy, as in glibc: realloc(NULL, n) is malloc(n); realloc(p, 0)
  * frees p and returns NULL.  A block stays where it is while the new size
@@ -7,10 +7,17 @@
  * otherwise the block moves, and a block that moves to grow gets an eighth
  * more room than it asked for.  When realloc fails, p is untouched.  p gets
  * the same checks as a pointer given to free. */
-#include "alloc.h"
+#include "realloc.h"
 
+#include <string.h>
+
+#include "alloc.h"
 #include "alloy.h"
+#include "free.h"
 #include "guard.h"
+#include "large.h"
+#include "prof.h"
+#include "prof_store.h"
 
 /* Can the block at p (of span s, `usable` bytes) hold `size` bytes where it
  * is, without wasting more than half of it, and with the alignment malloc

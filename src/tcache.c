@@ -15,7 +15,10 @@
 #include "topology.h"
 
 __thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec"))) = {&ay_tcache_empty, 0};
-ay_tcache_t ay_tcache_empty; /* all lists empty, all limits 0: never written */
+/* All lists empty, all limits 0.  Written only where tcache.h says: every
+ * thread without a cache takes one from a room in free's fast path, and puts
+ * it back with a store of 0 (ay_bin_undo_free); nothing else writes it. */
+ay_tcache_t ay_tcache_empty;
 
 enum { TC_NEW = 0, TC_SETTING_UP, TC_LIVE, TC_GONE };
 static __thread uint8_t tc_state __attribute__((tls_model("initial-exec")));
@@ -150,7 +153,8 @@ void ay_tcache_rebind(ay_tcache_t *tc, struct ay_heap *h) {
 }
 
 /* Other threads' lists are read without synchronisation, on purpose: the
- * fast paths write len with plain stores, and stats are a snapshot. */
+ * fast paths write room and head with plain stores, and stats are a
+ * snapshot. */
 AY_NO_SANITIZE_THREAD size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b) {
     const ay_bin_t *bin = &tc->bins[b];
     return (size_t)(AY_LOAD(&bin->limit) - (uint32_t)AY_LOAD(&bin->room)) * ay_bin_size[b];
@@ -323,7 +327,7 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     return p;
 }
 
-void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p) {
+void ay_tcache_push(ay_tcache_t *tc, unsigned b, void *p) {
     ay_bin_t *bin = &tc->bins[b];
     ay_link_set(p, bin->head);
     bin->head = p;

@@ -162,8 +162,11 @@ void ay_tcache_rebind(ay_tcache_t *tc, struct ay_heap *h);
 /* The miss of bin b: refill the list from the central cache and pop one
  * object; NULL when the central cache could not get memory. */
 void *ay_tcache_refill(ay_tcache_t *tc, unsigned b);
-/* The free that found bin b at its limit: push p, give objects back. */
-void ay_tcache_push_overflow(ay_tcache_t *tc, unsigned b, void *p);
+/* free's slow path for a small block p of bin b, checked by the caller:
+ * push it onto the list, and when that takes the list past its limit (an
+ * overflow), give objects back to the central caches and grow the batch;
+ * then the byte limit's and NUMA's periodic checks. */
+void ay_tcache_push(ay_tcache_t *tc, unsigned b, void *p);
 /* Return every cached object to the central caches. */
 void ay_tcache_flush(ay_tcache_t *tc);
 /* The byte limit of each thread's cache now (see tcache_total_bytes). */

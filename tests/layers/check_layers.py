@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""check_layers.py - the #include graph of src/ against the layer order that
-docs/ARCHITECTURE.md writes down.
+"""check_layers.py - the module graph of src/ (includes and calls) against
+the layer order that docs/ARCHITECTURE.md writes down.
 
     check_layers.py ROOT [--expect-fail TEXT]
 
@@ -11,13 +11,23 @@ backquotes, in its third ("modules") column; a module is a file of src/
 without its extension (src/pageheap.{h,c} is `pageheap`, src/hot/pool.c is
 `hot/pool`; `hot/*` names every module of src/hot).
 
+The graph has an edge from module A to module B when a file of A includes
+a header of B, or when a function that A defines (in its .c, or inline in
+its .h) calls a function that B defines.  Calls are read from the text:
+definitions are the ay_*/alloy_* functions defined at file scope, calls are
+those names followed by "(" inside a definition's body (comments and
+strings left out).  Reading calls, not only includes, sees the cycles that a
+header shared by several .c files would hide.
+
 It fails when:
   - a module of src/ is in no layer, or the table names a module that does
     not exist;
-  - a file includes a module of a higher layer (an edge against the order);
-  - the include graph of the modules has a cycle (also within a layer);
-  - a header declares a function that is defined in a module of another
-    layer (a lower layer calling up through a declaration it does not own).
+  - a module includes or calls a module of a higher layer (an edge against
+    the order);
+  - the module graph has a cycle (also within a layer), named with one call
+    or include per edge;
+  - a header declares a function that another module defines (one header
+    per module, declaring only its own functions).
 Exit status 0, or 1 with one line per problem.  With --expect-fail TEXT, it
 inverts: it succeeds only if the check fails and a problem line contains
 TEXT (for the fixtures that show the check can fail).
@@ -27,6 +37,11 @@ import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# a definition at file scope: a line starting at column 0 with the return
+# type, the name, the parameters (maybe over several lines), then "{"
+DEFN = re.compile(r'^(?!typedef\b|struct\b|enum\b|union\b|#)[A-Za-z_][^;{}()=]*?\b((?:ay|alloy)_\w+)'
+                  r'\s*\(([^;{}]*?)\)\s*\{', re.M | re.S)
+CALL = re.compile(r'\b((?:ay|alloy)_\w+)\s*\(')
 DECL = re.compile(r'^(?!static\b|typedef\b|extern\b|#|\s)[^;(){}=]*?\b((?:ay|alloy)_\w+)\s*\([^;{]*\)[^;{]*;', re.M)
 FUNC_START = r'^(?!static\b|#|\s)[^;(){}=]*?\b'
 
@@ -37,10 +52,26 @@ def read(path):
 
 
 def strip_comments(text):
-    """The text without comments and without __attribute__((...)) lists."""
+    """The text without comments, string and character literals, and
+    __attribute__((...)) lists (kept line for line)."""
     text = re.sub(r'/\*.*?\*/', lambda m: '\n' * m.group(0).count('\n'), text, flags=re.S)
-    text = re.sub(r'__attribute__\s*\(\(.*?\)\)', '', text)
-    return re.sub(r'//[^\n]*', '', text)
+    text = re.sub(r'//[^\n]*', '', text)
+    text = re.sub(r'^(?!\s*#\s*include)(.*)$',  # strings, but not an include's name
+                  lambda m: re.sub(r'"(?:\\.|[^"\\\n])*"', '""', m.group(0)), text, flags=re.M)
+    text = re.sub(r"'(?:\\.|[^'\\\n])*'", "''", text)
+    return re.sub(r'__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)', '', text)
+
+
+def definitions(text):
+    """[(name, body)] of the functions a file defines at file scope."""
+    out = []
+    for m in DEFN.finditer(text):
+        i, depth = m.end(), 1
+        while depth and i < len(text):
+            depth += {'{': 1, '}': -1}.get(text[i], 0)
+            i += 1
+        out.append((m.group(1), text[m.end():i]))
+    return out
 
 
 def layer_table(doc):
@@ -92,8 +123,17 @@ def main(argv):
         if not name.endswith('/*') and name not in modules:
             problems.append(f'docs/ARCHITECTURE.md names module {name}, which src/ does not have')
 
-    # include edges between modules
-    edges = {}
+    # edges between modules: includes, then calls; why[(a, b)] says one reason
+    edges, why = {}, {}
+
+    def edge(a, b, reason):
+        edges.setdefault(a, set()).add(b)
+        why.setdefault((a, b), reason)
+        la, lb = layer(a), layer(b)
+        if la is not None and lb is not None and la < lb:
+            problems.append(f'{reason}: module {a} (layer {la}) uses module {b} '
+                            f'(layer {lb}): an edge against the layer order')
+
     for rel, text in sorted(files.items()):
         a = module(rel)
         for inc in INCLUDE.findall(text):
@@ -102,13 +142,23 @@ def main(argv):
             if target is None:
                 continue  # a public header (include/) or a system one
             b = module(target)
-            if b == a:
-                continue
-            edges.setdefault(a, set()).add(b)
-            la, lb = layer(a), layer(b)
-            if la is not None and lb is not None and la < lb:
-                problems.append(f'src/{rel} (layer {la}) includes {inc} of module {b} '
-                                f'(layer {lb}): an edge against the layer order')
+            if b != a:
+                edge(a, b, f'src/{rel} includes {inc}')
+
+    # call edges: who defines each function, then who calls it
+    defined = {}  # function -> modules that define it
+    bodies = []   # (module, file, function, body)
+    for rel, text in sorted(files.items()):
+        for name, body in definitions(text):
+            defined.setdefault(name, set()).add(module(rel))
+            bodies.append((module(rel), rel, name, body))
+    calls = 0
+    for a, rel, fn, body in bodies:
+        for callee in sorted(set(CALL.findall(body))):
+            for b in sorted(defined.get(callee, ())):
+                if b != a:
+                    calls += 1
+                    edge(a, b, f'src/{rel}: {fn} calls {callee}')
 
     # cycles: depth-first search, reporting each cycle once
     state, stack, seen_cycles = {}, [], set()
@@ -122,7 +172,8 @@ def main(argv):
                 key = frozenset(cyc)
                 if key not in seen_cycles:
                     seen_cycles.add(key)
-                    problems.append('include cycle: ' + ' -> '.join(cyc))
+                    steps = '; '.join(why[(x, y)] for x, y in zip(cyc, cyc[1:]))
+                    problems.append('cycle: ' + ' -> '.join(cyc) + f' ({steps})')
             elif n not in state:
                 visit(n)
         stack.pop()
@@ -132,18 +183,16 @@ def main(argv):
         if m not in state:
             visit(m)
 
-    # declarations owned by the layer that defines them
+    # one header per module: a header declares only its own module's functions
     for rel, text in sorted(files.items()):
         if not rel.endswith('.h'):
             continue
         owner = module(rel)
         for name in DECL.findall(text):
-            where = [module(f) for f, t in files.items()
-                     if f.endswith('.c') and re.search(FUNC_START + re.escape(name) + r'\s*\([^;]*$', t, re.M)]
-            for d in where:
-                if layer(d) != layer(owner):
-                    problems.append(f'src/{rel} (layer {layer(owner)}) declares {name}, which '
-                                    f'{d} (layer {layer(d)}) defines: a call against the layer order')
+            for d in sorted(defined.get(name, ())):
+                if d != owner:
+                    problems.append(f'src/{rel} declares {name}, which module {d} defines: '
+                                    f'a header declares only its own module\'s functions')
 
     if expect is not None:
         hit = [p for p in problems if expect in p]
@@ -156,8 +205,8 @@ def main(argv):
     for p in problems:
         print('check_layers:', p)
     if not problems:
-        print(f'check_layers: {len(modules)} modules, '
-              f'{sum(len(v) for v in edges.values())} include edges, all in layer order, no cycle')
+        print(f'check_layers: {len(modules)} modules, {sum(len(v) for v in edges.values())} '
+              f'module edges (from includes and {calls} calls), all in layer order, no cycle')
     return 1 if problems else 0
 
 

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/* free.h - free: its inline fast paths (release and secure), its slow path,
+ * and the checks made on a pointer before it is freed or resized (free.c).
+ *
+ * free's fast path pushes the block onto its thread-cache list and sends
+ * every other case to the slow path through its room count (tcache.h).
+ * Bad input: freeing a pointer alloy does not own, a freed block, or a
+ * pointer into a block aborts with a message naming the pointer, as soon as
+ * it is seen (README, "Hardening", says which flavour sees what when).
+ */
+#ifndef ALLOY_FREE_H
+#define ALLOY_FREE_H
+#include <stdint.h>
+
+#include "error.h"
+#include "pagemap.h"
+#include "quarantine.h"
+#include "secure.h"
+#include "span.h"
+#include "tcache.h"
+
+void ay_free_slow(void *p);
+/* free's fast path missed after taking one from bin's room. */
+void ay_free_miss(void *p, ay_bin_t *bin);
+/* The secure flavour's free, when its fast path cannot. */
+void ay_free_secure(void *p);
+/* A free small block goes back to a list, without checks. */
+void ay_free_unchecked(void *p);
+
+/* free's fast path (the pair's other half: alloc.h).  The bin is the cache
+ * plus the offset the pagemap gives (no shift).  It has three branches: the
+ * pagemap's range compare (an address beyond 48 bits, never one alloy
+ * handed out, reads the empty leaf: pagemap.h); the list's room: it takes
+ * one from it (tcache.h), and a list without room (full, or bin 0) misses,
+ * and ay_free_miss gives it back; and a block that is the list's head (freed
+ * twice in a row) goes to the slow path, which reports it. */
+AY_INLINE void ay_free_fast(void *p) {
+    uintptr_t a = (uintptr_t)p;
+    unsigned off = AY_LOAD(&ay_pagemap_leaf(a)->bin[ay_pagemap_index(a)]);
+    ay_bin_t *bin = (ay_bin_t *)((char *)ay_tc + off);
+    AY_ROOM_TAKE(&bin->room, miss); /* no room left: the list is full, or bin 0 */
+    void *h = bin->head;
+    if (AY_UNLIKELY(h == p))
+        goto miss;
+    ay_link_set(p, h);
+    bin->head = p;
+    return;
+miss:
+    return ay_free_miss(p, bin);
+}
+
+/* The secure flavour's free fast path.  The tag word at the end of the
+ * block must be the block's canary: that one compare catches an overflow
+ * into the next block, a double free (the tag then says "free"), and a
+ * pointer that is not the start of a block (the word it reads is then
+ * someone's data), each reported by the slow path.  The block then waits in
+ * the thread's quarantine (quarantine.h), and the oldest block there, its
+ * words checked, goes onto its list. */
+AY_INLINE void ay_free_fast_secure(void *p) {
+    uintptr_t a = (uintptr_t)p;
+    unsigned off = AY_LOAD(&ay_pagemap_leaf(a)->bin[ay_pagemap_index(a)]);
+    ay_tcache_t *tc = ay_tc;
+    ay_bin_t *bin = (ay_bin_t *)((char *)tc + off);
+    if (AY_UNLIKELY(bin->room <= 0)) /* not small, no cache, a full list */
+        return ay_free_secure(p);
+    size_t size = ay_bin_size[off / AY_BIN_BYTES];
+    if (AY_UNLIKELY(*ay_tag_at(p, size) != ay_tag_live(p) || size > AY_QUARANTINE_MAX_BLOCK))
+        return ay_free_secure(p);
+    ay_quarantine_mark(p, size);
+    if (!ay_secure_quarantine) { /* (a build without it, to measure it) */
+        ay_link_set(p, bin->head);
+        bin->head = p;
+        bin->room--;
+        return;
+    }
+    ay_quarantine_slot_t out;
+    ay_quarantine_swap(tc->quarantine, p, off, size, &out);
+    void *e = out.block;
+    if (!e)
+        return;
+    if (AY_UNLIKELY(!ay_quarantine_intact(e, out.size)))
+        ay_fatal_in("free()", "a block was written to after it was freed", e);
+    ay_bin_t *ebin = (ay_bin_t *)((char *)tc + out.off);
+    if (AY_UNLIKELY(ebin->room <= 0))
+        return ay_free_unchecked(e);
+    ay_link_set(e, ebin->head);
+    ebin->head = e;
+    ebin->room--;
+}
+
+/* The span of p, a block the caller is about to free or resize; aborts with
+ * a message naming `fn` when p is not a block alloy handed out (unknown,
+ * already free, or not the start of a block). */
+ay_span_t *ay_block_span(const void *p, const char *fn);
+
+#endif

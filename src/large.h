@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* large.h - blocks above 256 KiB, and blocks aligned to more than a page
+ * (large.c): whole pages of a heap's page heap up to AY_LARGE_MAX_PAGES
+ * (8192 pages, 32 MiB; a LARGE span), so that freed large blocks are reused,
+ * and a direct map above that (a DIRECT span, direct.h), which realloc can
+ * resize with mremap.
+ *
+ * A LARGE or DIRECT span holds one block, which starts at the span's first
+ * page, or, in the secure flavour, after its guard page (span.user).  The
+ * caller checks a pointer before it frees or resizes it (free.h).
+ */
+#ifndef ALLOY_LARGE_H
+#define ALLOY_LARGE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heap.h"
+#include "span.h"
+
+/* A block of `size` bytes aligned to `align` (a power of two) from heap h:
+ * whole pages of its page heap, or a direct map above AY_LARGE_MAX_PAGES.
+ * `zero` asks for zeroed memory.  NULL when out of memory. */
+void *ay_large_alloc(ay_heap_t *h, size_t size, size_t align, bool zero);
+/* Free the block at p, of LARGE or DIRECT span s (p checked by the caller). */
+void ay_large_free(ay_span_t *s, void *p);
+/* Usable bytes of the LARGE or DIRECT block at p of span s. */
+size_t ay_large_usable(const ay_span_t *s, const void *p);
+/* Resize the direct map s in place or by moving it; its new address, or
+ * NULL (s untouched). */
+void *ay_large_resize(ay_span_t *s, size_t size);
+
+/* The first byte of the LARGE or DIRECT block of span s (after its guard
+ * page in the secure flavour). */
+AY_INLINE uintptr_t ay_large_start(const ay_span_t *s) { return s->user ? s->user : s->start; }
+
+#endif
