@@ -2,7 +2,7 @@
 /* test_hist.c - unit test of the workloads' latency histogram: bucket bounds,
  * nearest-rank quantiles against a sorted reference, and merging. */
 #include "hist.h"
-#include "../tests/check.h"
+#include "../tests/common/check.h"
 
 #include <stdlib.h>
 

@@ -4,7 +4,7 @@
  *
  *   - std::mt19937_64 (MT19937-64, seeded with the standard's
  *     initialisation; the 10000th output for the default seed 5489 is
- *     9981545732273789042, which tests/hot/test_mc_rng.c checks);
+ *     9981545732273789042, which tests/hot/hot_test_mc_rng.c checks);
  *   - std::generate_canonical<double, 53> as libstdc++ writes it: one 64-bit
  *     draw, converted to double, divided by 2^64, and clamped to the largest
  *     double below 1 when the rounding reached 1;

@@ -21,8 +21,8 @@
  *        pow2   keep n when c < 2n, else take c         (stop at last power of 2)
  *
  * Invariant: under guard and pow2, the terminal batch of every class fits in
- * the span fetched for it (Q >= n).  tests/test_policy.c checks it, along with
- * the 80 classes that clip underfills.
+ * the span fetched for it (Q >= n).  tests/unit/test_policy.c checks it,
+ * along with the 80 classes that clip underfills.
  *
  * The thread-cache state machine of one size class is here too (the rules
  * on a miss, an overflow and a scavenge), as pure functions: src/tcache.c

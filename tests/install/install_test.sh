@@ -31,8 +31,8 @@
 set -u
 stage=$1
 shift
-# shellcheck source=../stage.sh
-. "$(dirname "$0")/../stage.sh"
+# shellcheck source=../common/stage.sh
+. "$(dirname "$0")/../common/stage.sh"
 
 # expect_rc WANT NAME CMD... : run CMD, keep its output in $out/$err, check status
 expect_rc() {

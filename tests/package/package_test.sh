@@ -32,8 +32,8 @@
 set -u
 stage=$1
 shift
-# shellcheck source=../stage.sh
-. "$(dirname "$0")/../stage.sh"
+# shellcheck source=../common/stage.sh
+. "$(dirname "$0")/../common/stage.sh"
 tmp_err=$(mktemp)
 cleanup_dirs=()
 cleanup() {

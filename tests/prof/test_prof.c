@@ -28,7 +28,7 @@
 #include <alloy/ctl.h>
 #include <alloy/heap.h>
 
-#include "../check.h"
+#include "check.h"
 
 static uint64_t u64(const char *name) {
     uint64_t v = 0;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test_oom.c - out of address space, then freed: run under `ulimit -v`
- * (tests/CMakeLists.txt runs it as sh -c 'ulimit -v 200000; test_oom').
+ * (tests/api/CMakeLists.txt runs it as sh -c 'ulimit -v 200000; test_oom').
  *
  * Fill memory with 600 KiB blocks until malloc says no (NULL and ENOMEM,
  * never a crash), free them all, then ask for blocks larger than any freed
