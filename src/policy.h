@@ -152,6 +152,19 @@ typedef struct ay_tc_step {
 ay_tc_step_t ay_policy_on_miss(const ay_batch_params_t *bp, size_t S, uint32_t n);
 ay_tc_step_t ay_policy_on_overflow(const ay_batch_params_t *bp, size_t S, uint32_t n, uint32_t len);
 ay_tc_step_t ay_policy_on_scavenge(uint32_t n, uint32_t len);
+/* ---- remote frees ----
+ * A thread that frees a block of another heap keeps it in a remote batch
+ * for that heap and class, and sends the batch home, onto the heap's remote
+ * queue, when it holds more than ay_policy_remote_batch(S) objects:
+ * AY_REMOTE_BATCH_BYTES of them, at most AY_REMOTE_BATCH_CAP, and 0 (each
+ * goes home at once) for objects above AY_REMOTE_BATCH_BYTES.  Batches
+ * amortise the atomic operation that queues them; the bound keeps what a
+ * thread holds of other heaps' memory small.  The simulator's model has one
+ * thread cache and so no remote frees. */
+#define AY_REMOTE_BATCH_BYTES 8192u
+#define AY_REMOTE_BATCH_CAP 64u
+uint32_t ay_policy_remote_batch(size_t S);
+
 /* The list limit for batch n: a free that finds this many objects on the
  * list overflows. */
 uint32_t ay_policy_list_limit(uint32_t n, uint32_t k_halves);
