@@ -195,6 +195,16 @@ static ay_span_t *span_new(ay_central_t *c, uint32_t want) {
     return s;
 }
 
+/* The span a fetch takes from next: the fullest of the first AY_SPAN_SCAN
+ * on the list (policy.h).  The list is not empty. */
+static ay_span_t *fullest(ay_central_t *c) {
+    ay_span_t *best = c->nonempty.next, *s = best->next;
+    for (unsigned k = 1; k < AY_SPAN_SCAN && s != &c->nonempty; k++, s = s->next)
+        if (ay_policy_span_fuller(s->used, s->capacity, best->used, best->capacity))
+            best = s;
+    return best;
+}
+
 uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, ay_run_t *run) {
     fetch_t f;
     f.first = NULL;
@@ -204,7 +214,7 @@ uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, ay_run_t 
     ay_central_lock(c);
     c->fetches++;
     while (f.got < want && !ay_list_empty(&c->nonempty)) {
-        ay_span_t *s = c->nonempty.next;
+        ay_span_t *s = fullest(c);
         span_take(s, want - f.got, &f);
         if (span_exhausted(s))
             ay_list_remove(s);
