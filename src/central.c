@@ -450,19 +450,19 @@ uint32_t ay_central_remote_take(ay_central_t *c, void **head) {
     uintptr_t v = __atomic_exchange_n(&c->remote, 0, __ATOMIC_ACQUIRE);
     uint32_t n = (uint32_t)(v >> AY_REMOTE_SHIFT);
     __atomic_add_fetch(&c->remote_out, n, __ATOMIC_RELAXED);
-    AY_STORE(&c->remote_stale, 0);
+    AY_STORE(&c->remote_seen_ms, 0);
     *head = (void *)(v & (((uintptr_t)1 << AY_REMOTE_SHIFT) - 1));
     return n;
 }
 
-void ay_central_remote_age(ay_central_t *c) {
+void ay_central_remote_age(ay_central_t *c, uint64_t now_ms) {
     if (!__atomic_load_n(&c->remote, __ATOMIC_RELAXED))
         return;
-    if (!AY_LOAD(&c->remote_stale)) {
-        AY_STORE(&c->remote_stale, 1);
-        return;
-    }
-    ay_central_remote_drain(c);
+    uint64_t seen = AY_LOAD(&c->remote_seen_ms);
+    if (!seen)
+        AY_STORE(&c->remote_seen_ms, now_ms ? now_ms : 1);
+    else if (now_ms - seen >= AY_REMOTE_STALE_MS)
+        ay_central_remote_drain(c);
 }
 
 void ay_central_remote_drain(ay_central_t *c) {

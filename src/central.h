@@ -62,8 +62,8 @@ typedef struct ay_central {
     _Alignas(AY_CACHELINE) uintptr_t remote; /* first object | count << AY_REMOTE_SHIFT */
     uint64_t remote_in;                      /* objects pushed (atomic add, by the senders) */
     uint64_t remote_out;                     /* objects taken off (atomic add, by this heap) */
-    uint8_t remote_stale; /* set by a periodic look that found the queue full, cleared by a
-                             take: a queue found so twice in a row is drained (relaxed) */
+    uint64_t remote_seen_ms; /* when a periodic look first found the queue not empty since
+                                it was last taken (0: not since); relaxed */
 } __attribute__((aligned(AY_CACHELINE))) ay_central_t;
 
 /* A run of never-used objects of one span, in address order, not linked:
@@ -114,6 +114,10 @@ void ay_central_remote_push(ay_central_t *c, void *head, void *tail, uint32_t n)
 /* Take c's whole remote queue, without reading its objects: *head gets them
  * as a NULL-terminated list; returns how many (0: it was empty). */
 uint32_t ay_central_remote_take(ay_central_t *c, void **head);
+/* How many objects c's remote queue holds now (one relaxed load). */
+AY_INLINE uint32_t ay_central_remote_peek(const ay_central_t *c) {
+    return (uint32_t)(__atomic_load_n(&c->remote, __ATOMIC_RELAXED) >> AY_REMOTE_SHIFT);
+}
 /* Objects waiting on c's remote queue (a relaxed estimate). */
 AY_INLINE uint64_t ay_central_remote_count(const ay_central_t *c) {
     uint64_t in = AY_LOAD(&c->remote_in), out = AY_LOAD(&c->remote_out);
@@ -121,9 +125,12 @@ AY_INLINE uint64_t ay_central_remote_count(const ay_central_t *c) {
 }
 /* Move c's remote queue into its spans (under c's lock). */
 void ay_central_remote_drain(ay_central_t *c);
-/* A periodic look at c's remote queue, by a thread of its heap: a queue
- * that nobody took since the last look is drained into its spans. */
-void ay_central_remote_age(ay_central_t *c);
+/* A periodic look at c's remote queue, by a thread of its heap, at now_ms
+ * (the coarse clock): a queue that has waited AY_REMOTE_STALE_MS since a
+ * look first saw it, with no take meanwhile, is drained into its spans
+ * (its heap's threads stopped allocating the class). */
+#define AY_REMOTE_STALE_MS 100
+void ay_central_remote_age(ay_central_t *c, uint64_t now_ms);
 
 /* Debug check: is p, an object of SMALL span s, free (in the span's free
  * list or bump region)? */

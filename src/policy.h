@@ -178,7 +178,7 @@ static inline int ay_policy_span_fuller(uint32_t used_a, uint32_t cap_a, uint32_
  * amortise the atomic operation that queues them; the bound keeps what a
  * thread holds of other heaps' memory small.  The simulator's model has one
  * thread cache and so no remote frees. */
-#define AY_REMOTE_BATCH_BYTES 8192u
+#define AY_REMOTE_BATCH_BYTES 32768u
 #define AY_REMOTE_BATCH_CAP 64u
 uint32_t ay_policy_remote_batch(size_t S);
 

@@ -11,6 +11,7 @@
 #include "error.h"
 #include "heap.h"
 #include "meta.h"
+#include "os.h"
 #include "quarantine.h"
 #include "topology.h"
 
@@ -317,9 +318,11 @@ static void scavenge_maybe(ay_tcache_t *tc, uint64_t bytes_in) {
     size_t limit = ay_tcache_limit();
     if (!ay_policy_scavenge_due(&tc->clock, bytes_in, limit))
         return;
+    /* its own lists: the remote batches hold at most AY_REMOTE_BATCH_BYTES a
+     * class and heap, and go home every AY_SCAVENGE_PERIOD events anyway */
     size_t bytes = 0;
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
-        bytes += ay_tcache_bytes(tc, b);
+        bytes += (size_t)ay_bin_len(&tc->bins[b]) * ay_bin_size[b];
     if (bytes <= limit)
         return;
     AY_STORE(&tc->scavenges, tc->scavenges + 1);
@@ -409,10 +412,11 @@ static void send_all_home(ay_tcache_t *tc) {
 }
 
 /* Move what other heaps' threads sent home to tc's heap, for every class,
- * into the heap's spans: all of it (drain), or what has waited since the
- * last look (age; the classes the heap's threads allocate take theirs on a
- * miss, ay_tcache_refill). */
+ * into the heap's spans: all of it, or what has waited too long (central.h;
+ * the classes the heap's threads allocate take theirs on a miss,
+ * ay_tcache_refill). */
 static void drain_home(ay_tcache_t *tc, bool all) {
+    uint64_t now = all ? 0 : ay_os_now_ms();
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
         ay_central_t *cc = &tc->heap->central[c];
         if (AY_LIKELY(!__atomic_load_n(&cc->remote, __ATOMIC_RELAXED)))
@@ -420,7 +424,7 @@ static void drain_home(ay_tcache_t *tc, bool all) {
         if (all)
             ay_central_remote_drain(cc);
         else
-            ay_central_remote_age(cc);
+            ay_central_remote_age(cc, now);
     }
 }
 
@@ -460,12 +464,16 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
         ay_tc_step_t step = ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], tc->batch[b]);
         ay_central_t *c = &tc->heap->central[b - 1];
         void *head;
-        /* what other heaps' threads sent home, when there is any, instead of
-         * a fetch from the central cache: the list takes all of it, without
-         * reading it (it was checked as it was sent), even beyond its limit
-         * (the thread allocates from it, and a free that finds it over its
-         * limit gives some back) */
-        uint32_t got = ay_central_remote_take(c, &head);
+        /* what other heaps' threads sent home, when there is at least half a
+         * batch of it, instead of a fetch from the central cache: the list
+         * takes all of it, without reading it (it was checked as it was
+         * sent), even beyond its limit (the thread allocates from it, and a
+         * free that finds it over its limit gives some back).  Less waits
+         * for the next miss, or goes into its spans when it has waited
+         * long (remote_tick). */
+        uint32_t got = 0;
+        if (ay_central_remote_peek(c) >= (step.move + 1) / 2)
+            got = ay_central_remote_take(c, &head);
         if (!got)
             got = ay_central_fetch(c, step.move, &head, run);
         if (!got)
