@@ -40,7 +40,7 @@ typedef struct ay_central {
     uint32_t size; /* object size */
     uint8_t bin;   /* pagemap bin of its spans: cls + 1, or 0 (uncached) */
     /* counters, written under the lock, read relaxed by stats */
-    uint64_t fetches;       /* fetch calls = thread-cache misses */
+    uint64_t fetches;       /* fetch calls: thread-cache misses and uncached allocations */
     uint64_t short_fetches; /* fetches that came back short */
     uint64_t objects_out;   /* objects handed to thread caches */
     uint64_t objects_in;    /* objects returned */

@@ -3,17 +3,21 @@
  * addresses at 4 KiB granularity.
  *
  * The root has 2^18 entries, each covering 1 GiB; a leaf holds, for each of
- * its 2^18 pages, the span record and its bin (size class + 1, or 0 for "not
- * a small object"), stored as the bin's byte offset in a thread cache
- * (bin * AY_BIN_BYTES), which is what free's fast path adds to the cache.  Leaves are mmap'ed on first use and never freed, so
- * a lookup needs no lock: free's fast path reads the bin with two loads.
+ * its 2^18 pages, the span record and its bin (size class + 1 for a small
+ * object of an automatic heap; 0 for everything else: large blocks, free
+ * pages, and the small objects of explicit heaps, whose frees must take the
+ * slow path), stored as the bin's byte offset in a thread cache
+ * (bin * AY_BIN_BYTES), which is what free's fast path adds to the cache.
+ * Leaves are mmap'ed on first use and never freed, so a lookup needs no
+ * lock: free's fast path reads the bin with two loads.
  * A root entry stores its leaf as an offset from ay_pagemap_zero, an all-zero
  * leaf in .bss (never written, so never resident): an unset entry (0) reads
  * as that empty leaf, and lookups need no NULL test.
  * Two modules write entries, and only for pages they own: the page heap
  * (free spans' boundary pages under its lock; a span's pages while the span
- * is between the page heap and its user, which owns it alone) and the direct
- * maps (a map's first page).  The central caches only read.
+ * is between the page heap and its user, which owns it alone; every page of
+ * an explicit heap being destroyed) and the direct maps (a map's first
+ * page).  The central caches and the front end only read.
  * A bin is the thread cache's byte offset, not the class, so that free's
  * fast path adds it to the cache as it is (docs/ARCHITECTURE.md, "Where a
  * lower layer knows a higher one").

@@ -3,10 +3,12 @@
  * full report with its tables, the JSON document and the comparison of two
  * reports, all from the public stats structs through tables of fields.
  *
- * Invariants: every figure the report prints comes from one field table
- * (TOT, HEAP, CLASS below), so text, JSON and `alloy stats` read back the
- * same names; every derived value is computed here and nowhere else (the
- * list is in report.h); nothing is allocated. */
+ * Invariants: every stored figure the report prints comes from one of two
+ * field tables (ay_report_total_fields, built with TOT, for the totals, the
+ * heaps and the nodes; ay_report_class_fields, built with CLS, for the
+ * classes), so text, JSON and `alloy stats` read back the same names; every
+ * derived value is computed here and nowhere else (the list is in
+ * report.h); nothing is allocated. */
 #include "report.h"
 
 #include <stddef.h>

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* symbolize.c - addresses to names through ELF symbol tables and addr2line
- * (see symbolize.h).  Only libc: the `alloy` command compiles this file too. */
+ * (see symbolize.h).  Only libc: the `alloy` command compiles this file too.
+ * Invariants: no malloc and no state kept between calls; every file mapped
+ * and every buffer mapped is unmapped before ay_symbolize returns, and
+ * every child started is waited for; a field that cannot be filled stays
+ * empty. */
 #define _GNU_SOURCE
 #include "symbolize.h"
 

@@ -1,6 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* unwind.c - stack capture (see unwind.h): a cached CFI walk, with libgcc's
- * unwinder behind it. */
+ * unwinder behind it.
+ *
+ * Invariants: nothing here allocates or takes a lock; a slot of the rule
+ * table is written as key cleared, value, key set (release stores), and a
+ * reader takes a value only when the key reads the same PC before and after
+ * it ("the cached walk", below); a capture is either walked wholly from the
+ * table or, if one frame needs more than it can describe, handed whole to
+ * _Unwind_Backtrace; the walk stops at a CFA that does not move up the
+ * stack, rather than read wild memory. */
 #define _GNU_SOURCE
 #include "unwind.h"
 
