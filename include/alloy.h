@@ -60,19 +60,25 @@ typedef struct alloy_stats {
     uint32_t version;  /* out: ALLOY_STATS_VERSION */
     uint32_t nclasses; /* out: number of size classes (208) */
     /* bytes */
-    size_t allocated;             /* live blocks, at their class sizes */
+    size_t allocated;             /* live blocks, at their class sizes (large_allocated's
+                                     in whole pages) */
     size_t active;                /* pages of spans in use, plus direct maps */
-    size_t resident;              /* mapped minus purged free pages (estimate) */
+    size_t resident;              /* active + free pages not purged + metadata_resident
+                                     (an estimate) */
     size_t mapped;                /* everything taken from the OS, metadata too */
-    size_t metadata;              /* spans, thread caches, address map */
+    size_t metadata;              /* span records, thread caches, heaps but heap 0,
+                                     quarantine rings, guard slot tables, address map */
     size_t peak_active;           /* highest `active` seen */
     size_t tcache_bytes;          /* cached in thread caches */
     size_t central_bytes;         /* free objects held by central caches */
     size_t pageheap_free_bytes;   /* free pages in the page heap, not purged */
-    size_t pageheap_purged_bytes; /* free pages given back with madvise */
-    size_t large_allocated;       /* live blocks above 256 KiB */
+    size_t pageheap_purged_bytes; /* free pages purged with madvise, or never touched */
+    size_t large_allocated;       /* live blocks of whole pages: above 256 KiB, aligned
+                                     to more than a page, or heap-profile samples (and
+                                     the pages the profiler keeps for later samples) */
     /* events, summed over classes */
-    uint64_t slow_path_calls;        /* thread-cache misses (fetches from central) */
+    uint64_t slow_path_calls;        /* fetches from central: thread-cache misses and
+                                        uncached allocations */
     uint64_t short_fetches;          /* fetches that returned fewer than asked */
     uint64_t objects_fetched;        /* objects moved central -> thread caches */
     uint64_t objects_released;       /* objects moved thread caches -> central */
@@ -82,7 +88,9 @@ typedef struct alloy_stats {
     uint64_t purges;                 /* purges: madvise calls, and unmaps of wholly free blocks */
     uint64_t threads_live;           /* threads bound (per heap) / thread caches (total) */
     uint64_t tcache_overflows;       /* thread-cache lists that reached their limit and gave back */
-    uint64_t tcache_scavenges;       /* thread caches found above tcache_max_bytes and scavenged */
+    uint64_t tcache_scavenges;       /* thread caches found above their byte limit and
+                                        scavenged (tcache_max_bytes, or a share of
+                                        tcache_total_bytes) */
     /* where the resident bytes are: resident = allocated + tcache_bytes +
      * central_bytes + span_tail_bytes + pageheap_free_bytes + metadata_resident */
     size_t span_tail_bytes;   /* pages of small spans past their last object's room */
@@ -134,10 +142,11 @@ typedef void alloy_write_cb(void *opaque, const char *text, size_t len);
  * jemalloc's malloc_stats_print:
  *   (none) a summary of about 30 lines: totals, where the resident bytes
  *          are, the slow-path counters, the 5 size classes that waste most;
- *   "f"    the full report: the summary, then a table of heaps and a table
- *          of the size classes in use;
+ *   "f"    the full report: the summary, then a table of heaps, a table of
+ *          NUMA nodes (the sums of their heaps) and a table of the size
+ *          classes in use;
  *   "J"    JSON instead of text, always complete (docs/STATS.md: schema);
- *   "h"    leave out the heaps;  "c"  leave out the size classes.
+ *   "h"    leave out the heaps and nodes;  "c"  leave out the size classes.
  * The at-exit report (stats_print:true) takes its opts from the
  * stats_print_opts setting. */
 ALLOY_API void alloy_stats_print(alloy_write_cb *cb, void *opaque, const char *opts);

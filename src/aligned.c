@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* aligned.c - the aligned family: posix_memalign, aligned_alloc, memalign,
- * valloc, pvalloc (see aligned.h).
+/* aligned.c - the aligned family: alloy_posix_memalign, alloy_aligned_alloc,
+ * alloy_memalign, alloy_valloc, alloy_pvalloc (see aligned.h).
  *
  * Objects of class S sit at page start + k*S, so any class whose size is a
  * multiple of the alignment gives aligned blocks: up to a page, an aligned
  * request is served from the smallest such class.  Larger alignments, and
- * sizes above the classes, get whole pages. */
+ * sizes above the classes, get whole pages.
+ *
+ * Invariants: every block returned is aligned to the alignment asked for
+ * (the classes' objects start at span start + k * S, spans are page-aligned,
+ * and whole-page blocks are aligned by the page heap or the direct map);
+ * posix_memalign leaves errno as it found it and returns its error; bad
+ * alignments get EINVAL before anything is allocated. */
 #include "aligned.h"
 
 #include <errno.h>

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* aligned.h - aligned allocation in a heap (aligned.c), for the explicit-heap
- * API; the aligned family of the libc names (posix_memalign, aligned_alloc,
- * memalign, valloc, pvalloc) is defined in aligned.c too. */
+ * API; the aligned family's alloy_* names (alloy_posix_memalign,
+ * alloy_aligned_alloc, alloy_memalign, alloy_valloc, alloy_pvalloc) are
+ * defined in aligned.c too, and the libc names forward to them
+ * (override.c).  Every block it returns is aligned as asked, and an
+ * impossible request gets NULL with ENOMEM. */
 #ifndef ALLOY_ALIGNED_H
 #define ALLOY_ALIGNED_H
 #include <stddef.h>

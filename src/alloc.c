@@ -1,6 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* alloc.c - malloc and calloc: the entry points, the malloc slow path,
- * allocation that bypasses the thread cache, and out-of-memory (see alloc.h). */
+ * allocation that bypasses the thread cache, sampled allocation and
+ * out-of-memory (see alloc.h), and the small entry points alloy_version,
+ * alloy_malloc_usable_size, alloy_thread_flush and alloy_purge.
+ *
+ * Invariants: every entry point that fails for want of memory returns
+ * through ay_oom (errno ENOMEM, or an abort with abort_on_error:true); a
+ * small block handed out by the slow paths carries its live tag in the
+ * secure flavour, and the junk or zero fill when one is on; a sampled block
+ * is always whole pages with its record on its span (prof.h), so its free
+ * finds it; the first slow-path malloc checks for AddressSanitizer before
+ * it initialises anything. */
 #include "alloc.h"
 
 #include <errno.h>

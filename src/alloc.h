@@ -4,9 +4,12 @@
  *
  * The front end is split by concept, as mimalloc splits its own, one module
  * each, in this order (each uses only those before it):
- *   large       blocks above 256 KiB: page-heap spans and direct maps
+ *   large       blocks of whole pages (above 256 KiB, aligned to more than
+ *               a page, heap-profiler samples): page-heap spans and direct
+ *               maps
  *   alloc       malloc and calloc, the malloc slow path, uncached and
- *               sampled allocation, out-of-memory, malloc_usable_size
+ *               sampled allocation, out-of-memory, malloc_usable_size,
+ *               alloy_thread_flush and alloy_purge
  *   free        free and its slow path, the checks on a pointer to free
  *   aligned     the aligned family and its size-class search
  *   realloc     the realloc policy

@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* background.c - the background purging thread (see background.h). */
+/* background.c - the background purging thread (see background.h).
+ *
+ * Invariants: bg_running, bg_gen and bg_thread change only under bg_lock
+ * (bg_running is also read relaxed, by ay_background_running); bg_running
+ * is true from a start to the next stop, and at most one thread of the
+ * current generation runs; a stop increments bg_gen, wakes the thread and
+ * waits for it to exit (it leaves at its next check, after a purge under
+ * way); the thread purges without bg_lock held. */
 #include "background.h"
 
 #include <pthread.h>

@@ -10,6 +10,11 @@
  * Fork: the child has no background thread (threads do not survive fork);
  * ay_background_after_fork_child records that, so alloy_ctl reads false in
  * the child and the thread can be started there again.
+ *
+ * Invariants: at most one background thread runs; start and stop may be
+ * called from any thread, any number of times; the thread takes allocator
+ * locks only through ay_heaps_purge (heaps_lock to pin each heap, then its
+ * page heap's lock).
  */
 #ifndef ALLOY_BACKGROUND_H
 #define ALLOY_BACKGROUND_H

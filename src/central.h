@@ -42,7 +42,7 @@ typedef struct ay_central {
     uint8_t bin;   /* its thread-cache bin: cls + 1, or 0 (uncached) */
     uint32_t list; /* its spans' pagemap entry: slot * AY_SLOT_BYTES + bin * 16, or 0 */
     /* counters, written under the lock, read relaxed by stats */
-    uint64_t fetches;       /* fetch calls = thread-cache misses */
+    uint64_t fetches;       /* fetch calls: thread-cache misses and uncached allocations */
     uint64_t short_fetches; /* fetches that came back short */
     uint64_t objects_out;   /* objects handed to thread caches */
     uint64_t objects_in;    /* objects returned */

@@ -4,12 +4,13 @@
  * without allocating.
  *
  * Format: "key:value,key:value".  Every key is a row of one table
- * (ay_conf_keys, in conf.c): its name, its type, where it is stored, its
- * bounds, its default and its help text.  The parser, the warnings, the
- * defaults, alloy_setting_describe() (and through it `alloy settings`, the
- * README's settings table and the manual page) all read that table.  An
- * unknown key or a malformed value prints one warning naming the key and
- * what it accepts, and keeps the default.
+ * (`keys[]`, static in conf.c, read through ay_conf_key): its name, its
+ * type, where it is stored, its bounds, its default and its help text.  The
+ * parser, the warnings, the defaults, alloy_setting_describe() (and through
+ * it `alloy settings`, the README's settings table and the manual page) all
+ * read that table.  An unknown key prints one warning naming it and is
+ * ignored; a malformed value prints one warning naming the key and what it
+ * accepts, and the key keeps the value it had.
  */
 #ifndef ALLOY_CONF_H
 #define ALLOY_CONF_H

@@ -2,7 +2,15 @@
 /* ctl.c - alloy_ctl: one plain table of names.  Each entry is either a
  * counter read out of the stats structs by offset, or a pair of small
  * get/set functions.  Indices in names ("stats.heaps.3.allocated") match
- * "<i>" and "<j>" in the patterns. */
+ * "<i>" and "<j>" in the patterns.  Also alloy_ctl_name, alloy_ctl_describe
+ * and alloy_setting_describe, from the same table and from conf.c's.
+ *
+ * Invariants: the table is the list of names (`alloy names` and the manual
+ * page print it; include/alloy/ctl.h lists it by hand); a name is matched
+ * against the patterns in table order, and an index must name a heap or
+ * class that exists; a value is read or written only when its length is
+ * exactly its type's size; counters are read through the stats API, never
+ * kept here; nothing here calls malloc. */
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
@@ -246,20 +254,27 @@ static const ctl_entry_t table[] = {
          "growth."),
     FUNC("background_thread", T_BOOL, get_bg, set_bg,
          "Whether the background purging thread runs; write true or false to start or stop it."),
-    BOTH("allocated", allocated, "Bytes in live blocks, at their class sizes."),
+    BOTH("allocated", allocated,
+         "Bytes in live blocks, at their class sizes; large and sampled blocks, and pages the "
+         "profiler keeps for later samples, in whole pages."),
     BOTH("active", active, "Bytes of pages in spans in use, plus direct maps."),
     BOTH("resident", resident,
          "Bytes that may be resident: active plus unpurged free pages (an upper bound)."),
     BOTH("mapped", mapped, "Bytes taken from the OS, metadata included."),
     BOTH("retained", pageheap_purged_bytes,
-         "Bytes of free pages given back with madvise but still mapped."),
-    BOTH("metadata", metadata, "Bytes of span records, thread caches and the address map."),
+         "Bytes of free pages purged with madvise, or never touched, but still mapped."),
+    BOTH("metadata", metadata,
+         "Bytes of metadata: span records, thread caches, heaps but heap 0, quarantine rings, "
+         "guarded-page slot tables, and the address map's leaves."),
     BOTH("peak_active", peak_active, "Highest `active` seen."),
-    BOTH("large_allocated", large_allocated, "Bytes in live blocks above 256 KiB."),
+    BOTH("large_allocated", large_allocated,
+         "Bytes in live blocks of whole pages: above 256 KiB, aligned to more than a page, or "
+         "sampled by the heap profiler (with the pages it keeps for later samples)."),
     BOTH("tcache_bytes", tcache_bytes, "Bytes cached in thread caches."),
     BOTH("central_bytes", central_bytes, "Bytes of free objects held by central caches."),
     BOTH("pageheap_free_bytes", pageheap_free_bytes, "Bytes of free page-heap pages not purged."),
-    BOTH("slow_path_calls", slow_path_calls, "Thread-cache misses (fetches from a central cache)."),
+    BOTH("slow_path_calls", slow_path_calls,
+         "Fetches from a central cache: thread-cache misses and uncached allocations."),
     BOTH("short_fetches", short_fetches, "Fetches that returned fewer objects than asked for."),
     BOTH("objects_fetched", objects_fetched, "Objects moved from central caches to thread caches."),
     BOTH("objects_released", objects_released,
@@ -273,7 +288,8 @@ static const ctl_entry_t table[] = {
     BOTH("tcache_overflows", tcache_overflows,
          "Thread-cache lists that reached their limit and gave objects back."),
     BOTH("tcache_scavenges", tcache_scavenges,
-         "Thread caches found above tcache_max_bytes and scavenged."),
+         "Thread caches found above their byte limit (tcache_max_bytes, or a share of "
+         "tcache_total_bytes) and scavenged."),
     BOTH("span_tail_bytes", span_tail_bytes, "Bytes of small spans past their last object's room."),
     TOTAL("metadata_resident", metadata_resident, "The part of `metadata` counted in `resident`."),
     BOTH("remote_frees", remote_frees,
@@ -286,7 +302,9 @@ static const ctl_entry_t table[] = {
     CLASS("batch_limit", T_UNS, batch_limit, "L(S) under the current parameters."),
     CLASS("terminal_batch", T_UNS, terminal_batch,
           "Where the current policy's batch growth stops."),
-    CLASS("slow_path_calls", T_U64, slow_path_calls, "Thread-cache misses in this class."),
+    CLASS(
+        "slow_path_calls", T_U64, slow_path_calls,
+        "Fetches from this class's central caches: thread-cache misses and uncached allocations."),
     CLASS("short_fetches", T_U64, short_fetches, "Short fetches in this class."),
     CLASS("objects_fetched", T_U64, objects_fetched, "Objects moved to thread caches."),
     CLASS("objects_released", T_U64, objects_released, "Objects moved back to the central caches."),

@@ -1,5 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* direct.c - direct maps (see direct.h). */
+/* direct.c - direct maps (see direct.h): blocks mapped straight from the
+ * OS, one DIRECT span each, resized with mremap and unmapped when freed.
+ *
+ * Invariants: a DIRECT span is on its set's list from the moment it is
+ * registered until it is unmapped, and only that list is guarded by the
+ * set's lock; only the map's first page is in the pagemap (bin 0), and
+ * ay_direct_resize moves that entry with the map; `bytes` and the heap's
+ * usage count each live map's bytes exactly once; a map whose record or
+ * pagemap leaf cannot be made is unmapped again at once, and a resize that
+ * fails leaves the map and its record as they were.  mmap, mremap and
+ * munmap run without the lock. */
 #include "direct.h"
 
 #include "meta.h"

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* error.c - fatal errors and warnings (see error.h). */
+/* error.c - fatal errors and warnings (see error.h).
+ *
+ * Invariants: every message is one line, "alloy: ...\n", built in an
+ * ay_fmt_t on the stack (more than its 512 bytes go out in more than one
+ * write); nothing here allocates, takes a lock or uses stdio, so it can run
+ * inside malloc, before initialisation and in a fork child; ay_fatal and
+ * ay_fatal_in write the whole message before they abort(). */
 #include "error.h"
 
 #include <stdint.h>

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* fmt.c - the text formatter (fmt.h): strings, integers, byte sizes and
- * ratios into a fixed buffer, handed to the write callback (or written to
- * stderr) whenever it fills and at the end.
+/* fmt.c - the text formatter (fmt.h): strings, decimal integers (right-
+ * aligned in a field when asked) and hexadecimal into a fixed buffer,
+ * handed to the write callback (or written to stderr) whenever it fills
+ * and at the end.
  *
  * Invariants: len <= sizeof buf (a full buffer goes out before the next
  * byte is added); nothing is allocated and no stdio is used, so it can run

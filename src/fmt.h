@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* fmt.h - a tiny text formatter with no allocation and no stdio: it fills a
- * stack buffer and hands full chunks to a write callback (or to stderr). */
+/* fmt.h - a tiny text formatter with no allocation and no stdio: it fills
+ * the buffer of an ay_fmt_t (the caller's, usually on its stack) and hands
+ * full chunks to a write callback (or to stderr).
+ *
+ * Invariants: len <= sizeof buf; text reaches the callback in order, in
+ * chunks of at most 512 bytes, and only on a full buffer or ay_fmt_flush;
+ * the caller must flush before the ay_fmt_t goes. */
 #ifndef ALLOY_FMT_H
 #define ALLOY_FMT_H
 #include <stddef.h>

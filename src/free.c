@@ -1,6 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* free.c - free: the entry points, the slow path, and the checks made on a
- * pointer before it is freed or resized (see free.h). */
+ * pointer before it is freed or resized (see free.h).
+ *
+ * Invariants: no block goes back to a list or a span before ay_block_span
+ * has checked it (except on the fast paths, where the central cache checks
+ * each object when the list goes back); a bad pointer ends the process with
+ * a message naming it and the function, never a crash; a small block of an
+ * uncached heap, or of a thread without a cache, goes straight to its
+ * central cache; guarded blocks (guard.h) are recognised before any other
+ * check. */
 #include "free.h"
 
 #include "alloc.h"
@@ -105,7 +113,7 @@ void ay_free_miss(void *p, ay_bin_t *bin) {
 
 void ay_free_unchecked(void *p) { free_small(ay_pagemap_span(p), p); }
 
-/* The secure flavour's free, when the fast path (alloc.h) cannot: a block
+/* The secure flavour's free, when the fast path (free.h) cannot: a block
  * that is not small, of a thread without a cache, of a full list, too large
  * for the quarantine, or whose tag is not its canary.  Every block is
  * checked against its span (offset, tag: a double free, an overflow), its

@@ -1,5 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* heap.c - creating, binding and destroying heaps (see heap.h). */
+/* heap.c - creating, binding and destroying heaps (see heap.h).
+ *
+ * Invariants: ay_heaps[id] changes only under heaps_lock, with release
+ * stores, so ay_heap_get reads it without the lock; the automatic heaps are
+ * ids 0 .. ay_heaps_auto - 1, made once and never destroyed (heap 0 is
+ * static, the others metadata); an explicit heap's memory is never given
+ * back, only reused for a later explicit heap (spare_heaps), so a pointer
+ * from ay_heap_get stays readable; a heap is not released while a walker
+ * has it pinned (pins); nthreads changes only under heaps_lock;
+ * node_first[] and node_heaps[] are written once, at initialisation.
+ * heaps_lock is never held while a central, page-heap or direct-map lock is
+ * taken, except in ay_heaps_lock_all (fork). */
 #include "heap.h"
 
 #include <errno.h>

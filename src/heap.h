@@ -4,8 +4,9 @@
  * mimalloc's heaps).
  *
  * Automatic heaps (ids 0 .. n-1, n from the `heaps` setting, one per CPU by
- * default) serve thread caches: a thread is bound to the least-loaded one
- * when it first allocates.
+ * default, at least one per NUMA node and at most AY_MAX_HEAPS / 2) serve
+ * thread caches: a thread is bound to the least-loaded one when its thread
+ * cache is made, on its first slow path.
  *
  * NUMA (topology.h, docs/NUMA.md): when NUMA awareness is in effect, the
  * automatic heaps are grouped by node, in node order (at least one per
@@ -17,11 +18,13 @@
  * the same other node, it moves to that node's least-loaded heap (which
  * flushes its cache).  A thread that chose its automatic heap
  * (alloy_heap_set_default) stays on it.  Explicit heaps take the node of
- * the thread that creates them.  Without NUMA every heap is on node 0.  Explicit heaps (alloy_heap_create) are uncached:
- * their central caches register their pages with bin 0, so every free of
- * their memory takes the slow path and goes straight back to the heap;
- * nothing of theirs ever sits in a thread cache, which is what lets
- * alloy_heap_destroy release everything at once.
+ * the thread that creates them.  Without NUMA every heap is on node 0.
+ *
+ * Explicit heaps (alloy_heap_create) are uncached: their central caches
+ * register their pages with bin 0, so every free of their memory takes the
+ * slow path and goes straight back to the heap; nothing of theirs ever sits
+ * in a thread cache, which is what lets alloy_heap_destroy release
+ * everything at once.
  *
  * Spans record their owner (a central cache, the page heap or the direct
  * maps), so a free always goes back to the heap that owns the memory,

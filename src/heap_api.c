@@ -3,7 +3,13 @@
  * destroying heaps, the malloc family in a given heap, and a thread's
  * default heap.  An explicit heap set as a thread's default is recorded in
  * its thread cache (ay_tcache_set_explicit), which sends every call of that
- * thread to the heap, uncached. */
+ * thread to the heap, uncached.
+ *
+ * Invariants: no heap is destroyed while it is the calling thread's default
+ * (EINVAL), nor an automatic heap; a destroyed heap's sampled blocks leave
+ * the profiler's live set with it; a thread that chooses an automatic heap
+ * is rebound to it and stays there (no NUMA moves); the debug flavour
+ * checks that a block given to alloy_heap_free belongs to that heap. */
 #include <errno.h>
 
 #include "aligned.h"

@@ -5,11 +5,17 @@
  * its own fork support; this file only calls them in order.
  *
  * Fork: the prepare handler takes every allocator lock in the global lock
- * order (docs/ARCHITECTURE.md): the thread registry, then each heap's
- * central caches by class, its page heap and its direct maps, then the
- * metadata and pagemap locks.  The child inherits consistent structures; it
- * resets the locks, forgets the other threads' caches, and has no
- * background thread (it may start one again).
+ * order (docs/ARCHITECTURE.md): the thread registry, then heaps_lock and
+ * each heap's central caches by class, its page heap and its direct maps,
+ * then the metadata and pagemap locks, the heap profiler's store, and the
+ * guarded pages' lock.  The parent releases them in the reverse order.  The
+ * child inherits consistent structures; it resets the locks, forgets the
+ * other threads' caches, and has no background thread (it may start one
+ * again).
+ *
+ * Invariant: ay_init_state goes 0 -> 1 (one thread initialising) -> 2
+ * (done), once, and every step of ay_init_slow is done before it reads 2;
+ * nothing here calls malloc.
  */
 #include "init.h"
 

@@ -45,13 +45,14 @@ static const int ay_debug = AY_DEBUG_LEVEL;
 #define AY_MAX_AUTO_HEAPS 128
 #define AY_SLOT_BYTES (AY_NUM_BINS * AY_BIN_BYTES)
 
-/* Two hints for the fast paths' register allocation (alloc.h), each worth
- * one instruction with GCC 12, and measured by
- * tools/fastpath-instructions.sh.  AY_KEEP_IN_REGISTER(x): an empty asm
- * that takes x in a register, after which GCC keeps malloc's result where
- * it returns it instead of moving it there.  AY_INC_MEM_U32(p): *p += 1 as
- * one instruction on memory; GCC would add to the copy it loaded for a
- * compare and store it back. */
+/* Two hints for the fast paths' register allocation, each worth one
+ * instruction with GCC 12, and measured by tools/fastpath-instructions.sh.
+ * AY_KEEP_IN_REGISTER(x): an empty asm that takes x in a register, after
+ * which GCC keeps malloc's result where it returns it instead of moving it
+ * there (alloc.h).  AY_INC_MEM_U32(p): *p += 1 as one instruction on
+ * memory; GCC would add to the copy it loaded for a compare and store it
+ * back.  (No fast path uses AY_INC_MEM_U32 now: free counts its list's
+ * room down with AY_ROOM_TAKE, below.) */
 #define AY_KEEP_IN_REGISTER(x) __asm__("" : "+r"(x))
 #if defined(__x86_64__) || defined(__i386__)
 #define AY_INC_MEM_U32(p) __asm__("addl $1, %0" : "+m"(*(p)))

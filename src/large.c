@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* large.c - blocks above 256 KiB, and blocks aligned to more than a page:
- * whole pages from the heap's page heap up to AY_LARGE_MAX_PAGES (32 MiB, a
- * LARGE span), so that freed large blocks are reused; a direct map above
- * (see direct.h), which realloc can resize with mremap.
+/* large.c - blocks above 256 KiB, blocks aligned to more than a page, and
+ * heap-profiler samples of any size: whole pages from the heap's page heap
+ * up to AY_LARGE_MAX_PAGES (32 MiB, a LARGE span), so that freed large
+ * blocks are reused; a direct map above (see direct.h), which realloc can
+ * resize with mremap.
  *
  * calloc asks for zeroed memory: pages that are fresh from the OS or were
  * purged read as zero already, so only pages that may hold old data are
  * cleared.  That saves a write to every page of a fresh block, which is a
- * page fault each. */
+ * page fault each.
+ *
+ * Invariants: a LARGE or DIRECT span holds exactly one block, at
+ * ay_large_start; in the secure flavour every page of a LARGE span but the
+ * block's is inaccessible while the block lives, and the whole span is
+ * accessible again before it goes back to the page heap; a sampled block's
+ * span is given back only when the profiler does not keep it (prof.h). */
 #include "large.h"
 
 #include <string.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* large.h - blocks above 256 KiB, and blocks aligned to more than a page
- * (large.c): whole pages of a heap's page heap up to AY_LARGE_MAX_PAGES
+/* large.h - blocks above 256 KiB, blocks aligned to more than a page, and
+ * heap-profiler samples of any size (large.c): whole pages of a heap's page
+ * heap up to AY_LARGE_MAX_PAGES
  * (8192 pages, 32 MiB; a LARGE span), so that freed large blocks are reused,
  * and a direct map above that (a DIRECT span, direct.h), which realloc can
  * resize with mremap.

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* meta.h - metadata memory: spans and thread caches come from alloy's own
- * mmap'ed chunks, never from malloc, so initialisation cannot recurse.
- * Memory is carved by a bump pointer; spans and thread caches are recycled
- * through free lists.  Nothing is returned to the OS. */
+/* meta.h - metadata memory: span records, thread caches, every heap but
+ * heap 0 (which is static), the secure flavour's quarantine rings and the
+ * guarded pages' slot tables come from alloy's own mmap'ed chunks, never
+ * from malloc, so initialisation cannot recurse.  (The pagemap's leaves and
+ * the heap profiler's store are mapped by their own modules.)  Memory is
+ * carved by a bump pointer; span records are recycled through a free list
+ * here, and their users recycle the rest (tcache.c's and heap.c's spare
+ * lists).  Nothing is returned to the OS. */
 #ifndef ALLOY_META_H
 #define ALLOY_META_H
 #include <stddef.h>

@@ -1,6 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* os.c - the OS contract on Linux (mmap, madvise, mremap, mbind, sysfs
- * reads).  See os.h. */
+/* os.c - the OS contract on Linux (see os.h): mmap, munmap, mremap,
+ * mprotect, madvise, mbind, getrandom and the other calls os.h lists.
+ *
+ * Invariants: nothing here allocates or takes a lock, and the only state is
+ * the two test hooks' (fail_next, a relaxed atomic counter; the bind log,
+ * published with a release store); ay_os_map returns exactly `size` bytes
+ * at `align`, the over-mapped head and tail unmapped again, and sets errno
+ * to ENOMEM when it fails; write(2) and getrandom(2) are made as raw system
+ * calls (a sanitizer's wrappers may not be ready when alloy needs them), and
+ * ay_os_random leaves errno as it found it. */
 #define _GNU_SOURCE
 #include "os.h"
 

@@ -1,10 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-/* os.h - the OS contract: every system call alloy makes goes through here.
+/* os.h - the OS contract: the system calls of the allocator's memory and
+ * of what it reads and writes on its own paths: mapping (mmap, munmap,
+ * mremap, mprotect), madvise (MADV_DONTNEED, MADV_HUGEPAGE), mbind, the
+ * coarse clock, getrandom, getauxval(AT_RANDOM), gettid, sysconf for the
+ * CPU count, sched_getcpu, reading a small file (open, read) and write.
+ *
+ * Not every system call goes through here: the contract is the memory the
+ * allocator manages and what its allocation paths need.  Calls that one
+ * module makes off those paths stay in that module: the guarded pages'
+ * SIGSEGV handler (sigaction, guard.c); the heap profiler's files and its
+ * clock (open, read, write, close, getpid, fcntl, clock_gettime:
+ * prof_out.c, prof.c); the stats report's copy of stderr (fcntl, stats.c);
+ * the symboliser's mapped ELF files and its addr2line child (open, fstat,
+ * mmap, munmap, pipe2, vfork, execve, dup2, waitpid: symbolize.c); the
+ * background thread (pthread_create, clock_gettime: background.c); and the
+ * locks' futexes, sched_yield and abort, through libc.
  *
  * Preconditions: sizes are multiples of AY_PAGE_SIZE, addresses page-aligned.
  * Functions return NULL or a negative errno value on failure; none of them
  * allocates or takes a lock, and none writes anything but ay_os_write, which
- * the diagnostics (error.c) and the stats report use.  Two test hooks:
+ * the formatter (fmt.c: diagnostics and the report on stderr) and the stats
+ * report at exit (stats.c) use.  Two test hooks:
  * ay_os_fail_next_maps makes the next N maps fail as if the OS were out of
  * memory, deterministically (in the manner of Lua's Memcontrol), and
  * ay_os_trace_binds records every NUMA placement (mbind) instead of making
@@ -21,7 +37,8 @@ void *ay_os_map(size_t size, size_t align);
 /* Unmap a range previously mapped. */
 void ay_os_unmap(void *p, size_t size);
 /* ay_os_map with an inaccessible guard page just before and just after the
- * `size` bytes it returns (the secure flavour's chunks and metadata), and
+ * `size` bytes it returns (the secure flavour's page-heap chunks, direct
+ * maps, metadata chunks and pagemap leaves: ay_chunk_map, secure.h), and
  * its unmap, guards included. */
 void *ay_os_map_guarded(size_t size, size_t align);
 void ay_os_unmap_guarded(void *p, size_t size);

@@ -5,18 +5,21 @@
  * The root has 2^18 entries, each covering 1 GiB; a leaf holds, for each of
  * its 2^18 pages, the span record and its list's offset: where a block of
  * the page goes in a thread's slot region (tcache.h), its heap's slot times
- * AY_SLOT_BYTES plus its bin's (size class + 1) offset, bin * AY_BIN_BYTES;
- * 0 for "not a small block of an automatic heap" (bin 0 of slot 0, always
- * empty with no room).  That is what free's fast path adds to the region.
- * Leaves are mmap'ed on first use and never freed, so a lookup needs no
- * lock: free's fast path reads the offset with two loads.
+ * AY_SLOT_BYTES plus its bin's (size class + 1) offset, bin * AY_BIN_BYTES,
+ * for a small object of an automatic heap; 0 for everything else (large
+ * blocks, free pages, and the small objects of explicit heaps, whose frees
+ * must take the slow path: bin 0 of slot 0, always empty with no room).
+ * That is what free's fast path adds to the region.  Leaves are mmap'ed on
+ * first use and never freed, so a lookup needs no lock: free's fast path
+ * reads the offset with two loads.
  * A root entry stores its leaf as an offset from ay_pagemap_zero, an all-zero
  * leaf in .bss (never written, so never resident): an unset entry (0) reads
  * as that empty leaf, and lookups need no NULL test.
  * Two modules write entries, and only for pages they own: the page heap
  * (free spans' boundary pages under its lock; a span's pages while the span
- * is between the page heap and its user, which owns it alone) and the direct
- * maps (a map's first page).  The central caches only read.
+ * is between the page heap and its user, which owns it alone; every page of
+ * an explicit heap being destroyed) and the direct maps (a map's first
+ * page).  The central caches and the front end only read.
  * An entry is the thread cache's byte offset, not the class and the heap,
  * so that free's fast path adds it to the region as it is
  * (docs/ARCHITECTURE.md, "Where a lower layer knows a higher one").

@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* policy.c - pure size-class and batch-growth policy.  See policy.h. */
+/* policy.c - pure size-class and batch-growth policy (see policy.h).
+ *
+ * Invariants: every function depends only on its arguments and on the
+ * constant tables below (no state, no OS call, no lock), so the thread
+ * cache and the simulator get the same answers; a size maps to the
+ * smallest class that holds it, and class_size(size_class(s)) >= s for
+ * every s up to AY_MAX_SMALL_SIZE; L(S) >= 1; under guard, pow2 and lean
+ * the terminal batch fits the span fetched for it (test `policy`). */
 #include "policy.h"
 
 #include <string.h>

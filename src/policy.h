@@ -19,9 +19,11 @@
  *        clip   take c                                  (the paper's "current")
  *        guard  keep n when c < 2n and Q(S,c) < c, else take c   (default)
  *        pow2   keep n when c < 2n, else take c         (stop at last power of 2)
+ *        lean   guard's rule under L(S) = max(1, min(32 KiB / S, 128))
+ *                                                       (alloy's, not the paper's)
  *
- * Invariant: under guard and pow2, the terminal batch of every class fits in
- * the span fetched for it (Q >= n).  tests/unit/test_policy.c checks it,
+ * Invariant: under guard, pow2 and lean, the terminal batch of every class
+ * fits in the span fetched for it (Q >= n).  The test `policy` checks it,
  * along with the 80 classes that clip underfills.
  *
  * The thread-cache state machine of one size class is here too (the rules

@@ -2,7 +2,17 @@
 /* prof.c - the heap profiler's sampling (see prof.h): the byte countdown's
  * random intervals, the record of a sampled block with its stack, and what
  * its resize and free do to the record.  The records and stacks themselves
- * are prof_store.c's; writing profiles and the leak report is prof_out.c's. */
+ * are prof_store.c's; writing profiles and the leak report is prof_out.c's.
+ *
+ * Invariants: span.prof is set (under the store's lock) only here, when a
+ * sample's record is made, and cleared only here, when the block is freed;
+ * a thread's generator is 0 until its first allocation arms it; without
+ * prof:true the countdown is re-armed to PROF_NEVER, so it does not run out
+ * again; the stack is captured before the store's lock is taken, and the
+ * thread is inside a busy section (never sampled) from the capture until
+ * its record is made; the stash holds only one-page LARGE spans of
+ * automatic heaps, still mapped in the pagemap, and nstash changes only
+ * under the lock. */
 #define _GNU_SOURCE
 #include "prof.h"
 

@@ -362,6 +362,156 @@ static void put_bytes(ay_fmt_t *f, uint64_t b) {
     ay_fmt_str(f, b == 1 ? " byte" : " bytes");
 }
 
+/* The distinct return addresses (minus one) of the stacks a leak report
+ * shows, sorted, with their symbols; mapped from the OS, not malloc'ed. */
+typedef struct leak_syms {
+    uintptr_t *pcs; /* npcs addresses, then the symbols */
+    ay_sym_t *syms; /* NULL when the memory could not be had */
+    size_t npcs, pcs_bytes;
+    char *maps; /* /proc/self/maps, MAPS_MAX bytes */
+} leak_syms_t;
+
+/* Reads /proc/self/maps into maps (at most MAPS_MAX bytes); its length. */
+static size_t leak_read_maps(char *maps) {
+    size_t maps_len = 0;
+    int mfd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    ssize_t r;
+    while (mfd >= 0 && maps_len < MAPS_MAX &&
+           ((r = read(mfd, maps + maps_len, MAPS_MAX - maps_len)) > 0 || (r < 0 && errno == EINTR)))
+        if (r > 0)
+            maps_len += (size_t)r;
+    if (mfd >= 0)
+        close(mfd);
+    return maps_len;
+}
+
+/* Symbolises the distinct addresses of the first `shown` stacks in one go. */
+static void leak_symbolize(const snapshot_t *sn, size_t shown, leak_syms_t *ls) {
+    size_t npcs = 0;
+    for (size_t i = 0; i < shown; i++)
+        npcs += sn->v[i].stack->depth;
+    size_t pcs_bytes = (npcs + 1) * (sizeof(uintptr_t) + sizeof(ay_sym_t));
+    ls->pcs_bytes = (pcs_bytes + AY_PAGE_SIZE - 1) & ~(AY_PAGE_SIZE - 1);
+    ls->pcs = ay_os_map(ls->pcs_bytes, AY_PAGE_SIZE);
+    ls->maps = ay_os_map(MAPS_MAX, AY_PAGE_SIZE);
+    ls->syms = NULL;
+    ls->npcs = npcs;
+    if (!ls->pcs || !ls->maps)
+        return;
+    uintptr_t *pcs = ls->pcs;
+    size_t k = 0;
+    for (size_t i = 0; i < shown; i++)
+        for (uint32_t d = 0; d < sn->v[i].stack->depth; d++)
+            pcs[k++] = sn->v[i].stack->pcs[d] - 1;
+    sort_pcs(pcs, k);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (u == 0 || pcs[u - 1] != pcs[i])
+            pcs[u++] = pcs[i];
+    ls->npcs = u;
+    ls->syms = (ay_sym_t *)(pcs + u + 1);
+    size_t maps_len = leak_read_maps(ls->maps);
+    ay_symbolize(ls->maps, maps_len, pcs, u, ls->syms, true);
+}
+
+static void leak_syms_drop(leak_syms_t *ls) {
+    if (ls->pcs)
+        ay_os_unmap(ls->pcs, ls->pcs_bytes);
+    if (ls->maps)
+        ay_os_unmap(ls->maps, MAPS_MAX);
+}
+
+/* The symbol of pc, or NULL when there is none. */
+static const ay_sym_t *leak_sym(const leak_syms_t *ls, uintptr_t pc) {
+    if (!ls->syms)
+        return NULL;
+    size_t at = find_pc(ls->pcs, ls->npcs, pc);
+    return at < ls->npcs && ls->pcs[at] == pc ? &ls->syms[at] : NULL;
+}
+
+/* The report's first line: what is still live, from how many stacks. */
+static void leak_put_summary(ay_fmt_t *f, const snapshot_t *sn) {
+    uint64_t bytes = 0, objs = 0;
+    for (size_t i = 0; i < sn->n; i++) {
+        bytes += sn->v[i].live_bytes;
+        objs += sn->v[i].live_n;
+    }
+    ay_fmt_str(f, "alloy: leak check (pid ");
+    ay_fmt_u64(f, (uint64_t)getpid());
+    ay_fmt_str(f, "): ");
+    if (sn->n == 0) {
+        ay_fmt_str(f, "no sampled allocation is still live at exit\n");
+        return;
+    }
+    put_bytes(f, bytes);
+    ay_fmt_str(f, " in ");
+    ay_fmt_u64(f, objs);
+    ay_fmt_str(f, objs == 1 ? " object" : " objects");
+    ay_fmt_str(f, " still allocated at exit, from ");
+    ay_fmt_u64(f, sn->n);
+    ay_fmt_str(f, sn->n == 1 ? " stack" : " stacks");
+    if (ay_prof_sample_mean() <= 1) {
+        ay_fmt_str(f, " (prof_sample:1: every allocation recorded)\n");
+    } else {
+        ay_fmt_str(f, " (estimated from samples, one per ");
+        ay_fmt_u64(f, ay_prof_sample_mean());
+        ay_fmt_str(f, " bytes on average)\n");
+    }
+}
+
+/* One frame line: `    #N 0xpc in func file:line` or `(object+0xvaddr)`. */
+static void leak_put_frame(ay_fmt_t *f, unsigned frame, uintptr_t pc, const ay_sym_t *s) {
+    ay_fmt_str(f, "    #");
+    ay_fmt_u64(f, frame);
+    ay_fmt_str(f, " ");
+    ay_fmt_hex(f, pc + 1);
+    if (s && s->func[0]) {
+        ay_fmt_str(f, " in ");
+        ay_fmt_str(f, s->func);
+    }
+    if (s && s->line) {
+        ay_fmt_str(f, " ");
+        ay_fmt_str(f, s->file);
+        ay_fmt_str(f, ":");
+        ay_fmt_u64(f, s->line);
+    } else if (s && s->object[0]) {
+        ay_fmt_str(f, " (");
+        ay_fmt_str(f, s->object);
+        ay_fmt_str(f, "+");
+        ay_fmt_hex(f, s->vaddr);
+        ay_fmt_str(f, ")");
+    }
+    ay_fmt_str(f, "\n");
+}
+
+/* One stack of the report: what it holds, then its frames, the allocator's
+ * own at the top left out. */
+static void leak_put_stack(ay_fmt_t *f, const snap_t *e, const leak_syms_t *ls) {
+    ay_fmt_str(f, "\nalloy: ");
+    put_bytes(f, e->live_bytes);
+    ay_fmt_str(f, " in ");
+    ay_fmt_u64(f, e->live_n);
+    ay_fmt_str(f, e->live_n == 1 ? " object" : " objects");
+    if (ay_prof_sample_mean() > 1) {
+        ay_fmt_str(f, " (");
+        ay_fmt_u64(f, e->raw_live);
+        ay_fmt_str(f, e->raw_live == 1 ? " sample)" : " samples)");
+    }
+    ay_fmt_str(f, " allocated from:\n");
+    if (e->stack->depth == 0)
+        ay_fmt_str(f, "    #0 (stack store full)\n");
+    bool top = true;
+    unsigned frame = 0;
+    for (uint32_t d = 0; d < e->stack->depth; d++) {
+        uintptr_t pc = e->stack->pcs[d] - 1;
+        const ay_sym_t *s = leak_sym(ls, pc);
+        if (top && s && s->func[0] && ay_sym_is_allocator(s->func))
+            continue; /* alloy linked into the program: its own frames */
+        top = false;
+        leak_put_frame(f, frame++, pc, s);
+    }
+}
+
 static void leak_report(int fd) {
     snapshot_t sn;
     if (snapshot_take(&sn, true) != 0)
@@ -374,117 +524,12 @@ static void leak_report(int fd) {
     ay_fmt_t f;
     ay_fmt_init(&f, out_put, &o);
     sort_by_bytes(sn.v, sn.n);
-    uint64_t bytes = 0, objs = 0;
-    for (size_t i = 0; i < sn.n; i++) {
-        bytes += sn.v[i].live_bytes;
-        objs += sn.v[i].live_n;
-    }
     size_t shown = sn.n < LEAK_TOP ? sn.n : LEAK_TOP;
-    /* the distinct addresses of the stacks shown, symbolised in one go */
-    size_t npcs = 0;
+    leak_syms_t ls;
+    leak_symbolize(&sn, shown, &ls);
+    leak_put_summary(&f, &sn);
     for (size_t i = 0; i < shown; i++)
-        npcs += sn.v[i].stack->depth;
-    size_t pcs_bytes = (npcs + 1) * (sizeof(uintptr_t) + sizeof(ay_sym_t));
-    pcs_bytes = (pcs_bytes + AY_PAGE_SIZE - 1) & ~(AY_PAGE_SIZE - 1);
-    uintptr_t *pcs = ay_os_map(pcs_bytes, AY_PAGE_SIZE);
-    char *maps = ay_os_map(MAPS_MAX, AY_PAGE_SIZE);
-    size_t maps_len = 0;
-    ay_sym_t *syms = NULL;
-    if (pcs && maps) {
-        size_t k = 0;
-        for (size_t i = 0; i < shown; i++)
-            for (uint32_t d = 0; d < sn.v[i].stack->depth; d++)
-                pcs[k++] = sn.v[i].stack->pcs[d] - 1;
-        sort_pcs(pcs, k);
-        size_t u = 0;
-        for (size_t i = 0; i < k; i++)
-            if (u == 0 || pcs[u - 1] != pcs[i])
-                pcs[u++] = pcs[i];
-        npcs = u;
-        syms = (ay_sym_t *)(pcs + npcs + 1);
-        int mfd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-        ssize_t r;
-        while (mfd >= 0 && maps_len < MAPS_MAX &&
-               ((r = read(mfd, maps + maps_len, MAPS_MAX - maps_len)) > 0 ||
-                (r < 0 && errno == EINTR)))
-            if (r > 0)
-                maps_len += (size_t)r;
-        if (mfd >= 0)
-            close(mfd);
-        ay_symbolize(maps, maps_len, pcs, npcs, syms, true);
-    }
-    ay_fmt_str(&f, "alloy: leak check (pid ");
-    ay_fmt_u64(&f, (uint64_t)getpid());
-    ay_fmt_str(&f, "): ");
-    if (sn.n == 0) {
-        ay_fmt_str(&f, "no sampled allocation is still live at exit\n");
-    } else {
-        put_bytes(&f, bytes);
-        ay_fmt_str(&f, " in ");
-        ay_fmt_u64(&f, objs);
-        ay_fmt_str(&f, objs == 1 ? " object" : " objects");
-        ay_fmt_str(&f, " still allocated at exit, from ");
-        ay_fmt_u64(&f, sn.n);
-        ay_fmt_str(&f, sn.n == 1 ? " stack" : " stacks");
-        if (ay_prof_sample_mean() <= 1) {
-            ay_fmt_str(&f, " (prof_sample:1: every allocation recorded)\n");
-        } else {
-            ay_fmt_str(&f, " (estimated from samples, one per ");
-            ay_fmt_u64(&f, ay_prof_sample_mean());
-            ay_fmt_str(&f, " bytes on average)\n");
-        }
-    }
-    for (size_t i = 0; i < shown; i++) {
-        const snap_t *e = &sn.v[i];
-        ay_fmt_str(&f, "\nalloy: ");
-        put_bytes(&f, e->live_bytes);
-        ay_fmt_str(&f, " in ");
-        ay_fmt_u64(&f, e->live_n);
-        ay_fmt_str(&f, e->live_n == 1 ? " object" : " objects");
-        if (ay_prof_sample_mean() > 1) {
-            ay_fmt_str(&f, " (");
-            ay_fmt_u64(&f, e->raw_live);
-            ay_fmt_str(&f, e->raw_live == 1 ? " sample)" : " samples)");
-        }
-        ay_fmt_str(&f, " allocated from:\n");
-        if (e->stack->depth == 0)
-            ay_fmt_str(&f, "    #0 (stack store full)\n");
-        bool top = true;
-        unsigned frame = 0;
-        for (uint32_t d = 0; d < e->stack->depth; d++) {
-            uintptr_t pc = e->stack->pcs[d] - 1;
-            const ay_sym_t *s = NULL;
-            if (syms) {
-                size_t at = find_pc(pcs, npcs, pc);
-                if (at < npcs && pcs[at] == pc)
-                    s = &syms[at];
-            }
-            if (top && s && s->func[0] && ay_sym_is_allocator(s->func))
-                continue; /* alloy linked into the program: its own frames */
-            top = false;
-            ay_fmt_str(&f, "    #");
-            ay_fmt_u64(&f, frame++);
-            ay_fmt_str(&f, " ");
-            ay_fmt_hex(&f, pc + 1);
-            if (s && s->func[0]) {
-                ay_fmt_str(&f, " in ");
-                ay_fmt_str(&f, s->func);
-            }
-            if (s && s->line) {
-                ay_fmt_str(&f, " ");
-                ay_fmt_str(&f, s->file);
-                ay_fmt_str(&f, ":");
-                ay_fmt_u64(&f, s->line);
-            } else if (s && s->object[0]) {
-                ay_fmt_str(&f, " (");
-                ay_fmt_str(&f, s->object);
-                ay_fmt_str(&f, "+");
-                ay_fmt_hex(&f, s->vaddr);
-                ay_fmt_str(&f, ")");
-            }
-            ay_fmt_str(&f, "\n");
-        }
-    }
+        leak_put_stack(&f, &sn.v[i], &ls);
     if (sn.n > shown) {
         ay_fmt_str(&f, "\nalloy: ... and ");
         ay_fmt_u64(&f, sn.n - shown);
@@ -495,10 +540,7 @@ static void leak_report(int fd) {
     ay_fmt_flush(&f);
     out_flush(&o);
     ay_os_unmap(o.buf, o.cap);
-    if (pcs)
-        ay_os_unmap(pcs, pcs_bytes);
-    if (maps)
-        ay_os_unmap(maps, MAPS_MAX);
+    leak_syms_drop(&ls);
     snapshot_drop(&sn);
 }
 

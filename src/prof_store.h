@@ -6,8 +6,10 @@
  * alloy_ctl's prof.* names change; and the busy sections, inside which
  * allocations are never sampled.
  *
- * Everything here is guarded by `lock` (a leaf), except `nested`, a relaxed
- * counter.  Stacks are never freed, so a pointer to one stays valid without
+ * Everything here is guarded by `lock` (a leaf), except `enabled` (set once,
+ * at initialisation), the relaxed atomics `active`, `sample_mean` and
+ * `nested`, and `nstash`, which is written under the lock but may be read
+ * without it.  Stacks are never freed, so a pointer to one stays valid without
  * the lock; their counts change only under it.  Estimates are kept in fixed
  * point (AY_PROF_FIX units per allocation), so that adding a record and
  * taking it away again leaves exactly what was there.

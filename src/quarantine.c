@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* quarantine.c - the secure flavour's quarantine of freed blocks: making a
- * ring and emptying it (see quarantine.h; the fast path is in alloc.h). */
+ * ring and emptying it (see quarantine.h, whose invariants these keep; the
+ * fast path is in free.h).  A ring is metadata memory, zeroed (every slot
+ * empty) when it is made, and kept with its thread's cache record. */
 #include "quarantine.h"
 
 #include "meta.h"

@@ -11,10 +11,11 @@
  * A block that waits holds its "free" tag (secure.h) in its first word as
  * well as in its tag word; both are checked when it leaves, and a block
  * that was written to after it was freed ends the process with a message.
- * Free's fast path (alloc.h) does all this inline; the ring is made with
- * the thread's cache (tcache.c) and emptied at thread exit and by
- * alloy_thread_flush.  Only blocks of automatic heaps enter (explicit heaps
- * can be destroyed with everything in them).
+ * Free's fast path (free.h) does all this inline; the ring is made with
+ * the thread's cache (tcache.c) and emptied whenever the cache is flushed:
+ * at thread exit, by alloy_thread_flush, and when the thread changes heaps.
+ * Only blocks of automatic heaps enter (explicit heaps can be destroyed
+ * with everything in them).
  *
  * Invariants: slot[i].block is NULL or a free block of slot[i].size bytes
  * whose bin offset is slot[i].off; `head` is the slot the next block goes

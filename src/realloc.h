@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* realloc.h - realloc in a heap (realloc.c), for the explicit-heap API;
- * realloc and reallocarray themselves are defined in realloc.c too. */
+ * alloy_realloc and alloy_reallocarray are defined in realloc.c too, and
+ * the libc names forward to them (override.c).  When realloc fails, the
+ * block it was given is untouched. */
 #ifndef ALLOY_REALLOC_H
 #define ALLOY_REALLOC_H
 #include <stddef.h>

@@ -3,10 +3,12 @@
  * full report with its tables, the JSON document and the comparison of two
  * reports, all from the public stats structs through tables of fields.
  *
- * Invariants: every figure the report prints comes from one field table
- * (TOT, HEAP, CLASS below), so text, JSON and `alloy stats` read back the
- * same names; every derived value is computed here and nowhere else (the
- * list is in report.h); nothing is allocated. */
+ * Invariants: every stored figure the report prints comes from one of two
+ * field tables (ay_report_total_fields, built with TOT, for the totals, the
+ * heaps and the nodes; ay_report_class_fields, built with CLS, for the
+ * classes), so text, JSON and `alloy stats` read back the same names; every
+ * derived value is computed here and nowhere else (the list is in
+ * report.h); nothing is allocated. */
 #include "report.h"
 
 #include <stddef.h>
@@ -607,9 +609,103 @@ static unsigned diff_opt(ay_emit_t *e, const ay_report_opt_t *a, const ay_report
     return n;
 }
 
+/* The diff's options object (the settings that differ); their number. */
+static unsigned diff_opts(ay_emit_t *e, const ay_report_src_t *a, const ay_report_src_t *b) {
+    unsigned n = diff_opt(e, &a->opt, &b->opt, false);
+    if (n) {
+        ay_emit_begin_inline(e, "opt");
+        diff_opt(e, &a->opt, &b->opt, true);
+        ay_emit_end(e);
+    }
+    return n;
+}
+
+/* The totals that changed, then where the resident bytes went; the number
+ * of totals that changed. */
+static unsigned diff_totals(ay_emit_t *e, const alloy_stats_t *ta, const alloy_stats_t *tb) {
+    unsigned n = total_changes(ta, tb);
+    if (!n)
+        return 0;
+    ay_emit_begin(e, "stats");
+    for (unsigned i = 0; i < ay_report_ntotal_fields; i++) {
+        const ay_report_field_t *f = &ay_report_total_fields[i];
+        uint64_t x = ay_report_field_get(ta, f), y = ay_report_field_get(tb, f);
+        if (x != y && !(f->flags & AY_FIELD_ALIAS))
+            ay_emit_change(e, f->key, f->flags & AY_FIELD_BYTES, x, y);
+    }
+    ay_emit_end(e);
+    ay_emit_begin(e, "resident_breakdown");
+    struct {
+        const char *key;
+        uint64_t x, y;
+    } parts[] = {
+        {"in_use", ta->allocated, tb->allocated},
+        {"tcache", ta->tcache_bytes, tb->tcache_bytes},
+        {"central", ta->central_bytes, tb->central_bytes},
+        {"span_tails", ta->span_tail_bytes, tb->span_tail_bytes},
+        {"pageheap_free", ta->pageheap_free_bytes, tb->pageheap_free_bytes},
+        {"metadata", ta->metadata_resident, tb->metadata_resident},
+        {"total", ta->resident, tb->resident},
+    };
+    for (unsigned i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (parts[i].x != parts[i].y || !strcmp(parts[i].key, "total"))
+            ay_emit_change(e, parts[i].key, true, parts[i].x, parts[i].y);
+    ay_emit_end(e);
+    return n;
+}
+
+/* The heaps table: a row per heap that changed, the heaps of B first (with
+ * A's of the same id, or zeros), then those only in A; the number of values
+ * that changed. */
+static unsigned diff_heaps(ay_emit_t *e, const ay_report_src_t *a, const ay_report_src_t *b) {
+    alloy_stats_t ha, hb;
+    unsigned id, node, nodea, rows = 0, changes = 0, n;
+    bool ex, exa;
+    for (int pass = 0; pass < 2; pass++) {
+        const ay_report_src_t *p = pass ? a : b, *q = pass ? b : a;
+        for (unsigned k = 0; (hb.size = sizeof hb, p->heap(p, k, &id, &ex, &node, &hb)); k++) {
+            bool both = find_heap(q, id, &exa, &nodea, &ha);
+            if (pass && both)
+                continue;
+            const alloy_stats_t *x = pass ? &hb : &ha, *y = pass ? &ha : &hb;
+            if (!(n = total_changes(x, y)))
+                continue;
+            changes += n;
+            if (!rows++)
+                ay_emit_begin_table(e, "heaps", "the change in each heap that changed", heap_cols,
+                                    NHEAP_COLS);
+            diff_heap_row(e, id, ex, node, x, y);
+        }
+    }
+    if (rows)
+        ay_emit_end_table(e);
+    return changes;
+}
+
+/* The classes table: a row per size class that changed; the number of
+ * values that changed. */
+static unsigned diff_classes(ay_emit_t *e, const ay_report_src_t *a, const ay_report_src_t *b) {
+    alloy_class_stats_t ca, cb;
+    unsigned rows = 0, changes = 0, n;
+    unsigned nmax = a->nclasses > b->nclasses ? a->nclasses : b->nclasses;
+    for (unsigned cls = 0; cls < nmax; cls++) {
+        bool ina = class_or_zero(a, cls, &ca), inb = class_or_zero(b, cls, &cb);
+        if ((!ina && !inb) || !(n = class_changes(&ca, &cb)))
+            continue;
+        changes += n;
+        if (!rows++)
+            ay_emit_begin_table(e, "classes", "the change in each size class that changed",
+                                class_cols, NCLASS_COLS);
+        diff_class_row(e, cls, &ca, &cb);
+    }
+    if (rows)
+        ay_emit_end_table(e);
+    return changes;
+}
+
 unsigned ay_report_diff(ay_emit_t *e, const ay_report_src_t *a, const ay_report_src_t *b,
                         unsigned flags) {
-    unsigned changes = 0, n;
+    unsigned changes = 0;
     char line[128];
     sbuf_t sb = {line, 0, sizeof line};
     line[0] = 0;
@@ -620,84 +716,12 @@ unsigned ay_report_diff(ay_emit_t *e, const ay_report_src_t *a, const ay_report_
     sb_str(&sb, ") ___");
     ay_emit_line(e, line);
 
-    if ((n = diff_opt(e, &a->opt, &b->opt, false)) != 0) {
-        changes += n;
-        ay_emit_begin_inline(e, "opt");
-        diff_opt(e, &a->opt, &b->opt, true);
-        ay_emit_end(e);
-    }
-
-    const alloy_stats_t *ta = &a->totals, *tb = &b->totals;
-    if ((n = total_changes(ta, tb)) != 0) {
-        changes += n;
-        ay_emit_begin(e, "stats");
-        for (unsigned i = 0; i < ay_report_ntotal_fields; i++) {
-            const ay_report_field_t *f = &ay_report_total_fields[i];
-            uint64_t x = ay_report_field_get(ta, f), y = ay_report_field_get(tb, f);
-            if (x != y && !(f->flags & AY_FIELD_ALIAS))
-                ay_emit_change(e, f->key, f->flags & AY_FIELD_BYTES, x, y);
-        }
-        ay_emit_end(e);
-        ay_emit_begin(e, "resident_breakdown");
-        struct {
-            const char *key;
-            uint64_t x, y;
-        } parts[] = {
-            {"in_use", ta->allocated, tb->allocated},
-            {"tcache", ta->tcache_bytes, tb->tcache_bytes},
-            {"central", ta->central_bytes, tb->central_bytes},
-            {"span_tails", ta->span_tail_bytes, tb->span_tail_bytes},
-            {"pageheap_free", ta->pageheap_free_bytes, tb->pageheap_free_bytes},
-            {"metadata", ta->metadata_resident, tb->metadata_resident},
-            {"total", ta->resident, tb->resident},
-        };
-        for (unsigned i = 0; i < sizeof parts / sizeof parts[0]; i++)
-            if (parts[i].x != parts[i].y || !strcmp(parts[i].key, "total"))
-                ay_emit_change(e, parts[i].key, true, parts[i].x, parts[i].y);
-        ay_emit_end(e);
-    }
-
-    if (!(flags & AY_REPORT_NO_HEAPS)) {
-        alloy_stats_t ha, hb;
-        unsigned id, node, nodea, rows = 0;
-        bool ex, exa;
-        /* heaps of B (with A's of the same id, or zeros), then those only in A */
-        for (int pass = 0; pass < 2; pass++) {
-            const ay_report_src_t *p = pass ? a : b, *q = pass ? b : a;
-            for (unsigned k = 0; (hb.size = sizeof hb, p->heap(p, k, &id, &ex, &node, &hb)); k++) {
-                bool both = find_heap(q, id, &exa, &nodea, &ha);
-                if (pass && both)
-                    continue;
-                const alloy_stats_t *x = pass ? &hb : &ha, *y = pass ? &ha : &hb;
-                if (!(n = total_changes(x, y)))
-                    continue;
-                changes += n;
-                if (!rows++)
-                    ay_emit_begin_table(e, "heaps", "the change in each heap that changed",
-                                        heap_cols, NHEAP_COLS);
-                diff_heap_row(e, id, ex, node, x, y);
-            }
-        }
-        if (rows)
-            ay_emit_end_table(e);
-    }
-
-    if (!(flags & AY_REPORT_NO_CLASSES)) {
-        alloy_class_stats_t ca, cb;
-        unsigned rows = 0, nmax = a->nclasses > b->nclasses ? a->nclasses : b->nclasses;
-        for (unsigned cls = 0; cls < nmax; cls++) {
-            bool ina = class_or_zero(a, cls, &ca), inb = class_or_zero(b, cls, &cb);
-            if ((!ina && !inb) || !(n = class_changes(&ca, &cb)))
-                continue;
-            changes += n;
-            if (!rows++)
-                ay_emit_begin_table(e, "classes", "the change in each size class that changed",
-                                    class_cols, NCLASS_COLS);
-            diff_class_row(e, cls, &ca, &cb);
-        }
-        if (rows)
-            ay_emit_end_table(e);
-    }
+    changes += diff_opts(e, a, b);
+    changes += diff_totals(e, &a->totals, &b->totals);
+    if (!(flags & AY_REPORT_NO_HEAPS))
+        changes += diff_heaps(e, a, b);
+    if (!(flags & AY_REPORT_NO_CLASSES))
+        changes += diff_classes(e, a, b);
 
     sb.len = 0;
     line[0] = 0;

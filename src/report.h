@@ -13,7 +13,7 @@
  * Derived values, computed here and nowhere else:
  *   objects in use (class) = allocated / size
  *   utilisation (class)    = objects in use / capacity   (0..1; 0 with no span)
- *   utilisation (heap)     = allocated / active
+ *   utilisation (heap)     = allocated / active          (a node's too)
  *   waste (class)          = span bytes - allocated     (cached, free or tail)
  *   spans (heap, total)    = spans_allocated - spans_freed
  *   a node's totals        = the sums of its heaps' values (full report, JSON)
@@ -30,8 +30,8 @@
 #include "emit.h"
 
 /* ay_report_print / ay_report_diff flags */
-#define AY_REPORT_FULL 1u       /* text: the tables of heaps and classes */
-#define AY_REPORT_NO_HEAPS 2u   /* leave the heaps out */
+#define AY_REPORT_FULL 1u       /* text: the tables of heaps, nodes and classes */
+#define AY_REPORT_NO_HEAPS 2u   /* leave the heaps (and the nodes) out */
 #define AY_REPORT_NO_CLASSES 4u /* leave the classes out */
 
 /* From alloy_stats_print's opts: "f" full, "h" no heaps, "c" no classes. */

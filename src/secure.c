@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* secure.c - the keys, the magic numbers of the offset check, and the
- * slow-path random numbers (see secure.h). */
+ * slow-path random numbers (see secure.h).
+ *
+ * Invariants: ay_link_key, ay_tag_key and ay_class_magic[] are written once,
+ * by ay_secure_init, before any free list exists, and never change (a fork
+ * child keeps them); the three seed words come from getrandom, or, without
+ * it, from AT_RANDOM mixed with the time and an address; random_state
+ * changes only by one atomic add per ay_random call. */
 #include "secure.h"
 
 #include "os.h"

@@ -33,7 +33,7 @@
  * every free (overflow into the next block, double free); every free
  * checked against its span (offset, tag); a quarantine of freed blocks;
  * randomised allocation order in a span; guard pages around large blocks,
- * page-heap chunks and metadata.
+ * page-heap chunks, direct maps, metadata chunks and pagemap leaves.
  *
  * Initialisation: ay_secure_init runs first in ay_init_slow, before any
  * list exists; the keys never change afterwards (a fork child keeps them,
@@ -88,7 +88,8 @@ extern AY_HIDDEN uint64_t ay_class_magic[AY_NUM_CLASSES]; /* floor(2^40 / S) + 1
  * the time) and fill the magic table.  Once, at initialisation. */
 void ay_secure_init(void);
 /* A random 64-bit number, for slow paths (shuffles, sampling): a splitmix64
- * sequence seeded from the keys.  Thread-safe. */
+ * sequence seeded from a third random word, drawn with the keys.
+ * Thread-safe. */
 uint64_t ay_random(void);
 
 /* p is a user-space address, and not NULL. */
@@ -133,9 +134,10 @@ AY_INLINE uintptr_t *ay_tag_at(void *p, size_t size) {
 AY_INLINE uintptr_t ay_tag_live(const void *p) { return (uintptr_t)p ^ ay_tag_key; }
 AY_INLINE uintptr_t ay_tag_free(const void *p) { return ~((uintptr_t)p ^ ay_tag_key); }
 
-/* Memory from the OS for the page heap's chunks and for metadata: the
- * secure flavour puts an inaccessible page before and after each mapping,
- * so that no linear overflow runs from one into another. */
+/* Memory from the OS for the page heap's chunks, direct maps, metadata
+ * chunks and pagemap leaves: the secure flavour puts an inaccessible page
+ * before and after each mapping, so that no linear overflow runs from one
+ * into another. */
 AY_INLINE void *ay_chunk_map(size_t size, size_t align) {
     return ay_secure_guards ? ay_os_map_guarded(size, align) : ay_os_map(size, align);
 }

@@ -7,10 +7,14 @@
  *   SMALL   carved into objects of one class; owner.central is that class's
  *           central cache (it is on its `nonempty` list while it has free
  *           objects)
- *   LARGE   one block above 256 KiB; owner.pages is the page heap it came from
+ *   LARGE   one block of whole pages: above 256 KiB, aligned to more than
+ *           a page, or a heap-profiler sample of any size (large.h);
+ *           owner.pages is the page heap it came from
  *   DIRECT  one very large block (above AY_LARGE_MAX_PAGES), mapped straight
  *           from the OS; owner.direct is the set of direct maps it belongs to
- *   DEAD    the record is on the metadata free list
+ *   DEAD    the record is on the metadata free list, or in a page heap's
+ *           reserve of records; the record of a block (on its page heap's
+ *           `blocks` list, pageheap.h) keeps this state too
  *
  * Pagemap invariant: for SMALL and LARGE spans every page maps to the span;
  * for FREE spans the first and last page do (enough to coalesce); for DIRECT

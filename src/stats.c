@@ -53,7 +53,7 @@ static size_t tcache_bytes(const ay_heap_t *h, unsigned b) {
     return sum;
 }
 
-/* Class cls of heap h (NULL: summed over heaps). */
+/* Class cls of heap `only` (NULL: summed over heaps). */
 static void class_read(const ay_heap_t *only, unsigned cls, alloy_class_stats_t *s) {
     size_t size = ay_policy_class_size(cls);
     memset(s, 0, sizeof *s);

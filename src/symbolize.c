@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* symbolize.c - addresses to names through ELF symbol tables and addr2line
- * (see symbolize.h).  Only libc: the `alloy` command compiles this file too. */
+ * (see symbolize.h).  Only libc: the `alloy` command compiles this file too.
+ * Invariants: no malloc and no state kept between calls; every file mapped
+ * and every buffer mapped is unmapped before ay_symbolize returns, and
+ * every child started is waited for; a field that cannot be filled stays
+ * empty. */
 #define _GNU_SOURCE
 #include "symbolize.h"
 
@@ -205,14 +209,11 @@ static void put_hex(char *buf, uintptr_t v) {
 #define A2L_BATCH 128
 #define A2L_OUT ((size_t)1 << 20)
 
-/* Run addr2line on `count` addresses of the object `path`; fill the
- * entries idx[0..count) of out. */
-static void run_addr2line(const char *tool, const char *path, const size_t *idx, size_t count,
-                          ay_sym_t *out) {
-    char hex[A2L_BATCH][20];
-    char *argv[A2L_BATCH + 8];
-    char *envp[256];
-    int n = 0, ne = 0;
+/* addr2line's arguments: -f -C -e path, then the addresses (written in
+ * hex) of the entries idx[0..count) of out. */
+static void a2l_args(char **argv, char (*hex)[20], const char *path, const size_t *idx,
+                     size_t count, const ay_sym_t *out) {
+    int n = 0;
     argv[n++] = "addr2line";
     argv[n++] = "-f";
     argv[n++] = "-C";
@@ -223,18 +224,23 @@ static void run_addr2line(const char *tool, const char *path, const size_t *idx,
         argv[n++] = hex[i];
     }
     argv[n] = NULL;
+}
+
+/* Our environment without LD_PRELOAD and ALLOY_CONF (at most 255 entries). */
+static void a2l_env(char **envp) {
+    int ne = 0;
     for (char **e = environ; e && *e && ne < 255; e++)
         if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "ALLOY_CONF=", 11))
             envp[ne++] = *e;
     envp[ne] = NULL;
-    char *buf = mmap(NULL, A2L_OUT, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (buf == MAP_FAILED)
-        return;
+}
+
+/* Runs tool and reads its standard output into buf (A2L_OUT bytes); its
+ * length, or -1 when no pipe could be had. */
+static ssize_t a2l_output(const char *tool, char **argv, char **envp, char *buf) {
     int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-        munmap(buf, A2L_OUT);
-        return;
-    }
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return -1;
     pid_t pid = vfork();
     if (pid == 0) {
         int null = open("/dev/null", O_RDWR);
@@ -260,7 +266,12 @@ static void run_addr2line(const char *tool, const char *path, const size_t *idx,
             ;
     }
     close(fds[0]);
-    /* two lines per address: the function, then file:line ("??:0" unknown) */
+    return (ssize_t)len;
+}
+
+/* Reads addr2line's output, two lines per address: the function, then
+ * file:line ("??:0" unknown), into the entries idx[0..count) of out. */
+static void a2l_parse(const char *buf, size_t len, const size_t *idx, size_t count, ay_sym_t *out) {
     const char *p = buf, *end = buf + len;
     for (size_t i = 0; i < count && p < end; i++) {
         ay_sym_t *s = &out[idx[i]];
@@ -293,6 +304,23 @@ static void run_addr2line(const char *tool, const char *path, const size_t *idx,
         }
         p = eol + 1;
     }
+}
+
+/* Run addr2line on `count` addresses of the object `path`; fill the
+ * entries idx[0..count) of out. */
+static void run_addr2line(const char *tool, const char *path, const size_t *idx, size_t count,
+                          ay_sym_t *out) {
+    char hex[A2L_BATCH][20];
+    char *argv[A2L_BATCH + 8];
+    char *envp[256];
+    a2l_args(argv, hex, path, idx, count, out);
+    a2l_env(envp);
+    char *buf = mmap(NULL, A2L_OUT, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buf == MAP_FAILED)
+        return;
+    ssize_t len = a2l_output(tool, argv, envp, buf);
+    if (len >= 0)
+        a2l_parse(buf, (size_t)len, idx, count, out);
     munmap(buf, A2L_OUT);
 }
 

@@ -7,8 +7,9 @@
  * /proc/PID/maps (a heap profile carries one), and turned into the object's
  * own virtual address through its ELF program headers.  The function is the
  * ELF symbol that covers it (.symtab when the object has one, else .dynsym).
- * When addr2line (binutils) is installed, it is run once per object for
- * every address in it, and gives file:line where the object has debug
+ * When addr2line (binutils) is installed, it is run once per object for up
+ * to 128 of its addresses at a time (A2L_BATCH, symbolize.c), and gives
+ * file:line where the object has debug
  * information, and then its (demangled) function name, which knows inlined
  * and static functions; without a line its name is not used, since for a
  * stripped object addr2line names the nearest symbol before the address,

@@ -1,6 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* tcache.c - thread caches: creation, refill, overflow, scavenging, thread
- * exit (see tcache.h for the invariants, policy.h for the rules). */
+ * exit.  What each event does is policy.h's; the lists' invariants are
+ * tcache.h's.
+ *
+ * Invariants kept here: a thread's tc_state goes TC_NEW -> TC_SETTING_UP ->
+ * TC_LIVE -> TC_GONE (back to TC_NEW when its record cannot be made); ay_tc
+ * points at its own record only while it is LIVE with its cache on and no
+ * explicit default heap, else at ay_tcache_empty; every live record is on
+ * the registry, and every record of an exited thread on `spare`, both
+ * changed under registry_lock, and live_caches counts the registry; a
+ * record is never unmapped (metadata memory, reused through `spare`); a
+ * list given back is walked with its links checked and Brent's cycle check,
+ * and the central cache checks each object it takes. */
 #include "tcache.h"
 
 #include <pthread.h>
@@ -148,7 +159,7 @@ ay_tcache_t *ay_tcache_get(void) {
     }
     /* fills (junk, zero) need every operation in the slow path */
     tc->cache_on = ay_conf.tcache && !ay_conf.junk && !ay_conf.zero;
-    pthread_setspecific(tc_key, tc); /* may malloc: that call sees SETTING_UP */
+    pthread_setspecific(tc_key, tc); /* may malloc: that call sees TC_SETTING_UP */
     tc_self = tc;
     route(tc);
     tc_state = TC_LIVE;

@@ -2,17 +2,19 @@
 /* tcache.h - the thread cache: one intrusive free list per size class.
  *
  * The inline fast paths of malloc and free that pop and push these lists
- * live in the front end (alloc.h); this module owns the lists themselves,
- * the size -> bin lookup, and the slow-path services: refill on a miss,
- * give back on an overflow, scavenging, thread start and thread exit.
+ * live in the front end (alloc.h, free.h); this module owns the lists
+ * themselves, the size -> bin lookup, and the slow-path services: refill on
+ * a miss, give back on an overflow, scavenging, thread start and thread
+ * exit.
  * What happens on each event is decided by the state machine in policy.h;
  * this file only moves the objects.
  *
  * Every reason for the fast paths to miss is folded into their one branch:
  *   - a thread that has no cache yet points at ay_tcache_empty, whose lists
  *     are empty and whose limits are 0, so its first malloc and free miss;
- *   - requests above 256 KiB, and pages alloy does not own, map to bin 0,
- *     which is always empty with limit 0;
+ *   - requests above 256 KiB map to bin 0, and so, for free, do pages
+ *     alloy does not own, large blocks and the small blocks of explicit
+ *     heaps (pagemap.h); bin 0 is always empty with limit 0;
  *   - a list that has reached its limit misses on free.
  * No lock, no atomic read-modify-write: the cache belongs to its thread.
  *
@@ -43,7 +45,7 @@
 struct ay_heap;
 
 /* A list keeps the room it has left, not its length, so that free's fast
- * path counts and checks with one instruction (alloc.h): it decrements room
+ * path counts and checks with one instruction (free.h): it decrements room
  * and takes the slow path when that goes below zero, which undoes it
  * (ay_bin_undo_free).  The length is limit - room (ay_bin_len).  Room may
  * be negative after a limit was lowered, until the next free trims the
@@ -149,8 +151,9 @@ AY_INLINE void ay_bin_undo_free(ay_bin_t *bin) {
  * path); bands 2-3 go through a table in steps of band 2's step; band 4 by
  * arithmetic.  Each band's step is a multiple of its tier's step, and each
  * tier starts on a multiple of it, so a table entry never straddles two
- * classes.  The tables are filled at initialisation (all zero before,
- * which sends every request to the slow path).  The secure flavour maps a
+ * classes.  The tables are filled at initialisation (all zero before: bin
+ * 0, and no thread has a cache of its own yet, so every request misses).
+ * The secure flavour maps a
  * size to the class that also holds the block's tag (secure.h), and keeps
  * sizes that are multiples of 16 in classes that are too. */
 #define AY_LOOKUP_A_MAX ((size_t)AY_BAND1_END)
@@ -205,8 +208,9 @@ void ay_tcache_rebind(ay_tcache_t *tc, struct ay_heap *h);
 void *ay_tcache_refill(ay_tcache_t *tc, unsigned b);
 /* free's slow path for a small block p of bin b, checked by the caller:
  * push it onto the list, and when that takes the list past its limit (an
- * overflow), give objects back to the central caches and grow the batch;
- * then the byte limit's and NUMA's periodic checks. */
+ * overflow), give objects back to the central caches and grow the batch
+ * while it is below AY_OVERFLOW_GROWTH_BYTES (policy.h); then the byte
+ * limit's and NUMA's periodic checks. */
 void ay_tcache_push(ay_tcache_t *tc, unsigned b, void *p);
 /* free's slow path for a small block p of bin b of another heap, the one of
  * slot `slot`, checked by the caller: push it onto the remote batch for that

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* topology.c - NUMA nodes from sysfs, and placing pages on them (see
- * topology.h).  Runs inside the first malloc: fixed buffers only. */
+ * topology.h, whose invariants ay_topology_init establishes).  Runs inside
+ * the first malloc: fixed buffers only.  ay_topo and ay_numa are written
+ * only by ay_topology_init, once, and read without locks afterwards;
+ * place_off only ever goes from false to true. */
 #include "topology.h"
 
 #include <errno.h>

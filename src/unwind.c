@@ -1,6 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* unwind.c - stack capture (see unwind.h): a cached CFI walk, with libgcc's
- * unwinder behind it. */
+ * unwinder behind it.
+ *
+ * Invariants: nothing here allocates or takes a lock; a slot of the rule
+ * table is written as key cleared, value, key set (release stores), and a
+ * reader takes a value only when the key reads the same PC before and after
+ * it ("the cached walk", below); a capture is either walked wholly from the
+ * table or, if one frame needs more than it can describe, handed whole to
+ * _Unwind_Backtrace; the walk stops at a CFA that does not move up the
+ * stack, rather than read wild memory. */
 #define _GNU_SOURCE
 #include "unwind.h"
 
@@ -252,126 +260,173 @@ static void reg_rule(cfa_state_t *st, uint64_t reg, int8_t kind, int64_t off) {
     }
 }
 
+/* One run of CFA instructions: where it reads, how far it may go, the state
+ * it builds and the states remember_state saved. */
+typedef struct cfa_run {
+    rd_t *r;
+    uintptr_t *loc, target;
+    uint64_t code_align;
+    int64_t data_align;
+    cfa_state_t *st;
+    const cfa_state_t *init; /* the CIE's state; NULL while running the CIE */
+    cfa_state_t saved[8];
+    int nsaved;
+} cfa_run_t;
+
+/* What one instruction leaves: go on, stop (the target is reached), or
+ * give up (something this interpreter does not handle). */
+enum { CFA_NEXT, CFA_DONE, CFA_FAIL };
+
+static int cfa_advance(cfa_run_t *c, uintptr_t delta) {
+    if (*c->loc + delta > c->target)
+        return CFA_DONE;
+    *c->loc += delta;
+    return CFA_NEXT;
+}
+
+/* restore, restore_extended: reg's rule back to the CIE's. */
+static int cfa_restore(cfa_run_t *c, uint64_t reg) {
+    if (!c->init)
+        return CFA_FAIL; /* a restore inside the CIE */
+    if (reg == 6) {
+        c->st->rbp_kind = c->init->rbp_kind;
+        c->st->rbp_off = c->init->rbp_off;
+    } else if (reg == 16) {
+        c->st->ra_kind = c->init->ra_kind;
+        c->st->ra_off = c->init->ra_off;
+    }
+    return CFA_NEXT;
+}
+
+/* Skips a DWARF expression block (its length, then its bytes). */
+static int cfa_skip_block(rd_t *r) {
+    uint64_t len = uleb(r);
+    if (len > (uint64_t)(r->end - r->p))
+        return CFA_FAIL;
+    r->p += len;
+    return CFA_NEXT;
+}
+
+/* The instructions that define the CFA (def_cfa and its forms). */
+static int cfa_define(cfa_run_t *c, uint8_t op) {
+    rd_t *r = c->r;
+    cfa_state_t *st = c->st;
+    switch (op) {
+    case 0x0c: /* def_cfa */
+        st->cfa_reg = (uint8_t)uleb(r);
+        st->cfa_off = (int64_t)uleb(r);
+        st->cfa_bad = 0;
+        return CFA_NEXT;
+    case 0x0d: st->cfa_reg = (uint8_t)uleb(r); return CFA_NEXT;
+    case 0x0e: st->cfa_off = (int64_t)uleb(r); return CFA_NEXT;
+    case 0x0f: /* def_cfa_expression */
+        if (cfa_skip_block(r) != CFA_NEXT)
+            return CFA_FAIL;
+        st->cfa_bad = 1;
+        return CFA_NEXT;
+    case 0x12: /* def_cfa_sf */
+        st->cfa_reg = (uint8_t)uleb(r);
+        st->cfa_off = sleb(r) * c->data_align;
+        st->cfa_bad = 0;
+        return CFA_NEXT;
+    default: /* 0x13 def_cfa_offset_sf */ st->cfa_off = sleb(r) * c->data_align; return CFA_NEXT;
+    }
+}
+
+/* The instructions that set a register's rule; CFA_FAIL for any other. */
+static int cfa_register(cfa_run_t *c, uint8_t op) {
+    rd_t *r = c->r;
+    cfa_state_t *st = c->st;
+    uint64_t reg = uleb(r);
+    switch (op) {
+    case 0x05: /* offset_extended */ reg_rule(st, reg, 1, (int64_t)uleb(r) * c->data_align); break;
+    case 0x07: /* undefined */
+        if (reg == 16)
+            st->ra_kind = 0;
+        else if (reg == 6)
+            st->rbp_kind = 2;
+        break;
+    case 0x08: /* same_value */ reg_rule(st, reg, 0, 0); break;
+    case 0x09: /* register */
+        uleb(r);
+        reg_rule(st, reg, 2, 0);
+        break;
+    case 0x10:
+    case 0x16: /* expression, val_expression */
+        if (cfa_skip_block(r) != CFA_NEXT)
+            return CFA_FAIL;
+        reg_rule(st, reg, 2, 0);
+        break;
+    case 0x11: /* offset_extended_sf */ reg_rule(st, reg, 1, sleb(r) * c->data_align); break;
+    case 0x14:
+    case 0x15: /* val_offset(_sf) */
+        if (op == 0x14)
+            uleb(r);
+        else
+            sleb(r);
+        reg_rule(st, reg, 2, 0);
+        break;
+    default: /* 0x2f GNU_negative_offset_extended */
+        reg_rule(st, reg, 1, -(int64_t)uleb(r) * c->data_align);
+    }
+    return CFA_NEXT;
+}
+
+/* Reads and runs one instruction. */
+static int cfa_step(cfa_run_t *c) {
+    rd_t *r = c->r;
+    uint8_t op = *r->p++;
+    switch (op & 0xc0) {
+    case 0x40: return cfa_advance(c, (uintptr_t)(op & 0x3f) * c->code_align);
+    case 0x80: reg_rule(c->st, op & 0x3f, 1, (int64_t)uleb(r) * c->data_align); return CFA_NEXT;
+    case 0xc0: return cfa_restore(c, op & 0x3f);
+    }
+    switch (op) {
+    case 0x00: /* nop */ return CFA_NEXT;
+    case 0x02: return cfa_advance(c, fixed(r, 1) * c->code_align);
+    case 0x03: return cfa_advance(c, fixed(r, 2) * c->code_align);
+    case 0x04: return cfa_advance(c, fixed(r, 4) * c->code_align);
+    case 0x06: /* restore_extended */ return cfa_restore(c, uleb(r));
+    case 0x0a: /* remember_state */
+        if (c->nsaved == 8)
+            return CFA_FAIL;
+        c->saved[c->nsaved++] = *c->st;
+        return CFA_NEXT;
+    case 0x0b: /* restore_state */
+        if (c->nsaved == 0)
+            return CFA_FAIL;
+        *c->st = c->saved[--c->nsaved];
+        return CFA_NEXT;
+    case 0x0c:
+    case 0x0d:
+    case 0x0e:
+    case 0x0f:
+    case 0x12:
+    case 0x13: return cfa_define(c, op);
+    case 0x05:
+    case 0x07:
+    case 0x08:
+    case 0x09:
+    case 0x10:
+    case 0x11:
+    case 0x14:
+    case 0x15:
+    case 0x16:
+    case 0x2f: return cfa_register(c, op);
+    case 0x2e: uleb(r); return CFA_NEXT; /* GNU_args_size */
+    default: return CFA_FAIL;            /* set_loc, and anything unknown */
+    }
+}
+
 /* Run CFA instructions while the location stays <= target.  0, or -1 for
  * something this interpreter does not handle. */
 static int run_cfa(rd_t *r, uintptr_t *loc, uintptr_t target, uint64_t code_align,
                    int64_t data_align, cfa_state_t *st, const cfa_state_t *init) {
-    cfa_state_t saved[8];
-    int nsaved = 0;
+    cfa_run_t c = {r, loc, target, code_align, data_align, st, init, {{0}}, 0};
     while (r->p < r->end && !r->bad) {
-        uint8_t op = *r->p++;
-        uint64_t reg, len;
-        uintptr_t delta;
-        if ((op & 0xc0) == 0x40) {
-            delta = (uintptr_t)(op & 0x3f) * code_align;
-            goto advance;
-        }
-        if ((op & 0xc0) == 0x80) {
-            reg = op & 0x3f;
-            reg_rule(st, reg, 1, (int64_t)uleb(r) * data_align);
-            continue;
-        }
-        if ((op & 0xc0) == 0xc0) {
-            reg = op & 0x3f;
-            goto restore;
-        }
-        switch (op) {
-        case 0x00: /* nop */ continue;
-        case 0x02: delta = fixed(r, 1) * code_align; goto advance;
-        case 0x03: delta = fixed(r, 2) * code_align; goto advance;
-        case 0x04: delta = fixed(r, 4) * code_align; goto advance;
-        case 0x05: /* offset_extended */
-            reg = uleb(r);
-            reg_rule(st, reg, 1, (int64_t)uleb(r) * data_align);
-            continue;
-        case 0x06: /* restore_extended */ reg = uleb(r); goto restore;
-        case 0x07: /* undefined */
-            reg = uleb(r);
-            if (reg == 16)
-                st->ra_kind = 0;
-            else if (reg == 6)
-                st->rbp_kind = 2;
-            continue;
-        case 0x08: /* same_value */ reg_rule(st, uleb(r), 0, 0); continue;
-        case 0x09: /* register */
-            reg = uleb(r);
-            uleb(r);
-            reg_rule(st, reg, 2, 0);
-            continue;
-        case 0x0a: /* remember_state */
-            if (nsaved == 8)
-                return -1;
-            saved[nsaved++] = *st;
-            continue;
-        case 0x0b: /* restore_state */
-            if (nsaved == 0)
-                return -1;
-            *st = saved[--nsaved];
-            continue;
-        case 0x0c: /* def_cfa */
-            st->cfa_reg = (uint8_t)uleb(r);
-            st->cfa_off = (int64_t)uleb(r);
-            st->cfa_bad = 0;
-            continue;
-        case 0x0d: st->cfa_reg = (uint8_t)uleb(r); continue;
-        case 0x0e: st->cfa_off = (int64_t)uleb(r); continue;
-        case 0x0f: /* def_cfa_expression */
-            len = uleb(r);
-            if (len > (uint64_t)(r->end - r->p))
-                return -1;
-            r->p += len;
-            st->cfa_bad = 1;
-            continue;
-        case 0x10:
-        case 0x16: /* expression, val_expression */
-            reg = uleb(r);
-            len = uleb(r);
-            if (len > (uint64_t)(r->end - r->p))
-                return -1;
-            r->p += len;
-            reg_rule(st, reg, 2, 0);
-            continue;
-        case 0x11: /* offset_extended_sf */
-            reg = uleb(r);
-            reg_rule(st, reg, 1, sleb(r) * data_align);
-            continue;
-        case 0x12: /* def_cfa_sf */
-            st->cfa_reg = (uint8_t)uleb(r);
-            st->cfa_off = sleb(r) * data_align;
-            st->cfa_bad = 0;
-            continue;
-        case 0x13: st->cfa_off = sleb(r) * data_align; continue;
-        case 0x14:
-        case 0x15: /* val_offset(_sf) */
-            reg = uleb(r);
-            if (op == 0x14)
-                uleb(r);
-            else
-                sleb(r);
-            reg_rule(st, reg, 2, 0);
-            continue;
-        case 0x2e: uleb(r); continue; /* GNU_args_size */
-        case 0x2f:                    /* GNU_negative_offset_extended */
-            reg = uleb(r);
-            reg_rule(st, reg, 1, -(int64_t)uleb(r) * data_align);
-            continue;
-        default: return -1; /* set_loc, and anything unknown */
-        }
-    advance:
-        if (*loc + delta > target)
-            return 0;
-        *loc += delta;
-        continue;
-    restore:
-        if (!init)
-            return -1; /* a restore inside the CIE */
-        if (reg == 6) {
-            st->rbp_kind = init->rbp_kind;
-            st->rbp_off = init->rbp_off;
-        } else if (reg == 16) {
-            st->ra_kind = init->ra_kind;
-            st->ra_off = init->ra_off;
-        }
+        int rc = cfa_step(&c);
+        if (rc != CFA_NEXT)
+            return rc == CFA_DONE ? 0 : -1;
     }
     return r->bad ? -1 : 0;
 }

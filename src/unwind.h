@@ -21,10 +21,11 @@
  * the interpreter cannot describe hands the whole capture to libgcc's
  * _Unwind_Backtrace (unwind.c explains).  Neither allocates: the only
  * allocating path in libgcc's FDE lookup serves objects registered with
- * __register_frame_info, and nothing registers with liballoy's private copy.  The profiler also
- * refuses to sample an allocation made while it is itself running, so a
- * nested malloc could never recurse into it (prof.c counts such
- * allocations, and the test prof-unwind-noalloc checks that there are none).
+ * __register_frame_info, and nothing registers with liballoy's private
+ * copy.  The profiler also refuses to sample an allocation made while it is
+ * itself running, so a nested malloc could never recurse into it (prof.c
+ * counts such allocations as prof.nested, and the test prof-ctl checks that
+ * there are none).
  * Dynamically loaded objects are found as soon as dlopen returns.
  */
 #ifndef ALLOY_UNWIND_H

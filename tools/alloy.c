@@ -5,7 +5,8 @@
  *       exec CMD with LD_PRELOAD=liballoy.so.0 and ALLOY_CONF set
  *   alloy stats [--summary] FILE.json [FILE2.json]
  *       a saved JSON report as tables, or the change between two (alloy_stats.c)
- *   alloy prof [--top N] [--folded] FILE.heap   a heap profile, symbolised (alloy_prof.c)
+ *   alloy prof [--top N] [--folded] [--alloc] [--objects] FILE.heap
+ *       a heap profile, symbolised (alloy_prof.c)
  *   alloy bench ARGS...     the benchmark suite (bench/run.py), build tree only
  *   alloy sim ARGS...       the alloy-sim simulator
  *   alloy settings [--markdown|--man]   the ALLOY_CONF keys   (alloy_describe.c)
@@ -65,8 +66,8 @@ static const char usage_text[] =
     "      Run CMD on the alloy allocator (LD_PRELOAD=" ALLOY_TOOL_SONAME ").\n"
     "      --stats        print a summary of alloy's statistics on stderr when CMD\n"
     "                     exits (adds stats_print:true to ALLOY_CONF)\n"
-    "      --stats=full   the full report, with tables of heaps and size classes\n"
-    "                     (also adds stats_print_opts:f)\n"
+    "      --stats=full   the full report, with tables of heaps, NUMA nodes and\n"
+    "                     size classes (also adds stats_print_opts:f)\n"
     "      --stats=json   the report as JSON, for alloy stats (stats_print_opts:J)\n"
     "      --prof         heap profiling, with a profile written when CMD exits\n"
     "                     (prof:true,prof_final:true): alloy.<pid>.<seq>.f.heap\n"

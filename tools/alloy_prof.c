@@ -102,149 +102,193 @@ static int cmp_flat(const void *a, const void *b) {
     return strcmp(x->name, y->name);
 }
 
-int cmd_prof(int argc, char **argv, const char *dir) {
-    (void)dir;
-    int top = 20;
-    bool folded = false, alloc = false, objects = false;
-    const char *path = NULL;
+typedef struct opts {
+    int top;
+    bool folded, alloc, objects;
+    const char *path;
+} opts_t;
+
+/* The profile read: its stacks, their frames (addresses) in one array, the
+ * MAPPED_LIBRARIES text, and the distinct addresses sorted with a symbol
+ * each. */
+typedef struct profile {
+    stack_t_ *st;
+    size_t nst, capst;
+    uintptr_t *fr;
+    size_t nfr, capfr;
+    const char *maps;
+    size_t maps_len;
+    uintptr_t *pcs; /* distinct frame addresses, sorted */
+    ay_sym_t *syms; /* the symbol of each */
+    size_t np;
+} profile_t;
+
+/* Reads the options into o; 1 when --help was printed, else 0.  Bad usage
+ * exits with status 2. */
+static int prof_parse_args(int argc, char **argv, opts_t *o) {
+    *o = (opts_t){.top = 20};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--top")) {
-            if (i + 1 >= argc || (top = atoi(argv[++i])) <= 0)
+            if (i + 1 >= argc || (o->top = atoi(argv[++i])) <= 0)
                 usage_error("prof: --top needs a positive number");
         } else if (!strcmp(a, "--folded")) {
-            folded = true;
+            o->folded = true;
         } else if (!strcmp(a, "--alloc")) {
-            alloc = true;
+            o->alloc = true;
         } else if (!strcmp(a, "--objects")) {
-            objects = true;
+            o->objects = true;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             printf("usage: alloy prof [--top N] [--folded] [--alloc] [--objects] FILE.heap\n");
-            return 0;
+            return 1;
         } else if (a[0] == '-') {
             usage_error("prof: unknown option '%s'", a);
-        } else if (path) {
-            usage_error("prof: one profile at a time ('%s' and '%s')", path, a);
+        } else if (o->path) {
+            usage_error("prof: one profile at a time ('%s' and '%s')", o->path, a);
         } else {
-            path = a;
+            o->path = a;
         }
     }
-    if (!path)
+    if (!o->path)
         usage_error("prof: which heap profile? (alloy prof FILE.heap)");
-    size_t len;
-    char *text = read_file(path, &len);
-    if (!text) {
-        fprintf(stderr, "alloy prof: cannot read %s\n", path);
-        return EXIT_MISSING;
+    return 0;
+}
+
+/* Adds the stack of one line, its values v and the addresses from p on. */
+static void prof_add_stack(profile_t *pr, const unsigned long long v[4], char *p) {
+    if (pr->nst == pr->capst)
+        pr->st = realloc(pr->st, (pr->capst *= 2) * sizeof *pr->st);
+    stack_t_ *s = &pr->st[pr->nst++];
+    for (int k = 0; k < 4; k++)
+        s->v[k] = v[k];
+    s->first = pr->nfr;
+    s->depth = 0;
+    char *end;
+    for (;;) {
+        unsigned long long a = strtoull(p, &end, 16);
+        if (end == p)
+            break;
+        if (pr->nfr == pr->capfr)
+            pr->fr = realloc(pr->fr, (pr->capfr *= 2) * sizeof *pr->fr);
+        /* the first address points into the call already; the
+         * others are return addresses */
+        pr->fr[pr->nfr++] = (uintptr_t)a - (s->depth > 0);
+        s->depth++;
+        p = end;
     }
-    unsigned long long h[4];
-    if (sscanf(text, "heap profile: %llu: %llu [%llu: %llu] @", &h[0], &h[1], &h[2], &h[3]) != 4) {
-        fprintf(stderr, "alloy prof: %s is not a heap profile (no 'heap profile:' header)\n", path);
-        return EXIT_MISSING;
-    }
-    int vi = (alloc ? 2 : 0) + (objects ? 0 : 1);
-    /* stacks and their frames */
-    size_t nst = 0, capst = 256, nfr = 0, capfr = 4096;
-    stack_t_ *st = malloc(capst * sizeof *st);
-    uintptr_t *fr = malloc(capfr * sizeof *fr);
-    const char *maps = "";
-    size_t maps_len = 0;
+}
+
+/* Reads the stacks after the header line, up to MAPPED_LIBRARIES (text is
+ * cut into lines in place). */
+static void prof_read_stacks(char *text, profile_t *pr) {
+    pr->capst = 256;
+    pr->capfr = 4096;
+    pr->st = malloc(pr->capst * sizeof *pr->st);
+    pr->fr = malloc(pr->capfr * sizeof *pr->fr);
+    pr->maps = "";
     char *line = strchr(text, '\n');
     while (line && *++line) {
         char *eol = strchr(line, '\n');
         if (eol)
             *eol = 0;
         if (!strncmp(line, "MAPPED_LIBRARIES:", 17)) {
-            maps = eol ? eol + 1 : "";
-            maps_len = strlen(maps);
+            pr->maps = eol ? eol + 1 : "";
+            pr->maps_len = strlen(pr->maps);
             break;
         }
         unsigned long long v[4];
         int used = 0;
         if (sscanf(line, " %llu: %llu [ %llu: %llu] @%n", &v[0], &v[1], &v[2], &v[3], &used) == 4 &&
-            used > 0) {
-            if (nst == capst)
-                st = realloc(st, (capst *= 2) * sizeof *st);
-            stack_t_ *s = &st[nst++];
-            for (int k = 0; k < 4; k++)
-                s->v[k] = v[k];
-            s->first = nfr;
-            s->depth = 0;
-            char *p = line + used, *end;
-            for (;;) {
-                unsigned long long a = strtoull(p, &end, 16);
-                if (end == p)
-                    break;
-                if (nfr == capfr)
-                    fr = realloc(fr, (capfr *= 2) * sizeof *fr);
-                /* the first address points into the call already; the
-                 * others are return addresses */
-                fr[nfr++] = (uintptr_t)a - (s->depth > 0);
-                s->depth++;
-                p = end;
-            }
-        }
+            used > 0)
+            prof_add_stack(pr, v, line + used);
         line = eol;
     }
-    /* symbolise the distinct addresses */
-    uintptr_t *pcs = malloc((nfr + 1) * sizeof *pcs);
-    memcpy(pcs, fr, nfr * sizeof *pcs);
-    qsort(pcs, nfr, sizeof *pcs, cmp_u);
+}
+
+/* Symbolises the distinct addresses of the frames. */
+static void prof_symbolize(profile_t *pr) {
+    uintptr_t *pcs = malloc((pr->nfr + 1) * sizeof *pcs);
+    memcpy(pcs, pr->fr, pr->nfr * sizeof *pcs);
+    qsort(pcs, pr->nfr, sizeof *pcs, cmp_u);
     size_t np = 0;
-    for (size_t i = 0; i < nfr; i++)
+    for (size_t i = 0; i < pr->nfr; i++)
         if (np == 0 || pcs[np - 1] != pcs[i])
             pcs[np++] = pcs[i];
-    ay_sym_t *syms = calloc(np + 1, sizeof *syms);
-    ay_symbolize(maps, maps_len, pcs, np, syms, true);
-#define SYM(pc) (&syms[(uintptr_t *)bsearch(&(pc), pcs, np, sizeof *pcs, cmp_u) - pcs])
-    /* trim the allocator's own frames at the top */
-    for (size_t i = 0; i < nst; i++)
-        while (st[i].depth > 1) {
-            const ay_sym_t *s = SYM(fr[st[i].first]);
-            if (!s->func[0] || !ay_sym_is_allocator(s->func))
+    pr->pcs = pcs;
+    pr->np = np;
+    pr->syms = calloc(np + 1, sizeof *pr->syms);
+    ay_symbolize(pr->maps, pr->maps_len, pcs, np, pr->syms, true);
+}
+
+/* The symbol of frame address pc (one of the frames). */
+static const ay_sym_t *prof_sym(const profile_t *pr, uintptr_t pc) {
+    return &pr->syms[(uintptr_t *)bsearch(&pc, pr->pcs, pr->np, sizeof *pr->pcs, cmp_u) - pr->pcs];
+}
+
+/* Leaves out the allocator's own frames at the top of each stack. */
+static void prof_trim_allocator(profile_t *pr) {
+    for (size_t i = 0; i < pr->nst; i++) {
+        stack_t_ *s = &pr->st[i];
+        while (s->depth > 1) {
+            const ay_sym_t *sym = prof_sym(pr, pr->fr[s->first]);
+            if (!sym->func[0] || !ay_sym_is_allocator(sym->func))
                 break;
-            st[i].first++;
-            st[i].depth--;
+            s->first++;
+            s->depth--;
         }
-    char tmp[256];
-    if (folded) {
-        for (size_t i = 0; i < nst; i++) {
-            if (!st[i].v[vi])
-                continue;
-            for (size_t d = st[i].depth; d-- > 0;) {
-                const char *name = frame_name(SYM(fr[st[i].first + d]), tmp, sizeof tmp);
-                for (const char *c = name; *c; c++)
-                    putchar(*c == ';' || *c == ' ' ? '_' : *c);
-                if (d)
-                    putchar(';');
-            }
-            printf(" %llu\n", (unsigned long long)st[i].v[vi]);
-        }
-        return 0;
     }
-    /* the table: one row per function */
-    size_t nf = 0;
-    func_t *fn = calloc(np + 1, sizeof *fn);
-    uint64_t total = 0;
-    for (size_t i = 0; i < nst; i++) {
-        uint64_t v = st[i].v[vi];
-        total += v;
-        for (size_t d = 0; d < st[i].depth; d++) {
-            const ay_sym_t *s = SYM(fr[st[i].first + d]);
-            const char *name = frame_name(s, tmp, sizeof tmp);
-            size_t k = 0;
-            while (k < nf && strcmp(fn[k].name, name))
-                k++;
-            if (k == nf) {
-                fn[nf].name = strdup(name);
-                char where[512];
-                if (s->line)
-                    snprintf(where, sizeof where, "%s:%u", s->file, s->line);
-                else
-                    snprintf(where, sizeof where, "%s", s->object[0] ? s->object : "?");
-                fn[nf].where = strdup(where);
-                nf++;
-            }
+}
+
+/* One line per stack with a value: frames outermost first, ';' between. */
+static void prof_print_folded(const profile_t *pr, int vi) {
+    char tmp[256];
+    for (size_t i = 0; i < pr->nst; i++) {
+        const stack_t_ *s = &pr->st[i];
+        if (!s->v[vi])
+            continue;
+        for (size_t d = s->depth; d-- > 0;) {
+            const char *name = frame_name(prof_sym(pr, pr->fr[s->first + d]), tmp, sizeof tmp);
+            for (const char *c = name; *c; c++)
+                putchar(*c == ';' || *c == ' ' ? '_' : *c);
+            if (d)
+                putchar(';');
+        }
+        printf(" %llu\n", (unsigned long long)s->v[vi]);
+    }
+}
+
+/* The row of the function named name (s its symbol), added when new. */
+static size_t prof_func_row(func_t *fn, size_t *nf, const char *name, const ay_sym_t *s) {
+    size_t k = 0;
+    while (k < *nf && strcmp(fn[k].name, name))
+        k++;
+    if (k == *nf) {
+        fn[k].name = strdup(name);
+        char where[512];
+        if (s->line)
+            snprintf(where, sizeof where, "%s:%u", s->file, s->line);
+        else
+            snprintf(where, sizeof where, "%s", s->object[0] ? s->object : "?");
+        fn[k].where = strdup(where);
+        (*nf)++;
+    }
+    return k;
+}
+
+/* The table's rows, one per function, sorted; their number in *nf and the
+ * sum of the values in *total. */
+static func_t *prof_functions(const profile_t *pr, int vi, size_t *nf, uint64_t *total) {
+    char tmp[256];
+    func_t *fn = calloc(pr->np + 1, sizeof *fn);
+    *nf = 0;
+    *total = 0;
+    for (size_t i = 0; i < pr->nst; i++) {
+        const stack_t_ *st = &pr->st[i];
+        uint64_t v = st->v[vi];
+        *total += v;
+        for (size_t d = 0; d < st->depth; d++) {
+            const ay_sym_t *s = prof_sym(pr, pr->fr[st->first + d]);
+            size_t k = prof_func_row(fn, nf, frame_name(s, tmp, sizeof tmp), s);
             if (d == 0)
                 fn[k].flat += v;
             if (fn[k].last_stack != i + 1) {
@@ -253,23 +297,59 @@ int cmd_prof(int argc, char **argv, const char *dir) {
             }
         }
     }
-    qsort(fn, nf, sizeof *fn, cmp_flat);
+    qsort(fn, *nf, sizeof *fn, cmp_flat);
+    return fn;
+}
+
+/* The top-N table: a title line, a header and a row per function. */
+static void prof_print_table(const profile_t *pr, const opts_t *o, int vi) {
+    size_t nf;
+    uint64_t total;
+    func_t *fn = prof_functions(pr, vi, &nf, &total);
     char t1[32], t2[32], t3[32];
-    human(t1, sizeof t1, total, objects);
-    printf("%s: %s %s, %zu stacks\n", path, t1,
-           objects ? (alloc ? "objects allocated" : "live objects")
-                   : (alloc ? "allocated" : "live"),
-           nst);
+    human(t1, sizeof t1, total, o->objects);
+    printf("%s: %s %s, %zu stacks\n", o->path, t1,
+           o->objects ? (o->alloc ? "objects allocated" : "live objects")
+                      : (o->alloc ? "allocated" : "live"),
+           pr->nst);
     printf("%12s %6s %6s %12s %6s  %s\n", "flat", "flat%", "sum%", "cum", "cum%",
            "function (where)");
     uint64_t sum = 0;
-    for (size_t k = 0; k < nf && (int)k < top; k++) {
+    for (size_t k = 0; k < nf && (int)k < o->top; k++) {
         sum += fn[k].flat;
-        human(t2, sizeof t2, fn[k].flat, objects);
-        human(t3, sizeof t3, fn[k].cum, objects);
+        human(t2, sizeof t2, fn[k].flat, o->objects);
+        human(t3, sizeof t3, fn[k].cum, o->objects);
         double base = total ? (double)total : 1;
         printf("%12s %5.1f%% %5.1f%% %12s %5.1f%%  %s (%s)\n", t2, 100 * fn[k].flat / base,
                100 * sum / base, t3, 100 * fn[k].cum / base, fn[k].name, fn[k].where);
     }
+}
+
+int cmd_prof(int argc, char **argv, const char *dir) {
+    (void)dir;
+    opts_t o;
+    if (prof_parse_args(argc, argv, &o))
+        return 0;
+    size_t len;
+    char *text = read_file(o.path, &len);
+    if (!text) {
+        fprintf(stderr, "alloy prof: cannot read %s\n", o.path);
+        return EXIT_MISSING;
+    }
+    unsigned long long h[4];
+    if (sscanf(text, "heap profile: %llu: %llu [%llu: %llu] @", &h[0], &h[1], &h[2], &h[3]) != 4) {
+        fprintf(stderr, "alloy prof: %s is not a heap profile (no 'heap profile:' header)\n",
+                o.path);
+        return EXIT_MISSING;
+    }
+    int vi = (o.alloc ? 2 : 0) + (o.objects ? 0 : 1);
+    profile_t pr = {0};
+    prof_read_stacks(text, &pr);
+    prof_symbolize(&pr);
+    prof_trim_allocator(&pr);
+    if (o.folded)
+        prof_print_folded(&pr, vi);
+    else
+        prof_print_table(&pr, &o, vi);
     return 0;
 }

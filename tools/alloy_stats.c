@@ -514,17 +514,8 @@ static void saved_free(saved_t *sv) {
     free(sv->used);
 }
 
-static void load_tree(const jnode_t *root, saved_t *sv) {
-    jnode_t *a = root->type == J_OBJ ? member(root, "alloy") : NULL;
-    if (!a || a->type != J_OBJ)
-        fail("not an alloy statistics report (no \"alloy\" object at the top; one is made by "
-             "alloy_stats_print with opts \"J\")");
-    memset(sv, 0, sizeof *sv);
-    ay_report_src_t *src = &sv->src;
-    src->ctx = sv;
-    src->heap = saved_heap;
-    src->cls = saved_class;
-
+/* alloy.version and alloy.nclasses. */
+static void load_header(const jnode_t *a, ay_report_src_t *src) {
     const char *version = need(a, "alloy", "version", J_STR)->str;
     if (strlen(version) >= sizeof src->version)
         fail("not an alloy statistics report: alloy.version is too long");
@@ -534,60 +525,89 @@ static void load_tree(const jnode_t *root, saved_t *sv) {
         fail("not an alloy statistics report: alloy.nclasses is %llu",
              (unsigned long long)nclasses);
     src->nclasses = (unsigned)nclasses;
+}
 
+/* alloy.opt: the settings. */
+static void load_opt(const jnode_t *a, ay_report_opt_t *opt) {
     jnode_t *o = need(a, "alloy", "opt", J_OBJ);
     const char *policy = need(o, "alloy.opt", "batch_policy", J_STR)->str;
-    if (strlen(policy) >= sizeof src->opt.batch_policy)
+    if (strlen(policy) >= sizeof opt->batch_policy)
         fail("not an alloy statistics report: alloy.opt.batch_policy is too long");
-    strcpy(src->opt.batch_policy, policy);
-    src->opt.batch_budget = need_u64(o, "alloy.opt", "batch_budget");
-    src->opt.batch_cap = need_u64(o, "alloy.opt", "batch_cap");
-    src->opt.return_threshold_halves = need_u64(o, "alloy.opt", "return_threshold_halves");
-    src->opt.tcache = need(o, "alloy.opt", "tcache", J_TRUE)->type == J_TRUE;
-    src->opt.tcache_max_bytes = need_u64(o, "alloy.opt", "tcache_max_bytes");
-    src->opt.decay_ms = need_i64(o, "alloy.opt", "decay_ms");
-    src->opt.heaps = need_u64(o, "alloy.opt", "heaps");
-    src->opt.background_thread = need(o, "alloy.opt", "background_thread", J_TRUE)->type == J_TRUE;
+    strcpy(opt->batch_policy, policy);
+    opt->batch_budget = need_u64(o, "alloy.opt", "batch_budget");
+    opt->batch_cap = need_u64(o, "alloy.opt", "batch_cap");
+    opt->return_threshold_halves = need_u64(o, "alloy.opt", "return_threshold_halves");
+    opt->tcache = need(o, "alloy.opt", "tcache", J_TRUE)->type == J_TRUE;
+    opt->tcache_max_bytes = need_u64(o, "alloy.opt", "tcache_max_bytes");
+    opt->decay_ms = need_i64(o, "alloy.opt", "decay_ms");
+    opt->heaps = need_u64(o, "alloy.opt", "heaps");
+    opt->background_thread = need(o, "alloy.opt", "background_thread", J_TRUE)->type == J_TRUE;
     /* added with NUMA awareness: a report from before has none (false) */
-    src->opt.numa = member(o, "numa") && need(o, "alloy.opt", "numa", J_TRUE)->type == J_TRUE;
+    opt->numa = member(o, "numa") && need(o, "alloy.opt", "numa", J_TRUE)->type == J_TRUE;
+}
 
-    read_totals(need(a, "alloy", "stats", J_OBJ), "alloy.stats", &src->totals);
-    need(a, "alloy", "resident_breakdown", J_OBJ);
+/* One member of alloy.heaps (at `where`). */
+static void load_heap(const jnode_t *h, const char *where, heap_entry_t *out) {
+    if (h->type != J_OBJ)
+        fail("not an alloy statistics report: %s is %s, not an object", where, type_name[h->type]);
+    uint64_t id = need_u64(h, where, "id");
+    if (id > 1u << 20)
+        fail("not an alloy statistics report: %s.id is %llu", where, (unsigned long long)id);
+    out->id = (unsigned)id;
+    out->is_explicit = need(h, where, "explicit", J_TRUE)->type == J_TRUE;
+    /* added with NUMA awareness: a report from before has none (node 0) */
+    uint64_t node = member(h, "node") ? need_u64(h, where, "node") : 0;
+    if (node > 1u << 20)
+        fail("not an alloy statistics report: %s.node is %llu", where, (unsigned long long)node);
+    out->node = (unsigned)node;
+    read_totals(h, where, &out->s);
+}
 
+/* alloy.heaps, when the report has it. */
+static void load_heaps(const jnode_t *a, saved_t *sv) {
     jnode_t *heaps = member(a, "heaps");
     if (!heaps) {
         sv->flags |= AY_REPORT_NO_HEAPS;
-    } else {
-        if (heaps->type != J_ARR)
-            fail("not an alloy statistics report: alloy.heaps is %s, not an array",
-                 type_name[heaps->type]);
-        sv->heaps = xalloc(heaps->n * sizeof *sv->heaps);
-        sv->nheaps = heaps->n;
-        for (unsigned k = 0; k < heaps->n; k++) {
-            char where[48];
-            snprintf(where, sizeof where, "alloy.heaps[%u]", k);
-            jnode_t *h = heaps->items[k];
-            if (h->type != J_OBJ)
-                fail("not an alloy statistics report: %s is %s, not an object", where,
-                     type_name[h->type]);
-            uint64_t id = need_u64(h, where, "id");
-            if (id > 1u << 20)
-                fail("not an alloy statistics report: %s.id is %llu", where,
-                     (unsigned long long)id);
-            sv->heaps[k].id = (unsigned)id;
-            sv->heaps[k].is_explicit = need(h, where, "explicit", J_TRUE)->type == J_TRUE;
-            /* added with NUMA awareness: a report from before has none (node 0) */
-            uint64_t node = member(h, "node") ? need_u64(h, where, "node") : 0;
-            if (node > 1u << 20)
-                fail("not an alloy statistics report: %s.node is %llu", where,
-                     (unsigned long long)node);
-            sv->heaps[k].node = (unsigned)node;
-            read_totals(h, where, &sv->heaps[k].s);
-        }
+        return;
     }
+    if (heaps->type != J_ARR)
+        fail("not an alloy statistics report: alloy.heaps is %s, not an array",
+             type_name[heaps->type]);
+    sv->heaps = xalloc(heaps->n * sizeof *sv->heaps);
+    sv->nheaps = heaps->n;
+    for (unsigned k = 0; k < heaps->n; k++) {
+        char where[48];
+        snprintf(where, sizeof where, "alloy.heaps[%u]", k);
+        load_heap(heaps->items[k], where, &sv->heaps[k]);
+    }
+}
 
-    sv->classes = xalloc(src->nclasses * sizeof *sv->classes);
-    sv->used = xalloc(src->nclasses * sizeof *sv->used);
+/* One member of alloy.classes (at `where`), into its class's entry. */
+static void load_class(const jnode_t *c, const char *where, saved_t *sv) {
+    if (c->type != J_OBJ)
+        fail("not an alloy statistics report: %s is %s, not an object", where, type_name[c->type]);
+    uint64_t cls = need_u64(c, where, "class");
+    if (cls >= sv->src.nclasses)
+        fail("not an alloy statistics report: %s.class is %llu, not below nclasses (%u)", where,
+             (unsigned long long)cls, sv->src.nclasses);
+    if (sv->used[cls])
+        fail("not an alloy statistics report: class %llu appears twice", (unsigned long long)cls);
+    alloy_class_stats_t *out = &sv->classes[cls];
+    out->size = sizeof *out;
+    for (unsigned i = 0; i < ay_report_nclass_fields; i++) {
+        const ay_report_field_t *f = &ay_report_class_fields[i];
+        uint64_t v = need_u64(c, where, f->key);
+        if (f->width == 4 && v > UINT32_MAX)
+            fail("not an alloy statistics report: %s.%s is too large", where, f->key);
+        ay_report_field_set(out, f, v);
+    }
+    sv->used[cls] = true;
+}
+
+/* alloy.classes, when the report has it. */
+static void load_classes(const jnode_t *a, saved_t *sv) {
+    sv->classes = xalloc(sv->src.nclasses * sizeof *sv->classes);
+    sv->used = xalloc(sv->src.nclasses * sizeof *sv->used);
     jnode_t *classes = member(a, "classes");
     if (!classes) {
         sv->flags |= AY_REPORT_NO_CLASSES;
@@ -599,28 +619,26 @@ static void load_tree(const jnode_t *root, saved_t *sv) {
     for (unsigned k = 0; k < classes->n; k++) {
         char where[48];
         snprintf(where, sizeof where, "alloy.classes[%u]", k);
-        jnode_t *c = classes->items[k];
-        if (c->type != J_OBJ)
-            fail("not an alloy statistics report: %s is %s, not an object", where,
-                 type_name[c->type]);
-        uint64_t cls = need_u64(c, where, "class");
-        if (cls >= src->nclasses)
-            fail("not an alloy statistics report: %s.class is %llu, not below nclasses (%u)", where,
-                 (unsigned long long)cls, src->nclasses);
-        if (sv->used[cls])
-            fail("not an alloy statistics report: class %llu appears twice",
-                 (unsigned long long)cls);
-        alloy_class_stats_t *out = &sv->classes[cls];
-        out->size = sizeof *out;
-        for (unsigned i = 0; i < ay_report_nclass_fields; i++) {
-            const ay_report_field_t *f = &ay_report_class_fields[i];
-            uint64_t v = need_u64(c, where, f->key);
-            if (f->width == 4 && v > UINT32_MAX)
-                fail("not an alloy statistics report: %s.%s is too large", where, f->key);
-            ay_report_field_set(out, f, v);
-        }
-        sv->used[cls] = true;
+        load_class(classes->items[k], where, sv);
     }
+}
+
+static void load_tree(const jnode_t *root, saved_t *sv) {
+    jnode_t *a = root->type == J_OBJ ? member(root, "alloy") : NULL;
+    if (!a || a->type != J_OBJ)
+        fail("not an alloy statistics report (no \"alloy\" object at the top; one is made by "
+             "alloy_stats_print with opts \"J\")");
+    memset(sv, 0, sizeof *sv);
+    ay_report_src_t *src = &sv->src;
+    src->ctx = sv;
+    src->heap = saved_heap;
+    src->cls = saved_class;
+    load_header(a, src);
+    load_opt(a, &src->opt);
+    read_totals(need(a, "alloy", "stats", J_OBJ), "alloy.stats", &src->totals);
+    need(a, "alloy", "resident_breakdown", J_OBJ);
+    load_heaps(a, sv);
+    load_classes(a, sv);
 }
 
 /* ---- the command ---- */

@@ -10,14 +10,17 @@
  *   - it may start from a buffer the caller owns (say 4096 bytes of stack);
  *   - when that runs out it takes chunks from an upstream resource, each
  *     chunk twice the size of the one before (geometric growth);
- *   - reset and rewind keep the chunks and reuse them in order, so a
- *     per-tick arena reaches a steady state with no upstream calls at all;
+ *   - reset and rewind keep the chunks and reuse them, in the order of the
+ *     chunk list, so a per-tick arena reaches a steady state with no
+ *     upstream calls at all;
  *     alloy_arena_release() gives the chunks back.
  *
  * Invariants: begin <= next <= end always describe the current region (the
  * caller's buffer when current is NULL, else the data of chunk `current`);
- * chunks are kept in the order they are first used, so everything handed
- * out after a mark lives in the mark's region or a later one.  A request
+ * the current region only moves forward along the chunk list (or back, on
+ * a rewind or reset), and a new chunk is linked right after the current
+ * one, so everything handed out after a mark lives in the mark's region or
+ * a later one on the list.  A request
  * that cannot be met (bad alignment, arithmetic overflow, upstream failure)
  * returns NULL and leaves the arena exactly as it was.
  *
@@ -51,7 +54,7 @@ typedef struct alloy_arena {
     char *end;                    /* hot: one past the current region */
     char *begin;                  /* start of the current region */
     alloy_arena_chunk_t *current; /* chunk of the current region; NULL: caller's buffer */
-    alloy_arena_chunk_t *chunks;  /* upstream chunks, in the order they are used */
+    alloy_arena_chunk_t *chunks;  /* upstream chunks, in the order the arena moves through them */
     size_t used_before;           /* bytes consumed in regions left behind */
     size_t reserved;              /* caller's buffer + all upstream chunk bytes */
     size_t next_chunk_size;       /* bytes of the next upstream request */

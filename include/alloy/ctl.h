@@ -5,14 +5,15 @@
  *   int alloy_ctl(name, oldp, oldlenp, newp, newlen)
  *
  * Reading: oldp and oldlenp given; *oldlenp must be the size of the value's
- * type (uint64_t, size_t, int64_t, unsigned, bool or const char *).  With
+ * type (uint64_t, int64_t, unsigned, bool or const char *).  With
  * oldp NULL and oldlenp given, *oldlenp is set to that size.
  * Writing: newp and newlen given; newlen must be that size.  Actions (such as
  * "thread.tcache.flush") take no value: all four arguments NULL/0.
  *
  * Errors: ENOENT for an unknown name (or a heap/class index that does not
  * exist), EINVAL for a wrong length or an invalid value, EPERM for a write to
- * a read-only name, EAGAIN when the operation could not be done now.
+ * a read-only name (and for prof.active, prof.sample and prof.dump without
+ * prof:true at start-up), EAGAIN when the operation could not be done now.
  *
  * Names (<i> is a heap id, <j> a size class 0..207):
  *   version  epoch  purge  decay_ms  batch_policy  background_thread
@@ -27,10 +28,10 @@
  *          spans_freed,lock_contended,tcache_bytes,central_bytes,allocated,
  *          spans,capacity,span_bytes}
  *   opt.{batch_policy,batch_budget,batch_cap,return_threshold_halves,tcache,
- *        tcache_max_bytes,decay_ms,heaps,background_thread,junk,zero,
- *        abort_on_error,stats_print,stats_print_opts,numa,prof,prof_active,prof_sample,
- *        prof_prefix,prof_final,prof_interval,prof_leak,leak_exit_code,guard_sample,
- *        guard_slots}
+ *        tcache_max_bytes,tcache_total_bytes,decay_ms,heaps,background_thread,
+ *        thp,junk,zero,abort_on_error,stats_print,stats_print_opts,numa,prof,
+ *        prof_active,prof_sample,prof_prefix,prof_final,prof_interval,
+ *        prof_leak,leak_exit_code,guard_sample,guard_slots}
  *   numa.nodes  numa.moves
  *   thread.tcache.flush  thread.tcache.bytes  thread.heap  thread.node
  *   heaps.count  heaps.create  heap.<i>.destroy  heap.<i>.purge
@@ -71,8 +72,8 @@ ALLOY_API int alloy_ctl_describe(unsigned k, alloy_ctl_info_t *out);
 
 typedef struct alloy_setting_info {
     const char *name; /* the key in ALLOY_CONF */
-    const char
-        *type; /* "boolean", "integer", "bytes", "milliseconds", "policy", "ratio", "letters" */
+    /* "boolean", "integer", "bytes", "milliseconds", "policy", "ratio", "letters" or "path" */
+    const char *type;
     const char *default_value; /* as written in ALLOY_CONF, or in words */
     const char *help;          /* one or two sentences */
     char range[96];            /* the values it accepts, in words */

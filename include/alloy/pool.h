@@ -25,8 +25,11 @@
  * memory pool, so reading it is reported.
  *
  * alloy_sync_pool_t (thread-safe, no lock on the fast path).  Each thread
- * keeps a small cache of free slots per pool in thread-local storage; alloc
- * and free work on it with no lock and no atomic instruction.  An empty
+ * keeps a small cache of free slots per pool, in an array that malloc gives
+ * the thread on its first use of a synchronized pool (thread-local storage
+ * holds only a pointer to it); alloc and free work on it with no lock and
+ * no atomic instruction.  A checked pool has no such cache: every call
+ * takes the central pool's lock.  An empty
  * cache takes ALLOY_SYNC_POOL_BATCH slots from a central alloy_pool_t under
  * that pool's own lock; a cache holding 2 * ALLOY_SYNC_POOL_BATCH gives a
  * batch back, so memory freed by one thread reaches the others.  A thread's

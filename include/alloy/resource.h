@@ -54,7 +54,8 @@ static inline bool alloy_resource_is_equal(const alloy_resource_t *a, const allo
 }
 
 /* The global malloc (whichever is loaded), with posix_memalign for
- * alignments above 16.  The default resource, and thread-safe. */
+ * alignments above 16, and for 16 when the size is not a multiple of 16.
+ * The default resource, and thread-safe. */
 ALLOY_API alloy_resource_t *alloy_malloc_resource(void);
 /* Always fails: allocate returns NULL.  For tests and fixed-capacity arenas. */
 ALLOY_API alloy_resource_t *alloy_null_resource(void);
@@ -81,7 +82,8 @@ static inline alloy_resource_t *alloy_monotonic_resource(alloy_monotonic_t *m) {
  * size class (8, 16, ..., 16384); a request (size, align) is served by the
  * class max(size, align) rounds up to, so every block is aligned to its
  * class.  Larger blocks go straight to upstream and are tracked so that
- * destroy/release gives them back too. */
+ * alloy_pool_resource_destroy (alloy_sync_pool_resource_destroy) gives
+ * them back too. */
 #define ALLOY_POOL_RESOURCE_CLASSES 12 /* 8 << 0 .. 8 << 11 = 16384 */
 #define ALLOY_POOL_RESOURCE_MAX_BLOCK ((size_t)8 << (ALLOY_POOL_RESOURCE_CLASSES - 1))
 

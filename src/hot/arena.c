@@ -8,10 +8,11 @@
  * chunk from upstream and link it right after the current one.
  *
  * Invariants kept:
- *   - chunks are linked in the order the arena first used them, and the
- *     current region only moves forward along that list (or back on
- *     rewind/reset), so a mark taken earlier always names a region at or
- *     before the current one;
+ *   - the current region only moves forward along the chunk list (or back
+ *     on rewind/reset), and a new chunk is linked right after the current
+ *     one (after a rewind, before chunks it already owns further on), so a
+ *     mark taken earlier always names a region at or before the current
+ *     one;
  *   - an arena with no region points begin/next/end at one static byte, so
  *     pointer arithmetic is always within an object;
  *   - no state changes before the request is known to succeed.

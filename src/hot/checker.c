@@ -2,7 +2,11 @@
 /* checker.c - the allocators' own accesses to links in free slots, exempt
  * from the checks that checker.h sets up: AddressSanitizer does not
  * instrument these two functions, and under memcheck the link is made
- * readable for the access only. */
+ * readable for the access only.
+ *
+ * Invariant: under memcheck a free slot's link word is inaccessible again
+ * when either function returns, so that only these two ever touch it; they
+ * are not inlined, so the sanitizer's exemption holds. */
 #include "checker.h"
 
 __attribute__((noinline, no_sanitize_address)) void *ay_hot_link_get(const void *slot) {

@@ -9,7 +9,7 @@
  * The slots start at a multiple of slot_align from a base that upstream
  * aligned to slot_align, so every slot is aligned.  Slots of the newest
  * chunk are handed out lazily: [carve, carve_end) are slots never used yet,
- * moved to the free list ALLOY_POOL_CARVE at a time.
+ * moved to the free list POOL_CARVE at a time.
  *
  * Invariants:
  *   - every slot is in exactly one of: the free list, [carve, carve_end),
