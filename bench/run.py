@@ -84,6 +84,9 @@ WORKLOADS = {
     "larson": ("bench_larson", "Larson-style server: threads retire, successors free "
                                "their objects, 4 threads",
                [("mops_per_s", "mt"), ("peak_rss", None), ("faults", None)]),
+    "rptest": ("bench_rptest", "rptest-style: 16 B-16 KiB blocks in working sets, a quarter "
+                               "passed in batches to the next thread, which frees them",
+               [("time_ms", "mt"), ("peak_rss", "mem"), ("faults", None)]),
 }
 # (workload, case) -> {metric: group}: exceptions to the table above
 CASE_GROUPS = {
@@ -117,6 +120,7 @@ MODES = {
         "handoff": [["-t", "2", "-n", "20000", "-w", "100"]],
         "idle": [["-l", "8Mi", "-i", "300"]],
         "larson": [["-t", "2", "-s", "100", "-n", "500", "-g", "4"]],
+        "rptest": [["-t", "2", "-l", "20", "-b", "100", "-w", "200"]],
     },
     "short": {
         "reps": 5, "timeout": 60,
@@ -135,6 +139,7 @@ MODES = {
         "handoff": [["-t", "4", "-n", "150000", "-w", "1000"]],
         "idle": [["-l", "128Mi", "-f", "90", "-i", "600"]],
         "larson": [["-t", "4", "-s", "1000", "-n", "5000", "-g", "40"]],
+        "rptest": [["-t", "4", "-l", "300", "-b", "500", "-w", "1000"]],
     },
     "full": {
         "reps": 5, "timeout": 600,
@@ -154,6 +159,8 @@ MODES = {
                  ["-l", "512Mi", "-f", "100", "-i", "5000"]],
         "larson": [["-t", "4", "-s", "1000", "-n", "5000", "-g", "400"],
                    ["-t", "16", "-s", "1000", "-n", "5000", "-g", "100"]],
+        "rptest": [["-t", "4", "-l", "4000", "-b", "500", "-w", "1000"],
+                   ["-t", "8", "-l", "1000", "-b", "500", "-w", "2000", "-x", "2"]],
     },
 }
 

@@ -53,7 +53,7 @@ ALLOY_API const char *alloy_version(void);
  * while other threads run they are a consistent-enough snapshot.  Structs
  * carry their own size so that they can grow: set .size before the call. */
 
-#define ALLOY_STATS_VERSION 1
+#define ALLOY_STATS_VERSION 2
 
 typedef struct alloy_stats {
     size_t size;       /* in: sizeof(alloy_stats_t) */
@@ -95,6 +95,11 @@ typedef struct alloy_stats {
      * central_bytes + span_tail_bytes + pageheap_free_bytes + metadata_resident */
     size_t span_tail_bytes;   /* pages of small spans past their last object's room */
     size_t metadata_resident; /* the part of `metadata` counted in `resident` (totals only) */
+    /* version 2: remote frees (a block freed by a thread of another heap) */
+    uint64_t remote_frees; /* objects sent home (per heap: to this heap) */
+    size_t remote_bytes;   /* blocks sent home and not taken yet: on their heap's remote
+                              queues (part of central_bytes; those still in the freeing
+                              thread's remote batches are part of tcache_bytes) */
 } alloy_stats_t;
 
 typedef struct alloy_class_stats {
@@ -111,10 +116,12 @@ typedef struct alloy_class_stats {
     uint64_t lock_contended;
     size_t tcache_bytes;
     size_t central_bytes;
-    size_t allocated;  /* live objects of this class, in bytes */
-    uint64_t spans;    /* spans the class holds now */
-    uint64_t capacity; /* objects those spans hold room for */
-    size_t span_bytes; /* bytes of those spans' pages */
+    size_t allocated;      /* live objects of this class, in bytes */
+    uint64_t spans;        /* spans the class holds now */
+    uint64_t capacity;     /* objects those spans hold room for */
+    size_t span_bytes;     /* bytes of those spans' pages */
+    uint64_t remote_frees; /* objects of this class sent home (version 2) */
+    size_t remote_bytes;   /* on remote queues, as above (version 2) */
 } alloy_class_stats_t;
 
 /* Fill *out.  Returns 0, or EINVAL when out is NULL or out->size is too small. */

@@ -247,11 +247,28 @@ static uint32_t central_take(model_t *m, uint32_t i, uint32_t want, model_list_t
     return take;
 }
 
+/* The span a fetch takes from next: the fullest of the first AY_SPAN_SCAN
+ * on the class's list, as liballoy's central cache chooses (policy.h). */
+static uint32_t central_fullest(model_t *m, unsigned cls) {
+    uint32_t best = m->central[cls];
+    const model_span_t *b = &m->spans[best];
+    uint32_t k = 1;
+    for (uint32_t i = b->next; i != NIL && k < AY_SPAN_SCAN; i = m->spans[i].next, k++) {
+        const model_span_t *s = &m->spans[i];
+        if (ay_policy_span_fuller(s->cap - s->nfree, s->cap, b->cap - b->nfree, b->cap)) {
+            best = i;
+            b = s;
+        }
+    }
+    return best;
+}
+
 /* Moves up to `want` objects of class cls into l; returns how many. */
 static uint32_t central_fetch(model_t *m, unsigned cls, uint32_t want, model_list_t *l) {
     uint32_t got = 0;
     while (got < want && m->central[cls] != NIL) {
-        uint32_t i = m->central[cls];
+        uint32_t i =
+            m->cfg->diverge & SIM_DIVERGE_FULLNESS ? m->central[cls] : central_fullest(m, cls);
         got += central_take(m, i, want - got, l);
         if (m->spans[i].nfree == 0)
             model_list_remove(m, &m->central[cls], i);

@@ -49,7 +49,7 @@ void *ay_malloc_slow(size_t size);
  * miss. */
 AY_INLINE void *ay_malloc_fast(size_t size) {
     unsigned off = ay_size_bin_offset(size);
-    ay_bin_t *bin = (ay_bin_t *)((char *)ay_tc + off);
+    ay_bin_t *bin = (ay_bin_t *)((char *)ay_tls.bins + off);
     void *p = bin->head;
     int64_t left;
     __builtin_sub_overflow(ay_tls.prof_left, (int64_t)size, &left);

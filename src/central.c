@@ -18,13 +18,14 @@
 #include "pagemap.h"
 #include "secure.h"
 
-void ay_central_init(ay_central_t *c, ay_pageheap_t *pages, unsigned cls, bool cached) {
+void ay_central_init(ay_central_t *c, ay_pageheap_t *pages, unsigned cls, int slot) {
     pthread_mutex_init(&c->lock, NULL);
     ay_list_init(&c->nonempty);
     c->pages = pages;
     c->cls = cls;
     c->size = (uint32_t)ay_policy_class_size(cls);
-    c->bin = cached ? (uint8_t)(cls + 1) : 0;
+    c->bin = slot >= 0 ? (uint8_t)(cls + 1) : 0;
+    c->list = slot >= 0 ? (uint32_t)slot * AY_SLOT_BYTES + c->bin * AY_BIN_BYTES : 0;
 }
 
 void ay_central_lock(ay_central_t *c) {
@@ -179,7 +180,7 @@ static bool span_exhausted(const ay_span_t *s) { return !s->free && s->bump >= s
  * c's lock: the span is the caller's alone until it joins c's list. */
 static ay_span_t *span_new(ay_central_t *c, uint32_t want) {
     uint32_t pages = ay_policy_span_pages(c->size, want);
-    ay_span_t *s = ay_pageheap_alloc(c->pages, pages, 1, AY_SPAN_SMALL, c->bin);
+    ay_span_t *s = ay_pageheap_alloc(c->pages, pages, 1, AY_SPAN_SMALL, c->list);
     if (!s)
         return NULL;
     s->owner.central = c;
@@ -194,6 +195,16 @@ static ay_span_t *span_new(ay_central_t *c, uint32_t want) {
     return s;
 }
 
+/* The span a fetch takes from next: the fullest of the first AY_SPAN_SCAN
+ * on the list (policy.h).  The list is not empty. */
+static ay_span_t *fullest(ay_central_t *c) {
+    ay_span_t *best = c->nonempty.next, *s = best->next;
+    for (unsigned k = 1; k < AY_SPAN_SCAN && s != &c->nonempty; k++, s = s->next)
+        if (ay_policy_span_fuller(s->used, s->capacity, best->used, best->capacity))
+            best = s;
+    return best;
+}
+
 uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, ay_run_t *run) {
     fetch_t f;
     f.first = NULL;
@@ -203,7 +214,7 @@ uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, ay_run_t 
     ay_central_lock(c);
     c->fetches++;
     while (f.got < want && !ay_list_empty(&c->nonempty)) {
-        ay_span_t *s = c->nonempty.next;
+        ay_span_t *s = fullest(c);
         span_take(s, want - f.got, &f);
         if (span_exhausted(s))
             ay_list_remove(s);
@@ -400,6 +411,65 @@ void ay_central_release_run(unsigned cls, ay_run_t *run) {
         ay_central_release(cls, (void *)run->next, n);
     }
     run->next = run->end = 0;
+}
+
+/* ---- the remote queue ---- */
+
+void ay_central_remote_check(const ay_central_t *c, const void *o) {
+    ay_span_t *s = ay_pagemap_span(o);
+    check_span(s, o, c->cls);
+    if (AY_UNLIKELY(s->owner.central != c))
+        ay_fatal("free(): object sent to the wrong heap", o);
+    if (AY_UNLIKELY(
+            !ay_offset_is_object_m((uintptr_t)o - s->start, ay_class_magic[c->cls], c->size)))
+        ay_fatal("free(): pointer is not the start of a block", o);
+}
+
+void ay_central_remote_push(ay_central_t *c, void *head, void *tail, uint32_t n) {
+    __atomic_add_fetch(&c->remote_in, n, __ATOMIC_RELAXED);
+    uintptr_t old = __atomic_load_n(&c->remote, __ATOMIC_RELAXED), want;
+    do {
+        uint64_t count = (old >> AY_REMOTE_SHIFT) + n;
+        if (AY_UNLIKELY(count > AY_REMOTE_MAX)) { /* nobody takes: into the spans */
+            void *first;
+            uint32_t k = ay_central_remote_take(c, &first);
+            ay_link_set(tail, first);
+            __atomic_add_fetch(&c->remote_out, n, __ATOMIC_RELAXED);
+            ay_central_release(c->cls, head, n + k);
+            return;
+        }
+        ay_link_set(tail, (void *)(old & (((uintptr_t)1 << AY_REMOTE_SHIFT) - 1)));
+        want = (uintptr_t)head | (uintptr_t)count << AY_REMOTE_SHIFT;
+    } while (!__atomic_compare_exchange_n(&c->remote, &old, want, true, __ATOMIC_RELEASE,
+                                          __ATOMIC_RELAXED));
+}
+
+uint32_t ay_central_remote_take(ay_central_t *c, void **head) {
+    if (!__atomic_load_n(&c->remote, __ATOMIC_RELAXED))
+        return 0;
+    uintptr_t v = __atomic_exchange_n(&c->remote, 0, __ATOMIC_ACQUIRE);
+    uint32_t n = (uint32_t)(v >> AY_REMOTE_SHIFT);
+    __atomic_add_fetch(&c->remote_out, n, __ATOMIC_RELAXED);
+    AY_STORE(&c->remote_seen_ms, 0);
+    *head = (void *)(v & (((uintptr_t)1 << AY_REMOTE_SHIFT) - 1));
+    return n;
+}
+
+void ay_central_remote_age(ay_central_t *c, uint64_t now_ms) {
+    if (!__atomic_load_n(&c->remote, __ATOMIC_RELAXED))
+        return;
+    uint64_t seen = AY_LOAD(&c->remote_seen_ms);
+    if (!seen)
+        AY_STORE(&c->remote_seen_ms, now_ms ? now_ms : 1);
+    else if (now_ms - seen >= AY_REMOTE_STALE_MS)
+        ay_central_remote_drain(c);
+}
+
+void ay_central_remote_drain(ay_central_t *c) {
+    void *head;
+    uint32_t n = ay_central_remote_take(c, &head);
+    if (n)
+        ay_central_release(c->cls, head, n);
 }
 
 bool ay_central_holds(ay_span_t *s, const void *p) {

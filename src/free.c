@@ -43,8 +43,8 @@ static void check_small(const char *fn, ay_span_t *s, const void *p) {
             ay_fatal_in(fn, "invalid pointer (block is in the thread cache, never handed out)", p);
         ay_fatal_in(fn, "heap overflow: the canary after the block was overwritten", p);
     }
-    if (ay_debug < 3) {
-        if (AY_UNLIKELY(p == ay_tc->bins[s->cls + 1u].head))
+    if (ay_debug < 3) { /* the list free's fast path would push it onto */
+        if (AY_UNLIKELY(p == ((ay_bin_t *)(ay_tls.slots + s->owner.central->list))->head))
             ay_fatal_in(fn, "double free (block is in the thread cache)", p);
         return;
     }
@@ -73,8 +73,12 @@ ay_span_t *ay_block_span(const void *p, const char *fn) {
  * overflow), or straight to its central cache when the thread has no cache
  * or the block's heap is uncached (bin 0). */
 static void free_small(ay_span_t *s, void *p) {
-    ay_tcache_t *tc = s->owner.central->bin ? ay_tcache_get() : NULL;
+    const ay_central_t *c = s->owner.central;
+    ay_tcache_t *tc = c->bin ? ay_tcache_get() : NULL;
     if (tc && tc->cache_on) {
+        unsigned slot = c->list / AY_SLOT_BYTES;
+        if (slot != tc->slot) /* another heap's block: on its way home */
+            return ay_tcache_push_remote(tc, slot, c->bin, p);
         ay_bin_t *bin = &tc->bins[s->cls + 1u];
         if (ay_secure && bin->room > 0) { /* the fast push, without the slow path's work */
             ay_link_set(p, bin->head);
@@ -129,7 +133,7 @@ void ay_free_secure(void *p) {
     ay_tcache_t *tc = s->owner.central->bin ? ay_tcache_get() : NULL;
     if (ay_secure_quarantine && tc && tc->cache_on && s->size <= AY_QUARANTINE_MAX_BLOCK) {
         ay_quarantine_slot_t e;
-        ay_quarantine_swap(tc->quarantine, p, (s->cls + 1u) * AY_BIN_BYTES, s->size, &e);
+        ay_quarantine_swap(tc->quarantine, p, s->owner.central->list, s->size, &e);
         if (!e.block)
             return;
         if (AY_UNLIKELY(!ay_quarantine_intact(e.block, e.size)))

@@ -43,14 +43,14 @@ static void heap_init(ay_heap_t *h, unsigned id, bool cached, unsigned node) {
     if (ay_numa)
         h->pages.node = h->direct.node = (int)node;
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
-        ay_central_init(&h->central[c], &h->pages, c, cached);
+        ay_central_init(&h->central[c], &h->pages, c, cached ? (int)id : -1);
 }
 
 void ay_heaps_init(unsigned count) {
     if (count < ay_topo.nnodes)
         count = ay_topo.nnodes; /* a heap on every node (nnodes <= 64) */
-    if (count > AY_MAX_HEAPS / 2)
-        count = AY_MAX_HEAPS / 2;
+    if (count > AY_MAX_AUTO_HEAPS)
+        count = AY_MAX_AUTO_HEAPS;
     unsigned per[AY_MAX_NODES] = {0};
     ay_topology_split(count, per); /* one node without NUMA: per[0] = count */
     unsigned n = 0;
@@ -216,6 +216,12 @@ void ay_heaps_purge(bool all) {
     for (unsigned i = 0; i < AY_LOAD(&ay_heaps_limit); i++) {
         ay_heap_t *h = ay_heap_pin(i);
         if (h) {
+            /* what was sent home to the heap and not collected (all of it,
+             * or a heap no thread is bound to) goes into its spans first,
+             * so that the spans it empties can go too */
+            bool drain = all || AY_LOAD(&h->nthreads) == 0;
+            for (unsigned c = 0; drain && c < AY_NUM_CLASSES; c++)
+                ay_central_remote_drain(&h->central[c]);
             ay_pageheap_purge(&h->pages, all);
             ay_heap_unpin(h);
         }

@@ -44,7 +44,8 @@
 #include "pageheap.h"
 #include "usage.h"
 
-#define AY_MAX_HEAPS 256
+#define AY_MAX_HEAPS 256 /* automatic (at most AY_MAX_AUTO_HEAPS) and explicit */
+_Static_assert(AY_MAX_AUTO_HEAPS <= AY_MAX_HEAPS / 2, "room for explicit heaps");
 #define AY_NUMA_CHECK_EVENTS 16 /* slow-path events between two checks of a thread's node */
 
 typedef struct ay_heap {
@@ -98,7 +99,9 @@ ay_heap_t *ay_heap_pin(unsigned id);
 void ay_heap_unpin(ay_heap_t *h);
 /* The heap that owns span s (SMALL, LARGE or DIRECT). */
 ay_heap_t *ay_span_heap(const ay_span_t *s);
-/* Purge every heap's free pages: those due (all = false) or all of them. */
+/* Purge every heap's free pages: those due (all = false) or all of them;
+ * before that, move remote queues into their spans (all, or a heap without
+ * threads). */
 void ay_heaps_purge(bool all);
 
 /* Fork support: every heap's locks, in the global order. */

@@ -400,7 +400,7 @@ static void finish(ay_pageheap_t *ph, uint64_t now) {
 }
 
 ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t align_pages,
-                             unsigned state, unsigned bin) {
+                             unsigned state, uint32_t list) {
     uintptr_t want = npages + (align_pages > 1 ? align_pages - 1 : 0);
     ay_span_t *s;
     for (;;) { /* until a fit is found with the records it needs; leaves the lock held */
@@ -432,7 +432,7 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
      * need no lock (a neighbour that looks at a boundary page meanwhile sees
      * NULL or this span, neither of which it merges with) */
     ay_usage_add(ph->usage, (ptrdiff_t)AY_PAGES_BYTES(npages));
-    ay_pagemap_set(s->start, npages, s, bin);
+    ay_pagemap_set(s->start, npages, s, list);
     return s;
 }
 

@@ -75,11 +75,12 @@ void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage);
 
 /* A span of npages pages (1..AY_LARGE_MAX_PAGES) whose start is aligned to
  * align_pages pages (a power of two; 1 for none), in the given state, with
- * every page mapped to it under `bin`, owned by ph.  s->dirty tells whether
+ * every page mapped to it with the pagemap entry `list` (pagemap.h), owned
+ * by ph.  s->dirty tells whether
  * its pages may be non-zero (0: fresh or purged, they read as zero).  NULL
  * when out of memory. */
 ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t align_pages,
-                             unsigned state, unsigned bin);
+                             unsigned state, uint32_t list);
 /* Give a SMALL or LARGE span of ph back; it is merged with free neighbours. */
 void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s);
 /* Purge dirty free spans: those older than decay_ms, or all when `all`. */

@@ -43,16 +43,16 @@ int ay_pagemap_ensure(uintptr_t start, uintptr_t npages) {
     return 0;
 }
 
-void ay_pagemap_set1(uintptr_t a, ay_span_t *s, unsigned bin) {
+void ay_pagemap_set1(uintptr_t a, ay_span_t *s, uint32_t list) {
     ay_pm_leaf_t *leaf = ay_pagemap_leaf(a); /* ensured by the caller: not the zero leaf */
     uintptr_t i = ay_pagemap_index(a);
     AY_STORE(&leaf->span[i], s);
-    AY_STORE(&leaf->bin[i], (uint16_t)(bin * AY_BIN_BYTES));
+    AY_STORE(&leaf->list[i], list);
 }
 
-void ay_pagemap_set(uintptr_t start, uintptr_t npages, ay_span_t *s, unsigned bin) {
+void ay_pagemap_set(uintptr_t start, uintptr_t npages, ay_span_t *s, uint32_t list) {
     for (uintptr_t k = 0; k < npages; k++)
-        ay_pagemap_set1(start + (k << AY_PAGE_SHIFT), s, bin);
+        ay_pagemap_set1(start + (k << AY_PAGE_SHIFT), s, list);
 }
 
 uint64_t ay_pagemap_mapped(void) { return AY_LOAD(&pm_mapped); }

@@ -3,13 +3,15 @@
  * addresses at 4 KiB granularity.
  *
  * The root has 2^18 entries, each covering 1 GiB; a leaf holds, for each of
- * its 2^18 pages, the span record and its bin (size class + 1 for a small
- * object of an automatic heap; 0 for everything else: large blocks, free
- * pages, and the small objects of explicit heaps, whose frees must take the
- * slow path), stored as the bin's byte offset in a thread cache
- * (bin * AY_BIN_BYTES), which is what free's fast path adds to the cache.
- * Leaves are mmap'ed on first use and never freed, so a lookup needs no
- * lock: free's fast path reads the bin with two loads.
+ * its 2^18 pages, the span record and its list's offset: where a block of
+ * the page goes in a thread's slot region (tcache.h), its heap's slot times
+ * AY_SLOT_BYTES plus its bin's (size class + 1) offset, bin * AY_BIN_BYTES,
+ * for a small object of an automatic heap; 0 for everything else (large
+ * blocks, free pages, and the small objects of explicit heaps, whose frees
+ * must take the slow path: bin 0 of slot 0, always empty with no room).
+ * That is what free's fast path adds to the region.  Leaves are mmap'ed on
+ * first use and never freed, so a lookup needs no lock: free's fast path
+ * reads the offset with two loads.
  * A root entry stores its leaf as an offset from ay_pagemap_zero, an all-zero
  * leaf in .bss (never written, so never resident): an unset entry (0) reads
  * as that empty leaf, and lookups need no NULL test.
@@ -18,9 +20,9 @@
  * is between the page heap and its user, which owns it alone; every page of
  * an explicit heap being destroyed) and the direct maps (a map's first
  * page).  The central caches and the front end only read.
- * A bin is the thread cache's byte offset, not the class, so that free's
- * fast path adds it to the cache as it is (docs/ARCHITECTURE.md, "Where a
- * lower layer knows a higher one").
+ * An entry is the thread cache's byte offset, not the class and the heap,
+ * so that free's fast path adds it to the region as it is
+ * (docs/ARCHITECTURE.md, "Where a lower layer knows a higher one").
  */
 #ifndef ALLOY_PAGEMAP_H
 #define ALLOY_PAGEMAP_H
@@ -35,7 +37,7 @@
 #define AY_PM_ADDR_BITS (AY_PAGE_SHIFT + AY_PM_LEAF_BITS + AY_PM_ROOT_BITS) /* 48 */
 
 typedef struct ay_pm_leaf {
-    uint16_t bin[AY_PM_LEAF_PAGES]; /* (class + 1) * AY_BIN_BYTES, or 0 */
+    uint32_t list[AY_PM_LEAF_PAGES]; /* slot * AY_SLOT_BYTES + bin * AY_BIN_BYTES, or 0 */
     ay_span_t *span[AY_PM_LEAF_PAGES];
 } ay_pm_leaf_t;
 
@@ -64,9 +66,9 @@ AY_INLINE ay_span_t *ay_pagemap_span(const void *p) {
  * out of memory or the range lies beyond 48 bits. */
 int ay_pagemap_ensure(uintptr_t start, uintptr_t npages);
 /* Set the entries of npages pages from start (leaves must exist). */
-void ay_pagemap_set(uintptr_t start, uintptr_t npages, ay_span_t *s, unsigned bin);
+void ay_pagemap_set(uintptr_t start, uintptr_t npages, ay_span_t *s, uint32_t list);
 /* Set one page's entry. */
-void ay_pagemap_set1(uintptr_t page_addr, ay_span_t *s, unsigned bin);
+void ay_pagemap_set1(uintptr_t page_addr, ay_span_t *s, uint32_t list);
 /* Bytes mapped for leaves. */
 uint64_t ay_pagemap_mapped(void);
 void ay_pagemap_lock(void);

@@ -154,6 +154,36 @@ typedef struct ay_tc_step {
 ay_tc_step_t ay_policy_on_miss(const ay_batch_params_t *bp, size_t S, uint32_t n);
 ay_tc_step_t ay_policy_on_overflow(const ay_batch_params_t *bp, size_t S, uint32_t n, uint32_t len);
 ay_tc_step_t ay_policy_on_scavenge(uint32_t n, uint32_t len);
+/* ---- spans by fullness ----
+ * A central cache refills a thread cache from the fullest of its partial
+ * spans first, so that the sparse ones drain and their pages go back
+ * (TCMalloc's span prioritisation): of the first AY_SPAN_SCAN spans on its
+ * list of spans with free objects, the one with the most objects in use
+ * for its capacity (ay_policy_span_fuller; the first of equals).  The list
+ * itself keeps its order (a span that gets a free object back goes to its
+ * front), and the simulator's model makes the same choice over the same
+ * list. */
+#define AY_SPAN_SCAN 8u
+/* Is a span with used_a of cap_a objects in use fuller than one with used_b
+ * of cap_b? */
+static inline int ay_policy_span_fuller(uint32_t used_a, uint32_t cap_a, uint32_t used_b,
+                                        uint32_t cap_b) {
+    return (uint64_t)used_a * cap_b > (uint64_t)used_b * cap_a;
+}
+
+/* ---- remote frees ----
+ * A thread that frees a block of another heap keeps it in a remote batch
+ * for that heap and class, and sends the batch home, onto the heap's remote
+ * queue, when it holds more than ay_policy_remote_batch(S) objects:
+ * AY_REMOTE_BATCH_BYTES of them, at most AY_REMOTE_BATCH_CAP, and 0 (each
+ * goes home at once) for objects above AY_REMOTE_BATCH_BYTES.  Batches
+ * amortise the atomic operation that queues them; the bound keeps what a
+ * thread holds of other heaps' memory small.  The simulator's model has one
+ * thread cache and so no remote frees. */
+#define AY_REMOTE_BATCH_BYTES 32768u
+#define AY_REMOTE_BATCH_CAP 64u
+uint32_t ay_policy_remote_batch(size_t S);
+
 /* The list limit for batch n: a free that finds this many objects on the
  * list overflows. */
 uint32_t ay_policy_list_limit(uint32_t n, uint32_t k_halves);

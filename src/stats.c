@@ -8,6 +8,10 @@
  * point these hold exactly:
  *   allocated = sum over classes of (objects out - objects in) * size
  *               - thread-cache bytes + large blocks
+ *               - bytes on remote queues (the central caches')
+ *   (the blocks a thread freed for another heap, in its remote batches
+ *   (tcache.h), are thread-cache bytes; once sent home, on the heap's remote
+ *   queue (central.h), they are central-cache bytes)
  *   allocated <= active <= resident <= mapped
  *   each total = the sum over heaps (+ metadata, for resident and mapped),
  *   but allocated: a heap's allocated subtracts what the threads bound to it
@@ -37,17 +41,14 @@
 #include "tcache.h"
 #include "topology.h"
 
-/* Bytes cached for bin b (0: every bin) by the thread caches bound to heap h
- * (NULL: any heap). */
+/* Bytes cached for bin b by the thread caches bound to heap h (NULL: any
+ * heap): their own lists and their remote batches. */
 static size_t tcache_bytes(const ay_heap_t *h, unsigned b) {
     size_t sum = 0;
     ay_tcache_registry_lock();
-    for (ay_tcache_t *tc = ay_tcache_registry_first(); tc; tc = tc->next) {
-        if (h && tc->heap != h)
-            continue;
-        for (unsigned i = b ? b : 1; i <= (b ? b : AY_NUM_BINS - 1); i++)
-            sum += ay_tcache_bytes(tc, i);
-    }
+    for (ay_tcache_t *tc = ay_tcache_registry_first(); tc; tc = tc->next)
+        if (!h || tc->heap == h)
+            sum += ay_tcache_bytes(tc, b);
     ay_tcache_registry_unlock();
     return sum;
 }
@@ -80,10 +81,14 @@ static void class_read(const ay_heap_t *only, unsigned cls, alloy_class_stats_t 
         s->span_bytes += AY_PAGES_BYTES(AY_LOAD(&c->span_pages));
         uint64_t sa = AY_LOAD(&c->spans_allocated), sf = AY_LOAD(&c->spans_freed);
         s->spans += sa > sf ? sa - sf : 0;
+        s->remote_frees += AY_LOAD(&c->remote_in);
+        s->remote_bytes += (size_t)ay_central_remote_count(c) * size; /* queued */
     }
+    s->central_bytes += s->remote_bytes; /* a remote queue is its central cache's */
     s->tcache_bytes = tcache_bytes(only, cls + 1);
     size_t out = (size_t)(s->objects_fetched - s->objects_released) * size;
-    s->allocated = out > s->tcache_bytes ? out - s->tcache_bytes : 0;
+    size_t idle = s->tcache_bytes + s->remote_bytes;
+    s->allocated = out > idle ? out - idle : 0;
 }
 
 /* Heap h's totals (without metadata, which no heap owns). */
@@ -106,6 +111,8 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
         s->spans_allocated += c.spans_allocated;
         s->spans_freed += c.spans_freed;
         s->central_lock_contended += c.lock_contended;
+        s->remote_frees += c.remote_frees;
+        s->remote_bytes += c.remote_bytes;
         small_pages += AY_LOAD(&h->central[cls].span_pages);
         size_t room = (size_t)c.capacity * c.class_size;
         s->span_tail_bytes += c.span_bytes > room ? c.span_bytes - room : 0;

@@ -58,9 +58,34 @@ typedef struct ay_bin {
 
 AY_INLINE uint32_t ay_bin_len(const ay_bin_t *bin) { return bin->limit - (uint32_t)bin->room; }
 
+/* ---- slots: one set of bins per automatic heap ----
+ * A thread's lists are a region of slots, one per automatic heap, each
+ * AY_NUM_BINS bins.  The slot of the thread's own heap holds its cache: the
+ * lists malloc pops and free pushes the heap's blocks onto.  Every other
+ * slot holds the blocks of that heap which this thread freed and is sending
+ * home (remote frees): each such list is a batch, and when it is full the
+ * whole list goes to the owning heap's central cache for its class, on a
+ * lock-free queue (central.h) that the heap's threads collect when they
+ * next need that class.
+ * The pagemap entry of a small block is its heap's slot times
+ * AY_SLOT_BYTES plus its bin's offset (pagemap.h), and free's fast path
+ * adds it to the thread's slot region (ay_tls.slots): a block of the
+ * thread's own heap lands on its own list, another heap's block on the
+ * batch for that heap, with no test and no extra instruction.  A remote
+ * list has room (limit - length) for a batch of the class
+ * (ay_policy_remote_batch), 0 until its first use, so the first remote free
+ * of a class takes the slow path, which turns its batching on. */
+_Static_assert((uint64_t)AY_MAX_AUTO_HEAPS *AY_SLOT_BYTES < ((uint64_t)1 << 32),
+               "slot offsets fit the pagemap's 32-bit entries");
+
+#define AY_REMOTE_WORDS ((AY_NUM_BINS + 63) / 64)
+
 typedef struct ay_tcache {
-    ay_bin_t bins[AY_NUM_BINS]; /* hot: all the fast paths touch */
-    /* cold: slow paths only */
+    ay_bin_t *bins;                /* the own slot's bins: slots + slot * AY_NUM_BINS */
+    ay_bin_t *slots;               /* the slot region: ay_heaps_auto slots, after this record */
+    unsigned slot;                 /* the own slot: the id of the automatic heap it is bound to */
+    unsigned nslots;               /* slots in the region (ay_heaps_auto at its creation) */
+    uint32_t remote_clock;         /* slow-path events since the remote batches last went home */
     uint32_t batch[AY_NUM_BINS];   /* current batch n, per bin */
     ay_run_t run[AY_NUM_BINS];     /* never-used objects not carved yet, per bin */
     ay_tc_clock_t clock;           /* slow-path events and bytes since the last byte-limit check */
@@ -74,20 +99,36 @@ typedef struct ay_tcache {
     bool heap_chosen;              /* the thread chose its automatic heap: no NUMA moves */
     struct ay_tcache *prev, *next; /* registry of live caches */
     struct ay_quarantine *quarantine; /* secure flavour: freed blocks waiting (quarantine.h) */
+    /* Which lists of other slots are remote batches turned on (limit > 0):
+     * a bit each, and a flag per slot; a list whose bit is clear has limit
+     * 0.  Kept when the record passes to another thread (tcache_create). */
+    bool remote_slot_on[AY_MAX_AUTO_HEAPS];
+    uint64_t remote_on[AY_MAX_AUTO_HEAPS][AY_REMOTE_WORDS];
 } ay_tcache_t;
 
-/* The thread's hot TLS, in one struct so that the fast path reaches both
- * words through one GOT load: its cache (ay_tc) and the heap profiler's byte
- * countdown (prof.h), which malloc's fast path decrements by the size; a
- * negative countdown takes the slow path through the fast path's one branch
- * (alloc.h).  prof_left starts at 0, so a thread's first malloc also arms it. */
+/* The thread's hot TLS, in one struct so that the fast paths reach their
+ * words through one GOT load: the own slot's bins, which malloc pops (at its
+ * size's offset); the slot region, which free pushes onto (at its block's
+ * pagemap entry); and the heap profiler's byte countdown (prof.h), which
+ * malloc's fast path decrements by the size; a negative countdown takes the
+ * slow path through the fast path's one branch (alloc.h).  prof_left starts
+ * at 0, so a thread's first malloc also arms it.  Until the thread has a
+ * cache (and whenever its lists are off), both point at the empty slots. */
 typedef struct ay_tls {
-    ay_tcache_t *tc;   /* the lists the fast paths use (ay_tcache_empty until set up) */
+    ay_bin_t *bins;    /* the own slot's bins (malloc) */
     int64_t prof_left; /* bytes until the next heap-profile sample (prof.h) */
+    char *slots;       /* the slot region (free): slot 0's first bin */
 } ay_tls_t;
 extern __thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec")));
-#define ay_tc (ay_tls.tc)
-extern AY_HIDDEN ay_tcache_t ay_tcache_empty;
+/* Every slot of every heap with all lists empty and all limits 0: where
+ * a thread without a cache points. */
+extern AY_HIDDEN ay_bin_t ay_tcache_empty[AY_MAX_AUTO_HEAPS * AY_NUM_BINS];
+
+/* The record whose slot region starts at `slots` (it follows the record). */
+#define AY_TC_RECORD_BYTES ((sizeof(ay_tcache_t) + AY_CACHELINE - 1) & ~(size_t)(AY_CACHELINE - 1))
+AY_INLINE ay_tcache_t *ay_tcache_of_slots(char *slots) {
+    return (ay_tcache_t *)(slots - AY_TC_RECORD_BYTES);
+}
 
 /* free's fast path took one from bin's room and missed: give it back.  The
  * empty cache is every new thread's, and its threads write its rooms without
@@ -96,7 +137,7 @@ extern AY_HIDDEN ay_tcache_t ay_tcache_empty;
  * thread's could leave it at 1, and the next free would push onto a list that
  * no thread owns.  With stores of 0 and decrements, it never goes above 0. */
 AY_INLINE void ay_bin_undo_free(ay_bin_t *bin) {
-    if ((uintptr_t)bin - (uintptr_t)&ay_tcache_empty < sizeof ay_tcache_empty.bins)
+    if ((uintptr_t)bin - (uintptr_t)ay_tcache_empty < sizeof ay_tcache_empty)
         AY_STORE(&bin->room, 0);
     else
         bin->room++;
@@ -171,11 +212,17 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b);
  * while it is below AY_OVERFLOW_GROWTH_BYTES (policy.h); then the byte
  * limit's and NUMA's periodic checks. */
 void ay_tcache_push(ay_tcache_t *tc, unsigned b, void *p);
-/* Return every cached object to the central caches. */
+/* free's slow path for a small block p of bin b of another heap, the one of
+ * slot `slot`, checked by the caller: push it onto the remote batch for that
+ * heap and class; a full batch goes home, onto the heap's remote queue. */
+void ay_tcache_push_remote(ay_tcache_t *tc, unsigned slot, unsigned b, void *p);
+/* Return every cached object to the central caches, and send every remote
+ * batch home. */
 void ay_tcache_flush(ay_tcache_t *tc);
 /* The byte limit of each thread's cache now (see tcache_total_bytes). */
 size_t ay_tcache_limit(void);
-/* Bytes cached in tc's bin b (racy read when tc is another thread's). */
+/* Bytes cached in tc's bin b, its remote batches included (racy read when tc
+ * is another thread's). */
 size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b);
 /* Is p in the calling thread's cache for bin b, on its list or in its run
  * of never-used objects?  (debug double-free check) */

@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: MIT
 # headline.sh - the README's main job: install what is needed, build alloy
 # (liballoy.so) and the benchmark's workload programs into build/, and run the
-# short default comparison: alloy against glibc, jemalloc, TCMalloc, mimalloc
-# 2 (Debian's) and mimalloc 3, 5 interleaved runs of each workload (3 for the
-# free-then-idle one).  mimalloc 3 is built from source by build-peers.sh
-# ($ALLOY_PEERS_SCRIPT, default ../shared/peers/build-peers.sh beside the
-# repository; it builds snmalloc and rpmalloc too, once, into build/peers, but
-# this comparison leaves them out to stay under 3 minutes: tools/bench.sh runs
-# all seven peers).  A peer that cannot be had is reported as MISSING, with the
-# reason, and the comparison goes on without it.  It prints the Markdown table
+# short default comparison: alloy against all seven peers, glibc, jemalloc,
+# TCMalloc and mimalloc 2 (Debian's) and the strongest ones, mimalloc 3,
+# snmalloc and rpmalloc, 5 interleaved runs of each workload (3 for the
+# free-then-idle one).  mimalloc 3, snmalloc and rpmalloc are built from source
+# by build-peers.sh ($ALLOY_PEERS_SCRIPT, default ../shared/peers/build-peers.sh
+# beside the repository) once, into build/peers, and reused by later runs.  A
+# peer that cannot be had is reported as MISSING, with the reason, and the
+# comparison goes on without it.  It prints the Markdown table
 # of medians (min-max) and alloy's ratio to the best peer, with the targets.
 # Raw results and charts land in build/bench-results/short/.  Extra arguments
 # go to the runner (see bench/run.py --help), e.g. --workloads sizes,threads or
@@ -31,4 +31,4 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target alloy bench_programs >/dev/null
 [ -z "$peers" ] || wait "$peers" || true
 exec /usr/bin/python3 bench/run.py --build-dir build --mode short \
-    --allocators glibc,jemalloc,tcmalloc,mimalloc,mimalloc3,alloy "$@"
+    --allocators glibc,jemalloc,tcmalloc,mimalloc,mimalloc3,snmalloc,rpmalloc,alloy "$@"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_calloc.c - calloc returns zeroed memory when the block it hands out
  * is recycled: from another thread's frees (through the central cache, and
- * through the thread's own cache after a cross-thread free), from the page
+ * through the remote queue of the blocks' heap after a cross-thread free:
+ * run with ALLOY_CONF=heaps:2, so that the two threads' heaps differ), from the page
  * heap's dirty pages, in an explicit heap, and after a purge.  Each source
  * block is filled with 0xff first, and the test checks that calloc really
  * handed some of those blocks out again.  Only the alloy_* names are called. */
@@ -109,10 +110,13 @@ static void *thread_b(void *arg) {
     return arg;
 }
 
-/* Cross-thread free: C allocates and dirties, the main thread frees them
- * into its own cache, then callocs them back. */
+/* Cross-thread free: C, bound to heap 1, allocates and dirties; the main
+ * thread, bound to heap 0, frees them, which sends them home to heap 1's
+ * remote queue; D, bound to heap 1 in its turn (the least loaded, once C
+ * has gone), callocs them back. */
 static void *dirty_blocks[MAXN];
 static size_t dirty_size;
+static unsigned reused_d, bad_d;
 
 static void *thread_c(void *arg) {
     for (unsigned i = 0; i < MAXN; i++) {
@@ -122,40 +126,44 @@ static void *thread_c(void *arg) {
     return arg;
 }
 
+static void *thread_d(void *arg) {
+    void *got[MAXN];
+    reused_d = bad_d = 0;
+    for (unsigned i = 0; i < MAXN; i++) {
+        unsigned char *p = alloy_calloc(1, dirty_size);
+        got[i] = p;
+        bad_d += !p || !all_zero(p, dirty_size);
+        for (unsigned j = 0; j < MAXN; j++)
+            reused_d += dirty_blocks[j] == p;
+    }
+    for (unsigned i = 0; i < MAXN; i++)
+        alloy_free(got[i]);
+    return arg;
+}
+
 static void cross_thread_free(void) {
     const size_t sizes[] = {8, 48, 384, 1000, 4096, 20000};
+    unsigned heaps = 0;
+    size_t len = sizeof heaps;
+    CHECK(alloy_ctl("opt.heaps", &heaps, &len, NULL, 0) == 0);
+    CHECK_EQ_U(heaps, 2); /* ALLOY_CONF=heaps:2 */
     for (unsigned s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         dirty_size = sizes[s];
-        /* grow this thread's batch for the class first (misses grow it; an
-         * overflow grows it only up to 8 KiB), so that its list keeps a
-         * good part of the blocks it is about to free */
-        void *warm[MAXN];
-        for (unsigned i = 0; i < MAXN; i++)
-            warm[i] = alloy_malloc(dirty_size);
-        for (unsigned i = 0; i < MAXN; i++)
-            alloy_free(warm[i]);
-        alloy_thread_flush(); /* the list is empty, its batch stays grown */
         pthread_t t;
         pthread_create(&t, NULL, thread_c, NULL);
         pthread_join(t, NULL);
         for (unsigned i = 0; i < MAXN; i++)
-            alloy_free(dirty_blocks[i]); /* into this thread's cache */
-        unsigned reused = 0, bad = 0;
-        void *got[MAXN];
-        for (unsigned i = 0; i < MAXN; i++) {
-            unsigned char *p = alloy_calloc(1, dirty_size);
-            got[i] = p;
-            bad += !p || !all_zero(p, dirty_size);
-            for (unsigned j = 0; j < MAXN; j++)
-                reused += dirty_blocks[j] == p;
-        }
-        CHECK_EQ_U(bad, 0);
-        /* the list keeps some and gives the rest back: some must come back */
-        if (reused < 8)
-            fprintf(stderr, "size %zu: %u of %u reused\n", dirty_size, reused, MAXN);
-        CHECK(reused >= 8);
-        for (unsigned i = 0; i < MAXN; i++)
-            alloy_free(got[i]);
+            alloy_free(dirty_blocks[i]); /* another heap's: sent home */
+        alloy_thread_flush();            /* (the last, partial batch too) */
+        pthread_create(&t, NULL, thread_d, NULL);
+        pthread_join(t, NULL);
+        CHECK_EQ_U(bad_d, 0);
+        /* the first miss takes the whole queue, keeps what its list holds
+         * and puts the rest into their spans (a span that gets every object
+         * back goes to the page heap): some must come back */
+        if (reused_d < 8)
+            fprintf(stderr, "size %zu: %u of %u reused\n", dirty_size, reused_d, MAXN);
+        CHECK(reused_d >= 8);
     }
 }
 

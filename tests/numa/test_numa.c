@@ -134,9 +134,9 @@ static unsigned heap_node(unsigned id) {
     return rd_uns(name);
 }
 
-static uint64_t heap_released(unsigned id) {
+static uint64_t heap_sent_home(unsigned id) {
     char name[64];
-    snprintf(name, sizeof name, "stats.heaps.%u.objects_released", id);
+    snprintf(name, sizeof name, "stats.heaps.%u.remote_frees", id);
     return rd_u64(name);
 }
 
@@ -353,12 +353,13 @@ static void *move_thread(void *arg) {
     CHECK_EQ_U(block_heap(q), heap_b); /* new blocks: the new node's heap */
     free(q);
 
-    /* a block of heap A freed here, on node B, goes back to heap A */
+    /* a block of heap A freed here, on node B, goes back to heap A (its
+     * remote queue) */
     CHECK_EQ_U(block_heap(keep), heap_a);
-    uint64_t released = heap_released(heap_a);
+    uint64_t sent = heap_sent_home(heap_a);
     free(keep);
     alloy_thread_flush();
-    CHECK(heap_released(heap_a) > released);
+    CHECK(heap_sent_home(heap_a) > sent);
 
     /* one check on another node is not enough to move */
     ay_tcache_t *tc = ay_tcache_get();
@@ -394,10 +395,10 @@ static void *free_thread(void *arg) {
     CHECK_EQ_U(heap_node(owner), (unsigned)m->na);
     free(malloc(16)); /* bind this thread: on node B */
     CHECK_EQ_U(thread_node(), (unsigned)m->nb);
-    uint64_t released = heap_released(owner);
+    uint64_t sent = heap_sent_home(owner);
     free(m->block);
     alloy_thread_flush();
-    CHECK(heap_released(owner) > released); /* back to its own heap, on node A */
+    CHECK(heap_sent_home(owner) > sent); /* back to its own heap, on node A */
     return NULL;
 }
 

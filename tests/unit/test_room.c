@@ -5,7 +5,7 @@
  *          on it plus the run, and never above its limit, through frees that
  *          overflow it and a flush;
  *   empty: threads without a cache (tcache:false) all write the rooms of
- *          ay_tcache_empty from free's fast path; afterwards every room is 0
+ *          ay_tcache_empty (every slot's lists) from free's fast path; afterwards every room is 0
  *          or below and every list empty.  Were a miss given back with an
  *          increment, two threads' racing updates would leave a room at 1,
  *          and a free would then push onto a list no thread owns (the next
@@ -89,8 +89,8 @@ static int empty(void) {
         CHECK(r == NULL);
     }
     int bad = 0;
-    for (unsigned b = 0; b < AY_NUM_BINS; b++) {
-        const ay_bin_t *bin = &ay_tcache_empty.bins[b];
+    for (unsigned b = 0; b < sizeof ay_tcache_empty / sizeof ay_tcache_empty[0]; b++) {
+        const ay_bin_t *bin = &ay_tcache_empty[b]; /* every slot's */
         if (bin->room > 0 || bin->head || bin->limit) {
             if (bad++ < 5)
                 fprintf(stderr, "empty cache: bin %u: room %d, limit %u, head %p\n", b, bin->room,

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/* bench_rptest.c - in the manner of rpmalloc's rptest: threads allocate a
+ * mix of sizes, keep them for a while, and pass a share of them, in
+ * batches, to other threads, which free them.
+ *
+ * T threads each run L loops.  A loop allocates B blocks (sizes log-uniform
+ * in [MIN, MAX], default 16 B to 16 KiB; first and last bytes written) into
+ * the thread's working set of W slots, freeing what each slot held; then it
+ * passes every X-th slot's block (default every 4th, so a quarter of them)
+ * to the next thread, as one batch through that thread's mailbox, and frees
+ * the batches its own mailbox holds (blocks another thread allocated:
+ * remote frees).  So a quarter of all frees are of blocks another thread
+ * allocated, and they arrive in bursts.  A mailbox is a lock-free stack of
+ * batches (each a malloc'd array, freed by the receiver too) that holds at
+ * most MAILBOX_MAX of them: a sender whose receiver has that many waiting
+ * empties its own mailbox and yields until there is room, and a thread that
+ * has run its loops keeps emptying its mailbox until every thread has, so
+ * that memory stays bounded however the threads are scheduled.
+ *
+ * Reported: wall time from the earliest thread start to the last end, ns per
+ * allocation, peak RSS, page faults and context switches.
+ *
+ * usage: bench_rptest [-t THREADS] [-l LOOPS] [-b BLOCKS_PER_LOOP] [-w WORKING_SET]
+ *                     [-x PASS_EVERY] [-s MIN] [-u MAX] [-r SEED]
+ */
+#include "common.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct batch {
+    struct batch *next; /* in the mailbox */
+    uint64_t n;
+    void *block[];
+} batch_t;
+
+#define MAILBOX_MAX 4
+
+typedef struct worker {
+    _Alignas(64) batch_t *mailbox; /* batches from the previous thread */
+    unsigned pending;              /* batches in it: + by the sender, - by the owner */
+    _Alignas(64) pthread_t tid;
+    unsigned index;
+    uint64_t seed;
+    uint64_t start_ns, end_ns;
+} worker_t;
+
+static unsigned n_threads, pass_every;
+static uint64_t n_loops, per_loop, ws_size, min_size, max_size;
+static worker_t *workers;
+static pthread_barrier_t barrier;
+static unsigned n_done; /* threads that have run all their loops */
+
+/* Free every block in w's mailbox, and the batches that held them. */
+static void mailbox_empty(worker_t *w) {
+    batch_t *b = __atomic_exchange_n(&w->mailbox, NULL, __ATOMIC_ACQUIRE);
+    unsigned n = 0;
+    for (; b; n++) {
+        batch_t *next = b->next;
+        for (uint64_t i = 0; i < b->n; i++)
+            free(b->block[i]);
+        free(b);
+        b = next;
+    }
+    __atomic_fetch_sub(&w->pending, n, __ATOMIC_RELAXED);
+}
+
+static void mailbox_send(worker_t *from, worker_t *to, batch_t *b) {
+    while (__atomic_load_n(&to->pending, __ATOMIC_RELAXED) >= MAILBOX_MAX) {
+        mailbox_empty(from); /* never wait while others wait for us */
+        sched_yield();
+    }
+    __atomic_fetch_add(&to->pending, 1, __ATOMIC_RELAXED);
+    batch_t *head = __atomic_load_n(&to->mailbox, __ATOMIC_RELAXED);
+    do
+        b->next = head;
+    while (!__atomic_compare_exchange_n(&to->mailbox, &head, b, 1, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED));
+}
+
+static void *worker_main(void *arg) {
+    worker_t *w = arg;
+    uint64_t rng = w->seed, head = 0;
+    void **ws = calloc(ws_size, sizeof *ws);
+    if (!ws)
+        bench_die("out of memory for the working set");
+    worker_t *next = &workers[(w->index + 1) % n_threads];
+    pthread_barrier_wait(&barrier);
+    w->start_ns = bench_now_ns();
+    for (uint64_t loop = 0; loop < n_loops; loop++) {
+        for (uint64_t i = 0; i < per_loop; i++) {
+            size_t sz = (size_t)bench_rand_log(&rng, min_size, max_size);
+            unsigned char *p = malloc(sz);
+            if (!p)
+                bench_die("malloc(%zu) failed", sz);
+            p[0] = p[sz - 1] = (unsigned char)i;
+            void **slot = &ws[head++ % ws_size];
+            free(*slot);
+            *slot = p;
+        }
+        if (n_threads > 1) {
+            uint64_t n = ws_size / pass_every, k = 0;
+            batch_t *batch = malloc(sizeof *batch + n * sizeof batch->block[0]);
+            if (!batch)
+                bench_die("out of memory for a batch");
+            for (uint64_t s = bench_rand(&rng) % pass_every; s < ws_size && k < n;
+                 s += pass_every) {
+                batch->block[k++] = ws[s];
+                ws[s] = NULL;
+            }
+            batch->n = k;
+            mailbox_send(w, next, batch);
+        }
+        mailbox_empty(w);
+    }
+    w->end_ns = bench_now_ns();
+    __atomic_fetch_add(&n_done, 1, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&n_done, __ATOMIC_ACQUIRE) < n_threads) {
+        mailbox_empty(w); /* the previous thread may wait for room */
+        sched_yield();
+    }
+    pthread_barrier_wait(&barrier); /* nothing is sent after this */
+    mailbox_empty(w);
+    for (uint64_t k = 0; k < ws_size; k++)
+        free(ws[k]);
+    free(ws);
+    return NULL;
+}
+
+static void usage(void) {
+    bench_die("usage: bench_rptest [-t THREADS] [-l LOOPS] [-b BLOCKS_PER_LOOP] [-w WORKING_SET] "
+              "[-x PASS_EVERY] [-s MIN] [-u MAX] [-r SEED]");
+}
+
+int main(int argc, char **argv) {
+    bench_init(argv[0]);
+    n_threads = 4;
+    n_loops = 2000;
+    per_loop = 500;
+    ws_size = 1000;
+    pass_every = 4;
+    min_size = 16;
+    max_size = 16384;
+    uint64_t seed = 7;
+    int c;
+    while ((c = getopt(argc, argv, "t:l:b:w:x:s:u:r:h")) != -1) {
+        switch (c) {
+        case 't': n_threads = (unsigned)bench_parse_u64(optarg, "-t threads", 1, 1024); break;
+        case 'l': n_loops = bench_parse_u64(optarg, "-l loops", 1, 100000000); break;
+        case 'b': per_loop = bench_parse_u64(optarg, "-b blocks per loop", 1, 100000000); break;
+        case 'w': ws_size = bench_parse_u64(optarg, "-w working set", 1, 100000000); break;
+        case 'x':
+            pass_every = (unsigned)bench_parse_u64(optarg, "-x pass every", 1, 1000000);
+            break;
+        case 's': min_size = bench_parse_u64(optarg, "-s min size", 1, 1ull << 30); break;
+        case 'u': max_size = bench_parse_u64(optarg, "-u max size", 1, 1ull << 30); break;
+        case 'r': seed = bench_parse_u64(optarg, "-r seed", 0, UINT64_MAX); break;
+        default: usage();
+        }
+    }
+    if (optind != argc || min_size > max_size || pass_every > ws_size)
+        usage();
+    workers = aligned_alloc(64, n_threads * sizeof *workers);
+    if (!workers)
+        bench_die("out of memory");
+    pthread_barrier_init(&barrier, NULL, n_threads + 1);
+    for (unsigned i = 0; i < n_threads; i++) {
+        worker_t *w = &workers[i];
+        w->mailbox = NULL;
+        w->pending = 0;
+        w->index = i;
+        w->seed = seed * 1000003u + i;
+        if (pthread_create(&w->tid, NULL, worker_main, w))
+            bench_die("pthread_create failed");
+    }
+    bench_usage_t u0 = bench_usage();
+    uint64_t cpu0 = bench_cpu_ns();
+    pthread_barrier_wait(&barrier);
+    pthread_barrier_wait(&barrier); /* every worker has run its loops */
+    uint64_t cpu1 = bench_cpu_ns();
+    char usage_fields[256];
+    snprintf(usage_fields, sizeof usage_fields, "%s", bench_usage_fields(&u0));
+    uint64_t t0 = UINT64_MAX, t1 = 0;
+    for (unsigned i = 0; i < n_threads; i++) {
+        pthread_join(workers[i].tid, NULL);
+        if (workers[i].start_ns < t0)
+            t0 = workers[i].start_ns;
+        if (workers[i].end_ns > t1)
+            t1 = workers[i].end_ns;
+    }
+    double secs = (double)(t1 - t0) / 1e9, total = (double)n_loops * per_loop * n_threads;
+    printf("res case=rptest_t%u time_ms=%.2f ns_per_op=%.3f peak_rss=%zu cpu_ms=%.2f%s\n",
+           n_threads, secs * 1e3, secs * 1e9 / total, bench_rss_peak(), (double)(cpu1 - cpu0) / 1e6,
+           usage_fields);
+    free(workers);
+    return 0;
+}
