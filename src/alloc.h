@@ -149,6 +149,11 @@ void *ay_alloc_in(ay_heap_t *h, size_t size);
 /* size bytes aligned to align (a power of two) from heap h (NULL: the
  * thread's).  ENOMEM on failure. */
 void *ay_alloc_aligned(ay_heap_t *h, size_t size, size_t align);
+/* The request size that malloc maps to the smallest class whose objects
+ * hold size bytes and are aligned to align (a power of two above 8, with
+ * size <= AY_MAX_REQUEST - align), or 0 when such a block is whole pages
+ * (ay_large_alloc). */
+size_t ay_aligned_request(size_t size, size_t align);
 /* calloc and realloc in heap h (NULL: as malloc does). */
 void *ay_calloc_in(ay_heap_t *h, size_t n, size_t size);
 void *ay_realloc_in(ay_heap_t *h, void *p, size_t size);
