@@ -24,7 +24,7 @@
  * mallinfo has the same fields as int: a value above INT_MAX reads INT_MAX.
  * mallopt accepts every parameter and changes nothing (none of glibc's has
  * an alloy equivalent that can change at run time); it returns what glibc
- * returns, 0 for an M_MXFAST or M_MMAP_THRESHOLD glibc would refuse.
+ * returns (0 only for an M_MXFAST that glibc refuses).
  */
 #include <errno.h>
 #include <limits.h>
@@ -122,16 +122,13 @@ LIBC_NAME int malloc_trim(size_t pad) {
 
 LIBC_NAME void malloc_stats(void) { alloy_stats_print(NULL, NULL, NULL); }
 
-/* glibc's limits: fastbins up to 80 * sizeof(size_t) / 4 bytes, an mmap
- * threshold up to half of 64 MiB. */
+/* glibc 2.36 refuses only an M_MXFAST outside 0 .. 80 * sizeof(size_t) / 4
+ * (test compat-glibc-ext-glibc checks these answers on glibc itself). */
 #define GLIBC_MAX_FAST (80 * sizeof(size_t) / 4)
-#define GLIBC_MAX_MMAP_THRESHOLD (32u << 20)
 
 LIBC_NAME int mallopt(int param, int value) {
     if (param == M_MXFAST)
         return value >= 0 && (size_t)value <= GLIBC_MAX_FAST;
-    if (param == M_MMAP_THRESHOLD)
-        return (size_t)(long)value <= GLIBC_MAX_MMAP_THRESHOLD;
     return 1;
 }
 
