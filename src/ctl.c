@@ -19,6 +19,7 @@
 #include "alloy/ctl.h"
 #include "alloy/heap.h"
 #include "background.h"
+#include "ctl.h"
 #include "conf.h"
 #include "fmt.h"
 #include "heap.h"
@@ -447,8 +448,7 @@ ALLOY_API int alloy_setting_describe(unsigned k, alloy_setting_info_t *out) {
     return 0;
 }
 
-/* Does name match pattern?  Numbers standing for <i>/<j> go to idx[]. */
-static bool match(const char *pat, const char *name, unsigned *idx) {
+bool ay_ctl_match(const char *pat, const char *name, unsigned idx[2]) {
     unsigned n = 0;
     while (*pat) {
         if (*pat == '<') {
@@ -492,17 +492,27 @@ static int read_value(const ctl_entry_t *e, const unsigned *idx, void *out) {
     return err;
 }
 
-ALLOY_API int alloy_ctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen) {
+int ay_ctl_lookup(const char *name, unsigned *k, unsigned idx[2]) {
     if (!name)
         return ENOENT;
     ay_ensure_init();
-    unsigned idx[2] = {0, 0};
-    const ctl_entry_t *e = NULL;
-    for (size_t k = 0; k < NENTRIES && !e; k++)
-        if (match(table[k].name, name, idx))
-            e = &table[k];
-    if (!e || !index_ok(e, idx))
+    idx[0] = idx[1] = 0;
+    for (unsigned i = 0; i < NENTRIES; i++) {
+        if (ay_ctl_match(table[i].name, name, idx)) {
+            *k = i;
+            return index_ok(&table[i], idx) ? 0 : ENOENT;
+        }
+    }
+    return ENOENT;
+}
+
+size_t ay_ctl_value_size(unsigned k) { return k < NENTRIES ? type_size[table[k].type] : 0; }
+
+ALLOY_API int alloy_ctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen) {
+    unsigned k, idx[2];
+    if (ay_ctl_lookup(name, &k, idx))
         return ENOENT;
+    const ctl_entry_t *e = &table[k];
     size_t size = type_size[e->type];
     bool reading = oldlenp != NULL, writing = newp != NULL || newlen != 0;
     if (e->type == T_VOID) { /* an action: no value either way */

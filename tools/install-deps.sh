@@ -9,7 +9,11 @@
 # groff), fakeroot (dpkg --root when not root), systemd (systemd-analyze
 # verify for the drop-in of docs/DEPLOYING.md; it is not started), and for
 # the heap profiler's tests: google-perftools (google-pprof reads alloy's
-# profiles) and binutils (addr2line, for file:line in alloy prof).
+# profiles) and binutils (addr2line, for file:line in alloy prof), and
+# redis-server (with redis-tools: redis-cli), which tests/compat runs under
+# alloy as a program built against jemalloc (the test starts its own server
+# on a unix socket; where systemd runs, Debian also enables its redis
+# service on 127.0.0.1:6379, which alloy's tests do not use).
 # Idempotent: it installs only what is missing, so it is cheap to call from
 # every entry script.
 #
@@ -24,7 +28,7 @@ pkgs=(build-essential cmake g++ python3 jq valgrind pkgconf clang-format
       libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 libgoogle-perftools-dev
       libmimalloc2.0 libmimalloc-dev gnuplot-nox python3-matplotlib hyperfine linux-perf
       dpkg-dev lintian man-db groff-base fakeroot systemd
-      google-perftools binutils)
+      google-perftools binutils redis-server)
 if [ -n "${ALLOY_DEPS_PACKAGES:-}" ]; then
   read -r -a pkgs <<<"$ALLOY_DEPS_PACKAGES"
 fi
