@@ -16,8 +16,10 @@
 #include "init.h"
 #include "meta.h"
 #include "os.h"
+#include "pagemap.h"
 #include "prof.h"
 #include "prof_store.h"
+#include "tcache.h"
 
 #define FLUSH_MS 1000u /* records reach the file at least this often */
 
@@ -39,6 +41,8 @@ static ay_timeline_class_t *classes_prev; /* the values the file last carried, p
 
 /* the live snapshot */
 static ay_shm_t shm;
+static ay_shm_seg_t *published; /* shm.seg, for readers in this process (atomic) */
+static char cmd[AY_SHM_CMD];    /* the program's name (/proc/self/comm) */
 
 /* ---- taking a snapshot ---- */
 
@@ -69,18 +73,94 @@ static void waste_offer(ay_snap_t *s, const ay_snap_class_t *c) {
     s->waste[i] = *c;
 }
 
+/* One class, summed over the heaps, as stats.c's class_read (alloy_ctl's
+ * stats.classes.<j>.*) computes it: what it holds in use, cached and free,
+ * its spans' bytes and its span tails.  tcache: the bytes the thread
+ * caches hold of it. */
+static ay_snap_class_t class_sum(unsigned cls, const ay_heap_t *const *heaps, unsigned nheaps,
+                                 uint64_t tcache, uint64_t *capacity, ay_snap_t *s) {
+    static uint32_t sizes[AY_NUM_CLASSES]; /* the classes' sizes, looked up once */
+    if (!sizes[cls])
+        sizes[cls] = (uint32_t)ay_policy_class_size(cls);
+    uint64_t size = sizes[cls], out = 0, in = 0, free_objects = 0, pages = 0;
+    *capacity = 0;
+    for (unsigned i = 0; i < nheaps; i++) {
+        const ay_central_t *c = &heaps[i]->central[cls];
+        uint64_t o = AY_LOAD(&c->objects_out), n = AY_LOAD(&c->objects_in);
+        uint64_t f = AY_LOAD(&c->free_objects);
+        out += o;
+        in += n;
+        free_objects += f;
+        *capacity += (o > n ? o - n : 0) + f;
+        pages += AY_LOAD(&c->span_pages);
+        s->slow_path_calls += AY_LOAD(&c->fetches);
+    }
+    s->objects_fetched += out;
+    s->objects_released += in;
+    uint64_t held = (out - in) * size;
+    ay_snap_class_t w = {cls,
+                         size,
+                         0,
+                         held > tcache ? held - tcache : 0,
+                         tcache,
+                         free_objects * size,
+                         AY_PAGES_BYTES(pages)};
+    w.unused = w.span_bytes > w.in_use ? w.span_bytes - w.in_use : 0;
+    return w;
+}
+
+/* Every class: the class totals of *s, the waste rows, the span tails, and
+ * each class's bytes into all (when not NULL).  One walk of the thread
+ * caches and one of the heaps' central caches. */
 static void collect_classes(ay_snap_t *s, ay_timeline_class_t *all) {
+    static uint64_t tcache[AY_NUM_BINS];
+    static const ay_heap_t *heaps[AY_MAX_HEAPS];
+    unsigned nheaps = 0;
+    memset(tcache, 0, sizeof tcache);
+    ay_tcache_registry_lock();
+    for (const ay_tcache_t *tc = ay_tcache_registry_first(); tc; tc = tc->next)
+        for (unsigned b = 1; b < AY_NUM_BINS; b++)
+            tcache[b] += ay_tcache_bytes(tc, b);
+    ay_tcache_registry_unlock();
+    for (unsigned i = 0; i < ay_heaps_limit && i < AY_MAX_HEAPS; i++)
+        if ((heaps[nheaps] = ay_heap_get(i)) != NULL)
+            nheaps++;
     s->nwaste = 0;
     for (unsigned cls = 0; cls < AY_NUM_CLASSES; cls++) {
-        alloy_class_stats_t c = {.size = sizeof c};
-        if (alloy_class_stats_read(cls, &c) != 0)
-            continue;
-        ay_snap_class_t w = {
-            cls, c.class_size, 0, c.allocated, c.tcache_bytes, c.central_bytes, c.span_bytes};
-        w.unused = c.span_bytes > c.allocated ? c.span_bytes - c.allocated : 0;
+        uint64_t capacity;
+        ay_snap_class_t w = class_sum(cls, heaps, nheaps, tcache[cls + 1], &capacity, s);
         waste_offer(s, &w);
         if (all)
-            all[cls] = (ay_timeline_class_t){c.span_bytes, c.allocated};
+            all[cls] = (ay_timeline_class_t){w.span_bytes, w.in_use};
+        uint64_t room = capacity * w.size;
+        s->allocated += w.in_use;
+        s->tcache += w.tcache;
+        s->central += w.central;
+        s->span_tails += w.span_bytes > room ? w.span_bytes - room : 0;
+    }
+}
+
+/* The page heaps and direct maps of every heap, as alloy_stats_read sums
+ * them (stats.c): one pass, without the per-heap class tables. */
+static void collect_heaps(ay_snap_t *s) {
+    for (unsigned i = 0; i < ay_heaps_limit; i++) {
+        const ay_heap_t *h = ay_heap_get(i);
+        if (!h)
+            continue;
+        const ay_pageheap_t *ph = &h->pages;
+        size_t small_pages = 0, direct = ay_direct_bytes(&h->direct);
+        for (unsigned cls = 0; cls < AY_NUM_CLASSES; cls++)
+            small_pages += AY_LOAD(&h->central[cls].span_pages);
+        size_t active_pages = AY_LOAD(&ph->active_pages);
+        s->heaps++;
+        s->active += AY_PAGES_BYTES(active_pages) + direct;
+        s->large +=
+            AY_PAGES_BYTES(active_pages > small_pages ? active_pages - small_pages : 0) + direct;
+        s->pageheap_free += AY_PAGES_BYTES(AY_LOAD(&ph->free_dirty_pages)) +
+                            AY_PAGES_BYTES(AY_LOAD(&ph->purging_pages));
+        s->mapped += AY_PAGES_BYTES(AY_LOAD(&ph->mapped_pages)) + direct;
+        s->peak_active += AY_LOAD(&h->usage.peak);
+        s->threads += AY_LOAD(&h->nthreads);
     }
 }
 
@@ -111,29 +191,18 @@ static void collect_stacks(ay_snap_t *s) {
 }
 
 void ay_timeline_collect(ay_snap_t *s, ay_timeline_class_t *all) {
-    alloy_stats_t st = {.size = sizeof st};
-    alloy_stats_read(&st);
     s->unix_ms = ay_os_unix_ms();
     s->rss = read_rss();
-    s->resident = st.resident;
-    s->allocated = st.allocated;
-    s->tcache = st.tcache_bytes;
-    s->central = st.central_bytes;
-    s->span_tails = st.span_tail_bytes;
-    s->pageheap_free = st.pageheap_free_bytes;
-    s->metadata = st.metadata_resident;
-    s->active = st.active;
-    s->mapped = st.mapped;
-    s->large = st.large_allocated;
-    s->peak_active = st.peak_active;
-    s->slow_path_calls = st.slow_path_calls;
-    s->objects_fetched = st.objects_fetched;
-    s->objects_released = st.objects_released;
-    s->threads = st.threads_live;
-    s->heaps = 0;
-    for (unsigned i = 0; i < ay_heaps_limit; i++)
-        s->heaps += ay_heap_get(i) != NULL;
+    s->allocated = s->tcache = s->central = s->span_tails = 0;
+    s->slow_path_calls = s->objects_fetched = s->objects_released = 0;
+    s->heaps = s->active = s->large = s->pageheap_free = s->mapped = 0;
+    s->peak_active = s->threads = 0;
     collect_classes(s, all);
+    collect_heaps(s);
+    s->allocated += s->large;
+    s->metadata = ay_meta_mapped(); /* resident metadata; pagemap leaves are sparse */
+    s->mapped += s->metadata + (size_t)ay_pagemap_mapped();
+    s->resident = s->active + s->pageheap_free + s->metadata;
     collect_stacks(s);
 }
 
@@ -168,7 +237,7 @@ static const char *err_text(int err) {
     switch (err) {
     case ENOSPC: return "no space left on device";
     case EDQUOT: return "disk quota exceeded";
-    case EFBIG: return "file too large (the file-size limit)";
+    case EFBIG: return "file too large: the file-size limit";
     case EEXIST: return "it exists; the timeline never overwrites a file";
     case ENOENT: return "no such directory";
     case EACCES:
@@ -224,7 +293,7 @@ static void file_flush(uint64_t now) {
     int err = ay_os_write_all(fd, buf, len);
     len = 0;
     if (err) {
-        warn_file("writing ", path, "", -err, " failed; recording stopped");
+        warn_file("writing ", path, " failed", -err, "; recording stopped");
         file_stop(true);
     }
 }
@@ -285,14 +354,14 @@ static void put_json_str(ay_fmt_t *f, const char *s) {
     ay_fmt_str(f, "\"");
 }
 
-static void put_header(const char *cmd) {
+static void put_header(const char *name) {
     ay_fmt_t f;
     ay_fmt_init(&f, buf_put, NULL);
     ay_fmt_str(&f, "{\"alloy_timeline\":1,\"version\":");
     put_json_str(&f, ALLOY_VERSION_STRING);
     put_key(&f, "pid", pid);
     ay_fmt_str(&f, ",\"cmd\":");
-    put_json_str(&f, cmd);
+    put_json_str(&f, name);
     put_key(&f, "interval_ms", ay_conf.timeline_ms);
     put_key(&f, "start_unix_ms", ay_os_unix_ms());
     put_key(&f, "nclasses", AY_NUM_CLASSES);
@@ -411,10 +480,25 @@ static void put_record(const ay_snap_t *s, const ay_timeline_class_t *all, bool 
 
 /* ---- rounds ---- */
 
-/* One round, with tl_lock held: a snapshot, to the file and the segment. */
+/* The live snapshot: clean up after crashed processes, then publish. */
+static void shm_start(const ay_snap_t *first, const char *name) {
+    ay_shm_clean_stale(ay_os_uid());
+    int err = ay_shm_create(&shm, first, name, ay_os_unix_ms() - first->t_ms);
+    __atomic_store_n(&published, shm.seg, __ATOMIC_RELEASE);
+    if (err) {
+        char seg[AY_SHM_PATH_MAX];
+        ay_shm_path(seg, pid);
+        warn_file("cannot publish the live snapshot in ", seg, "", err == -EEXIST ? 0 : -err,
+                  err == -EEXIST ? ": another user's file has that name" : "");
+    }
+}
+
+/* One round, with tl_lock held: a snapshot, to the file and the segment
+ * (made at the first round, on the background thread). */
 static void round_locked(bool last) {
     ay_snap_t s;
     static ay_timeline_class_t all[AY_NUM_CLASSES];
+    static bool shm_tried;
     uint64_t now = ay_os_mono_ms();
     memset(&s, 0, sizeof s);
     ay_timeline_collect(&s, fd >= 0 ? all : NULL);
@@ -426,6 +510,10 @@ static void round_locked(bool last) {
         file_flush(now);
     if (shm.seg)
         ay_shm_publish(shm.seg, &s);
+    else if (ay_conf.stats_shm && !shm_tried && !last) {
+        shm_tried = true;
+        shm_start(&s, cmd);
+    }
 }
 
 static void timeline_task(void) {
@@ -479,23 +567,13 @@ static bool file_start(void) {
     return true;
 }
 
-/* The live snapshot: clean up after crashed processes, then publish. */
-static void shm_start(const ay_snap_t *first, const char *cmd) {
-    ay_shm_clean_stale(ay_os_uid());
-    int err = ay_shm_create(&shm, first, cmd, ay_os_unix_ms());
-    if (err) {
-        char name[AY_SHM_PATH_MAX];
-        ay_shm_path(name, pid);
-        warn_file("cannot publish the live snapshot in ", name, "", err == -EEXIST ? 0 : -err,
-                  err == -EEXIST ? ": another user's file has that name" : "");
-    }
-}
-
+/* At start-up, only what must be done then: the settings, the file and its
+ * header, and the thread.  The rounds, the segment's creation included,
+ * run on the background thread; the first at t = timeline_ms. */
 __attribute__((constructor)) static void timeline_at_start(void) {
     ay_ensure_init();
     if (!ay_conf.timeline_file[0] && !ay_conf.stats_shm)
         return;
-    char cmd[AY_SHM_CMD];
     long n = ay_os_read_file("/proc/self/comm", cmd, sizeof cmd);
     while (n > 0 && cmd[n - 1] == '\n')
         cmd[--n] = 0;
@@ -504,17 +582,15 @@ __attribute__((constructor)) static void timeline_at_start(void) {
     pthread_mutex_lock(&tl_lock);
     pid = ay_os_pid();
     start_ms = ay_os_mono_ms();
-    last_flush_ms = start_ms - FLUSH_MS; /* the first record goes out at once */
-    if (ay_conf.timeline_file[0] && file_start())
+    if (ay_conf.timeline_file[0] && file_start()) {
         put_header(cmd);
-    round_locked(false); /* the first record, at t = 0 */
-    if (ay_conf.stats_shm)
-        shm_start(&prev, cmd);
-    tl_on = fd >= 0 || shm.seg;
+        file_flush(start_ms); /* at once: a program this one execs knows it by its pid */
+    }
+    tl_on = fd >= 0 || ay_conf.stats_shm;
     pthread_mutex_unlock(&tl_lock);
     if (tl_on && ay_background_set_task(timeline_task, ay_conf.timeline_ms) != 0)
-        ay_warn("timeline: could not start the background thread; only the first and the last "
-                "snapshots are taken");
+        ay_warn("timeline: could not start the background thread; only the last snapshot is "
+                "taken, at exit");
 }
 
 __attribute__((destructor)) static void timeline_at_exit(void) {
@@ -524,8 +600,10 @@ __attribute__((destructor)) static void timeline_at_exit(void) {
         return;
     pthread_mutex_lock(&tl_lock);
     if (tl_on && pid == ay_os_pid()) {
-        round_locked(true);
+        if (fd >= 0) /* the last record (the segment is only removed) */
+            round_locked(true);
         file_stop(fd >= 0);
+        __atomic_store_n(&published, NULL, __ATOMIC_RELEASE);
         ay_shm_remove(&shm);
         tl_on = false;
     }
@@ -536,4 +614,6 @@ uint64_t ay_timeline_records(void) { return __atomic_load_n(&records, __ATOMIC_R
 
 const char *ay_timeline_path(void) { return AY_LOAD(&fd) >= 0 ? path : ""; }
 
-const ay_shm_seg_t *ay_timeline_segment(void) { return shm.seg; }
+const ay_shm_seg_t *ay_timeline_segment(void) {
+    return __atomic_load_n(&published, __ATOMIC_ACQUIRE);
+}

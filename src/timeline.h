@@ -53,7 +53,8 @@ void ay_timeline_collect(ay_snap_t *s, ay_timeline_class_t *classes);
 uint64_t ay_timeline_records(void);
 /* The timeline file's path ("" when there is none). */
 const char *ay_timeline_path(void);
-/* The live snapshot's segment in this process, or NULL. */
+/* The live snapshot's segment in this process, or NULL (before the first
+ * round, or without stats_shm). */
 const ay_shm_seg_t *ay_timeline_segment(void);
 
 #endif

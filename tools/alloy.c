@@ -243,6 +243,8 @@ static char *timeline_setting(const char *file) {
     } else {
         abs = append(NULL, "", file);
     }
+    if (strlen(abs) > 255) /* timeline_file's bound (AY_CONF_PATH_MAX - 1) */
+        usage_error("run: --timeline %s: the path is longer than 255 bytes", file);
     FILE *old = fopen(abs, "r");
     if (old) {
         char head[32] = "";
@@ -259,6 +261,31 @@ static char *timeline_setting(const char *file) {
     setting = append(setting, "", abs);
     free(abs);
     return setting;
+}
+
+/* exec argv with the library first in LD_PRELOAD and ALLOY_CONF = conf
+ * (when not NULL); returns only on failure, with the shell's status. */
+static int run_exec(char **argv, const char *conf, const char *dir) {
+    char lib[PATH_MAX];
+    find_library(lib, sizeof lib, dir);
+    if (strpbrk(lib, ": \t")) {
+        fprintf(stderr, "alloy: %s contains a space or colon, which LD_PRELOAD cannot carry\n",
+                lib);
+        return EXIT_MISSING;
+    }
+    /* Ours goes first; a preload list already set is kept after it. */
+    char *preload = append(NULL, "", lib);
+    const char *old = getenv("LD_PRELOAD");
+    if (old && *old)
+        preload = append(preload, ":", old);
+    if (setenv("LD_PRELOAD", preload, 1) != 0 || (conf && setenv("ALLOY_CONF", conf, 1) != 0)) {
+        perror("alloy: setenv");
+        return EXIT_MISSING;
+    }
+    execvp(argv[0], argv);
+    int e = errno;
+    fprintf(stderr, "alloy: cannot run %s: %s\n", argv[0], strerror(e));
+    return e == ENOENT ? 127 : 126;
 }
 
 static int cmd_run(int argc, char **argv, const char *dir) {
@@ -332,26 +359,7 @@ static int cmd_run(int argc, char **argv, const char *dir) {
     if (live)
         conf = append(conf, ",", "stats_shm:true");
 
-    char lib[PATH_MAX];
-    find_library(lib, sizeof lib, dir);
-    if (strpbrk(lib, ": \t")) {
-        fprintf(stderr, "alloy: %s contains a space or colon, which LD_PRELOAD cannot carry\n",
-                lib);
-        return EXIT_MISSING;
-    }
-    /* Ours goes first; a preload list already set is kept after it. */
-    char *preload = append(NULL, "", lib);
-    const char *old = getenv("LD_PRELOAD");
-    if (old && *old)
-        preload = append(preload, ":", old);
-    if (setenv("LD_PRELOAD", preload, 1) != 0 || (conf && setenv("ALLOY_CONF", conf, 1) != 0)) {
-        perror("alloy: setenv");
-        return EXIT_MISSING;
-    }
-    execvp(argv[i], argv + i);
-    int e = errno;
-    fprintf(stderr, "alloy: cannot run %s: %s\n", argv[i], strerror(e));
-    return e == ENOENT ? 127 : 126;
+    return run_exec(argv + i, conf, dir);
 }
 
 static int cmd_bench(int argc, char **argv, const char *dir) {
