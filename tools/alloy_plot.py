@@ -20,9 +20,10 @@ allocated bytes overlaid in one panel, and each one's stacked areas below.
 The summary, on stdout, names those phases: how much RSS grew, when, and
 which size class (or the large blocks) took most of alloy's resident growth,
 and whether in use or cached.  RSS is cut into straight pieces
-(each within 3% of the peak RSS of every record it spans); a growing piece
-that grew at least 1 MiB and 5% of the peak is a phase, and the three that
-grew fastest are named, in time order.
+(each within 3% of the peak RSS of every record it spans); the pieces that
+grow at least a tenth as fast as the fastest, merged when one follows
+another, are phases if they grew at least 1 MiB and 5% of the peak; the
+three that grew fastest are named, in time order.
 
 Exit status: 0; 2 for a file that is not a timeline; 1 without matplotlib
 (the message names the Debian package).
@@ -114,22 +115,27 @@ def simplify(t, v, tol):
 def find_phases(tl):
     """The phases of fastest RSS growth: [(first, last record index)], in
     time order.  RSS is cut into straight pieces (within 3% of its peak);
-    the growing pieces, merged when one follows another, that grew at least
-    1 MiB and 5% of the peak are phases, and the MAX_PHASES fastest are
-    kept."""
+    the pieces that grow at least a tenth as fast as the fastest one, merged
+    when one follows another, and that grew at least 1 MiB and 5% of the
+    peak are phases, and the MAX_PHASES fastest are kept."""
     t, rss = tl.t, tl.series("rss")
     if len(t) < 2 or max(rss) <= 0:
         return []
     peak = max(rss)
     cuts = simplify(t, rss, max(MIB, peak * 0.03))
-    pieces = []
-    for a, b in zip(cuts, cuts[1:]):
-        if rss[b] > rss[a] and t[b] > t[a]:
-            pieces.append((a, b))
-    phases = [(a, b) for a, b in pieces if rss[b] - rss[a] >= max(MIB, peak / 20)]
-
     def rate(ab):
         return (rss[ab[1]] - rss[ab[0]]) / (t[ab[1]] - t[ab[0]])
+    growing = [(a, b) for a, b in zip(cuts, cuts[1:]) if rss[b] > rss[a] and t[b] > t[a]]
+    fastest = max([rate(ab) for ab in growing] + [0.0])
+    pieces = []
+    for a, b in growing:
+        if rate((a, b)) < fastest / 10:
+            continue  # creeping, not a phase of growth
+        if pieces and pieces[-1][1] == a:  # growth goes on at another pace
+            pieces[-1] = (pieces[-1][0], b)
+        else:
+            pieces.append((a, b))
+    phases = [(a, b) for a, b in pieces if rss[b] - rss[a] >= max(MIB, peak / 20)]
     phases.sort(key=rate, reverse=True)
     return sorted(phases[:MAX_PHASES])
 
@@ -205,12 +211,15 @@ def stack_panel(ax, tl, phases, plt):
     if rss:
         i = rss.index(max(rss))
         ax.plot([t[i]], [rss[i]], marker="v", color="black")
+        right = t[i] > 0.7 * t[-1]  # the label goes left of a peak near the end
         ax.annotate("peak RSS %.1f MiB" % rss[i], (t[i], rss[i]), textcoords="offset points",
-                    xytext=(6, 6), fontsize=8)
+                    xytext=(-6 if right else 6, 6), ha="right" if right else "left", fontsize=8)
         j = alloc.index(max(alloc))
+        right = t[j] > 0.7 * t[-1]
         ax.plot([t[j]], [alloc[j]], marker="o", color="black", markersize=4)
         ax.annotate("peak allocated %.1f MiB" % alloc[j], (t[j], alloc[j]),
-                    textcoords="offset points", xytext=(6, -12), fontsize=8)
+                    textcoords="offset points", xytext=(-6 if right else 6, -12),
+                    ha="right" if right else "left", fontsize=8)
     ax.set_ylabel("MiB")
     ax.set_ylim(bottom=0, top=max(rss + [1.0]) * 1.12)
     ax.grid(alpha=0.3)
