@@ -285,6 +285,33 @@ def errors_closed(alloy, prog, d):
     ok("%s; the program's file, which may reuse the number, holds only its data" % want)
 
 
+def errors_fork(alloy, prog, d):
+    t = os.path.join(d, "fork.jsonl")
+    p = run([alloy, "run", "--timeline", t, "--live", "--", prog, "fork"])
+    if p.returncode != 0 or p.stdout.split() != ["segment", "kept", "done"] or p.stderr:
+        fail("fork: %d %r %r" % (p.returncode, p.stdout, p.stderr))
+    _, records = load(t)
+    if [r["seq"] for r in records] != list(range(1, len(records) + 1)) or \
+            sum(1 for r in records if r.get("last")) != 1 or not records[-1].get("last"):
+        fail("fork: the child wrote to the parent's timeline")
+    ok("fork: the child's exit leaves the parent's timeline and segment alone (%d records)"
+       % len(records))
+
+
+def errors_prof(alloy, prog, d):
+    t, ctl = os.path.join(d, "prof.jsonl"), os.path.join(d, "prof-ctl.jsonl")
+    p = run([alloy, "run", "--timeline", t, "--conf", "prof:true,prof_sample:65536", "--",
+             prog, "phases", ctl])
+    header, records = load(t)
+    if p.returncode != 0 or header["prof"] != 1:
+        fail("prof: %d %r %r" % (p.returncode, header, p.stderr))
+    top = max((s["live_bytes"] for r in records for s in r["stacks"]), default=0)
+    if top < 16 * MIB or not all(s["pcs"] and s["id"].startswith("0x")
+                                 for r in records for s in r["stacks"]):
+        fail("prof: the stacks hold at most %d live bytes: %r" % (top, records[-2]["stacks"]))
+    ok("prof: the records name the top stacks, up to %.1f MiB live (estimated)" % (top / MIB))
+
+
 def timeline_errors(alloy, prog, d):
     os.makedirs(d, exist_ok=True)
     errors_exists(alloy, prog, d)
@@ -292,6 +319,8 @@ def timeline_errors(alloy, prog, d):
     errors_nodir(alloy, prog, d)
     errors_fsize(alloy, prog, d)
     errors_closed(alloy, prog, d)
+    errors_fork(alloy, prog, d)
+    errors_prof(alloy, prog, d)
 
 
 # ---- alloy plot ----

@@ -18,6 +18,10 @@
  *   observe_prog fsize        allocates until the timeline stops (run under
  *                             a file-size limit), then prints "done"
  *   observe_prog child        runs `true` (on alloy too) and prints "done"
+ *   observe_prog fork         forks a child that allocates and exits
+ *                             normally (its exit handlers run), then prints
+ *                             "segment kept" if its own live segment is
+ *                             still there, and "done"
  *
  * It never looks at a clock to decide anything: it waits for timeline
  * records (timeline.records) or for the timeline to stop (timeline.file
@@ -26,10 +30,12 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,6 +85,22 @@ static void wait_records(uint64_t n) {
         }
         nap();
     }
+}
+
+/* Wait for one more record, or until the timeline stops writing its file
+ * (which ends the records).  true when it stopped. */
+static bool wait_record_or_stop(void) {
+    uint64_t want = u64("timeline.records") + 1;
+    for (unsigned waited = 0; u64("timeline.records") < want; waited += 5) {
+        if (!str("timeline.file")[0])
+            return true;
+        if (waited > WAIT_LIMIT_MS) {
+            fprintf(stderr, "observe_prog: no timeline record for %u ms\n", WAIT_LIMIT_MS);
+            exit(1);
+        }
+        nap();
+    }
+    return false;
 }
 
 /* Wait until the timeline has stopped writing its file. */
@@ -185,11 +207,12 @@ static int closefd(void) {
         perror("program-file.txt");
         return 1;
     }
-    for (int i = 0; i < 50 && str("timeline.file")[0]; i++) {
+    for (int i = 0; i < 50; i++) {
         free(malloc(1000 + (size_t)i));
         if (write(fd, "program data\n", 13) != 13)
             return 1;
-        wait_records(1);
+        if (wait_record_or_stop())
+            break;
     }
     wait_stopped();
     close(fd);
@@ -199,11 +222,11 @@ static int closefd(void) {
 
 static int fsize(void) {
     static void *keep[1 << 16];
-    for (unsigned i = 0; str("timeline.file")[0]; i = (i + 1) % (1 << 16)) {
+    for (unsigned i = 0;; i = (i + 1) % (1 << 16)) {
         free(keep[i]);
         keep[i] = malloc(16 + (i * 56) % 3000); /* classes change: long records */
-        if (i % 4096 == 0)
-            wait_records(1);
+        if (i % 4096 == 0 && wait_record_or_stop())
+            break;
     }
     puts("done");
     return 0;
@@ -215,6 +238,26 @@ static int child(void) {
     wait_records(2);
     puts(rc == 0 ? "done" : "child failed");
     return rc != 0;
+}
+
+static int forked(void) {
+    wait_records(1);
+    pid_t child = fork();
+    if (child == 0) {
+        for (int i = 0; i < 1000; i++)
+            free(malloc(100 + (size_t)i));
+        exit(0); /* the exit handlers run: they must leave the parent's files alone */
+    }
+    int status;
+    if (child < 0 || waitpid(child, &status, 0) != child || status != 0)
+        return 1;
+    wait_records(2);
+    char seg[64];
+    snprintf(seg, sizeof seg, "/dev/shm/alloy.%d", (int)getpid());
+    if (access(seg, F_OK) == 0)
+        puts("segment kept");
+    puts("done");
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -229,6 +272,8 @@ int main(int argc, char **argv) {
         return fsize();
     if (!strcmp(mode, "child"))
         return child();
-    fprintf(stderr, "usage: observe_prog phases OUT | serve | closefd | fsize | child\n");
+    if (!strcmp(mode, "fork"))
+        return forked();
+    fprintf(stderr, "usage: observe_prog phases OUT | serve | closefd | fsize | child | fork\n");
     return 2;
 }
