@@ -72,6 +72,9 @@ typedef struct ay_snap {
     uint64_t nhistory;
     uint64_t rss_history[AY_SHM_HISTORY]; /* one a second, oldest first */
     uint64_t prof;                        /* 1 when the heap profiler is on */
+    /* with the profiler on, estimated from its samples: allocations since
+     * start-up (or prof.reset) and blocks live, and their rates */
+    uint64_t prof_allocs, prof_live, mallocs_per_s, frees_per_s;
     uint64_t nstacks;
     ay_snap_stack_t stacks[AY_SHM_STACKS]; /* most live bytes first */
 } ay_snap_t;

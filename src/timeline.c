@@ -170,9 +170,14 @@ static void collect_stacks(ay_snap_t *s) {
     s->nstacks = 0;
     if (!s->prof)
         return;
+    uint64_t allocs = 0, live = 0; /* in AY_PROF_FIX units */
     pthread_mutex_lock(&ay_prof_store.lock);
+    allocs = ay_prof_store.full.alloc_est_n;
+    live = ay_prof_store.full.live_est_n;
     for (const ay_prof_stack_t *st = ay_prof_store.stacks; st; st = st->all) {
         unsigned n = (unsigned)s->nstacks, i;
+        allocs += st->alloc_est_n;
+        live += st->live_est_n;
         if (!st->live_est_bytes ||
             (n == AY_SHM_STACKS && st->live_est_bytes <= s->stacks[n - 1].live_bytes))
             continue;
@@ -188,6 +193,8 @@ static void collect_stacks(ay_snap_t *s) {
             e->pcs[f] = st->pcs[f];
     }
     pthread_mutex_unlock(&ay_prof_store.lock);
+    s->prof_allocs = allocs / AY_PROF_FIX;
+    s->prof_live = live / AY_PROF_FIX;
 }
 
 void ay_timeline_collect(ay_snap_t *s, ay_timeline_class_t *all) {
@@ -217,6 +224,12 @@ static void snap_complete(ay_snap_t *s, uint64_t now) {
         s->misses_per_s = RATE(s->slow_path_calls, prev.slow_path_calls);
         s->fetched_per_s = RATE(s->objects_fetched, prev.objects_fetched);
         s->released_per_s = RATE(s->objects_released, prev.objects_released);
+        s->mallocs_per_s = RATE(s->prof_allocs, prev.prof_allocs);
+        /* frees = allocations - the change of the live blocks */
+        uint64_t gone = s->prof_allocs - prev.prof_allocs + prev.prof_live;
+        s->frees_per_s = gone > s->prof_live && s->prof_allocs >= prev.prof_allocs
+                             ? (gone - s->prof_live) * 1000 / dt
+                             : 0;
 #undef RATE
     }
     if (!nhistory || s->t_ms / 1000 != history_s) { /* one sample a second */
@@ -444,6 +457,8 @@ static void put_classes(ay_fmt_t *f, const ay_timeline_class_t *all, bool first)
 static void put_stacks(ay_fmt_t *f, const ay_snap_t *s) {
     if (!s->prof)
         return;
+    put_key(f, "mallocs_per_s", s->mallocs_per_s);
+    put_key(f, "frees_per_s", s->frees_per_s);
     ay_fmt_str(f, ",\"stacks\":[");
     for (unsigned i = 0; i < s->nstacks; i++) {
         const ay_snap_stack_t *st = &s->stacks[i];

@@ -229,7 +229,9 @@ static void json_lists(FILE *o, const ay_snap_t *s) {
     fputs("],\"rss_history\":[", o);
     for (unsigned i = 0; i < s->nhistory && i < AY_SHM_HISTORY; i++)
         fprintf(o, "%s%llu", i ? "," : "", (unsigned long long)s->rss_history[i]);
-    fprintf(o, "],\"prof\":%s,\"stacks\":[", s->prof ? "true" : "false");
+    fprintf(o, "],\"prof\":%s,\"mallocs_per_s\":%llu,\"frees_per_s\":%llu,\"stacks\":[",
+            s->prof ? "true" : "false", (unsigned long long)s->mallocs_per_s,
+            (unsigned long long)s->frees_per_s);
     for (unsigned i = 0; i < s->nstacks && i < AY_SHM_STACKS; i++) {
         const ay_snap_stack_t *st = &s->stacks[i];
         fprintf(o, "%s{\"id\":\"0x%llx\",\"live_bytes\":%llu,\"pcs\":[", i ? "," : "",
@@ -351,8 +353,11 @@ static void render_stacks(screen_t *sc, const ay_snap_t *s) {
     char a[24];
     if (!s->prof)
         return;
-    fputs("\nheap profile: the stacks with the most live bytes (estimated from the samples)\n",
-          sc->o);
+    fprintf(sc->o,
+            "\nheap profile (estimated from the samples): %llu mallocs/s, %llu frees/s, %llu "
+            "blocks live;\nthe stacks with the most live bytes:\n",
+            (unsigned long long)s->mallocs_per_s, (unsigned long long)s->frees_per_s,
+            (unsigned long long)s->prof_live);
     for (unsigned i = 0; i < s->nstacks && i < AY_SHM_STACKS; i++) {
         const ay_snap_stack_t *st = &s->stacks[i];
         fprintf(sc->o, "  %9s  stack %016llx:", bytes(a, st->live_bytes),

@@ -78,12 +78,12 @@ def check_schema(header, records, doc):
         fail("header fields %s, docs say %s" % (sorted(header), sorted(want_h)))
     if header["alloy_timeline"] != 1 or not isinstance(header["cmd"], str):
         fail("header %r" % header)
-    optional = {"stacks", "last"}
+    optional = {"stacks", "last", "mallocs_per_s", "frees_per_s"}
     for r in records:
         keys = set(r)
         if not (want_r - optional) <= keys <= want_r:
             fail("record fields %s, docs say %s" % (sorted(keys), sorted(want_r)))
-        for k in keys - {"waste", "classes", "stacks", "last", "t"}:
+        for k in keys - {"waste", "classes", "stacks", "last", "t"}:  # every other is a count
             if not isinstance(r[k], int) or r[k] < 0:
                 fail("record %d: %s = %r is not a count" % (r["seq"], k, r[k]))
         for w in r["waste"]:
@@ -309,7 +309,12 @@ def errors_prof(alloy, prog, d):
     if top < 16 * MIB or not all(s["pcs"] and s["id"].startswith("0x")
                                  for r in records for s in r["stacks"]):
         fail("prof: the stacks hold at most %d live bytes: %r" % (top, records[-2]["stacks"]))
-    ok("prof: the records name the top stacks, up to %.1f MiB live (estimated)" % (top / MIB))
+    rates = [(r["mallocs_per_s"], r["frees_per_s"]) for r in records]
+    if max(m for m, _ in rates) <= 0 or max(f for _, f in rates) <= 0:
+        fail("prof: no malloc or free rate: %r" % rates)
+    ok("prof: the records name the top stacks, up to %.1f MiB live, and estimate up to %d "
+       "mallocs/s and %d frees/s" % (top / MIB, max(m for m, _ in rates),
+                                     max(f for _, f in rates)))
 
 
 def timeline_errors(alloy, prog, d):
