@@ -10,9 +10,10 @@
  * Consistency: a seqlock.  The writer makes `seq` odd, stores the words,
  * and makes it even again; a reader copies the words between two loads of
  * `seq` and keeps the copy only when both loads are the same even number,
- * else it tries again.  The words are stored and loaded as relaxed
- * atomics, with fences around them, so a torn copy is never returned and
- * the reader never waits for, blocks or slows the writer.
+ * else it tries again.  The words are release stores and acquire loads
+ * (plain moves on x86), so a copy that read any word of a later write also
+ * reads that write's odd number: a torn copy is never returned, and the
+ * reader never waits for, blocks or slows the writer.
  *
  * The segment: created under a temporary name (.alloy.<pid>.tmp), mode 0600,
  * given its header and first snapshot, then renamed into place, so a reader

@@ -74,11 +74,12 @@ static void waste_offer(ay_snap_t *s, const ay_snap_class_t *c) {
 }
 
 /* One class, summed over the heaps, as stats.c's class_read (alloy_ctl's
- * stats.classes.<j>.*) computes it: what it holds in use, cached and free,
+ * stats.classes.<j>.*) computes it, without the central caches' locks: what it holds in use, cached and free,
  * its spans' bytes and its span tails.  tcache: the bytes the thread
  * caches hold of it. */
-static ay_snap_class_t class_sum(unsigned cls, const ay_heap_t *const *heaps, unsigned nheaps,
-                                 uint64_t tcache, uint64_t *capacity, ay_snap_t *s) {
+AY_NO_SANITIZE_THREAD static ay_snap_class_t class_sum(unsigned cls, const ay_heap_t *const *heaps,
+                                                       unsigned nheaps, uint64_t tcache,
+                                                       uint64_t *capacity, ay_snap_t *s) {
     static uint32_t sizes[AY_NUM_CLASSES]; /* the classes' sizes, looked up once */
     if (!sizes[cls])
         sizes[cls] = (uint32_t)ay_policy_class_size(cls);
@@ -141,8 +142,10 @@ static void collect_classes(ay_snap_t *s, ay_timeline_class_t *all) {
 }
 
 /* The page heaps and direct maps of every heap, as alloy_stats_read sums
- * them (stats.c): one pass, without the per-heap class tables. */
-static void collect_heaps(ay_snap_t *s) {
+ * them (stats.c): one pass, without the per-heap class tables.  Like the
+ * class counters, these are read without the locks their writers hold
+ * (AY_NO_SANITIZE_THREAD: a snapshot mixes nearby moments, on purpose). */
+AY_NO_SANITIZE_THREAD static void collect_heaps(ay_snap_t *s) {
     for (unsigned i = 0; i < ay_heaps_limit; i++) {
         const ay_heap_t *h = ay_heap_get(i);
         if (!h)
