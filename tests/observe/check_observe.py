@@ -496,10 +496,10 @@ def dead_pid():
     return q.pid
 
 
-def fake_segment(pid, version=1, mode=0o600, uid=None):
+def fake_segment(pid, version=1, mode=0o600, uid=None, magic=0x4d48535f594f4c41):
     path = "/dev/shm/alloy.%d" % pid
     with open(path, "wb") as f:
-        f.write(struct.pack("<QIIQQ", 0x4d48535f594f4c41, version, 1128, pid, 0) + bytes(2000))
+        f.write(struct.pack("<QIIQQ", magic, version, 1128, pid, 0) + bytes(2000))
     os.chmod(path, mode)
     if uid is not None:
         os.chown(path, uid, -1)
@@ -528,6 +528,9 @@ def top_errors(alloy, prog, d):
             top_case(alloy, sleeper.pid, "not to you", "a segment of another user")
         else:
             print("note: not root, so the case of another user's segment is not made here")
+        os.unlink(path)
+        fake_segment(sleeper.pid, magic=0x1234)
+        top_case(alloy, sleeper.pid, "is not an alloy statistics segment", "a file that is no segment")
         os.unlink(path)
     finally:
         sleeper.kill()
