@@ -210,6 +210,18 @@ def parse_allocators(text, build_dir):
     return out
 
 
+def parse_conf_for(items, names):
+    """['NAME=K:V,...'] -> {NAME: 'K:V,...'}; NAME must be an allocator of the run."""
+    out = {}
+    for item in items:
+        name, sep, conf = item.partition("=")
+        if not sep or not conf or name not in names:
+            raise UsageError("--conf-for: want NAME=K:V,... with NAME one of --allocators (%s), "
+                             "got %r" % (", ".join(names), item))
+        out[name] = conf
+    return out
+
+
 def parse_workloads(text):
     out = []
     for w in text.split(","):
@@ -255,6 +267,11 @@ def build_parser():
                    help="comma-separated: %s or name=/path.so (mimalloc3, snmalloc and rpmalloc "
                         "are built by $%s, default %s)" % (",".join(DEFAULT_ALLOCATORS),
                                                            PEERS_SCRIPT_ENV, PEERS_SCRIPT_DEFAULT))
+    p.add_argument("--conf-for", action="append", default=[], metavar="NAME=K:V,...",
+                   help="ALLOY_CONF for the runs of allocator NAME only (may be repeated), e.g. "
+                        "--allocators alloy,tl=build/liballoy.so --conf-for "
+                        "tl=timeline_file:/tmp/t.%%p.jsonl: one library, two settings, "
+                        "interleaved")
     p.add_argument("--workloads", default=",".join(WORKLOADS),
                    help="comma-separated subset of: " + ", ".join(WORKLOADS))
     p.add_argument("--reps", type=positive_int, help="runs per pair (default: by mode)")
@@ -474,6 +491,7 @@ def main(argv=None):
     try:
         allocs = parse_allocators(args.allocators, args.build_dir)
         workloads = parse_workloads(args.workloads)
+        conf_for = parse_conf_for(args.conf_for, [n for n, _ in allocs])
     except UsageError as e:
         parser.error(str(e))  # exits 2 with the usage line
 
@@ -563,6 +581,9 @@ def main(argv=None):
                 env.pop("LD_PRELOAD", None)
                 cmd = [prog] + wargs
                 shown = ("LD_PRELOAD=%s " % os.path.abspath(lib) if lib else "") + " ".join(cmd)
+                if name in conf_for:
+                    env["ALLOY_CONF"] = conf_for[name]
+                    shown = "ALLOY_CONF=%s %s" % (conf_for[name], shown)
                 perf_file = None
                 if lib is not None and not (use_perf and w == "malloc_test"):
                     env["LD_PRELOAD"] = os.path.abspath(lib)

@@ -27,6 +27,7 @@
 #include "prof_out.h"
 #include "prof_store.h"
 #include "tcache.h"
+#include "timeline.h"
 #include "topology.h"
 
 typedef enum { T_U64, T_I64, T_UNS, T_BOOL, T_STR, T_VOID } ctl_type_t;
@@ -92,6 +93,11 @@ GETTER(opt_prof_interval, uint64_t, ay_conf.prof_interval)
 GETTER(opt_leak_exit_code, unsigned, ay_conf.leak_exit_code)
 GETTER(get_prof_active, bool, ay_prof_is_active())
 GETTER(get_prof_sample, uint64_t, ay_prof_sample_mean())
+GETTER(opt_timeline_ms, unsigned, ay_conf.timeline_ms)
+GETTER(opt_timeline_file, const char *, ay_conf.timeline_file)
+GETTER(opt_stats_shm, bool, ay_conf.stats_shm)
+GETTER(get_timeline_records, uint64_t, ay_timeline_records())
+GETTER(get_timeline_file, const char *, ay_timeline_path())
 #undef GETTER
 
 /* ---- the heap profiler (prof.h); writes need prof:true at start-up ---- */
@@ -394,6 +400,14 @@ static const ctl_entry_t table[] = {
     FUNC("opt.prof_interval", T_U64, opt_prof_interval, NULL,
          "The prof_interval setting, in bytes."),
     FUNC("opt.leak_exit_code", T_UNS, opt_leak_exit_code, NULL, "The leak_exit_code setting."),
+    FUNC("opt.timeline_ms", T_UNS, opt_timeline_ms, NULL, "The timeline_ms setting."),
+    FUNC("opt.timeline_file", T_STR, opt_timeline_file, NULL,
+         "The timeline_file setting (\"\" for none)."),
+    FUNC("opt.stats_shm", T_BOOL, opt_stats_shm, NULL, "The stats_shm setting."),
+    FUNC("timeline.records", T_U64, get_timeline_records, NULL,
+         "Records written to the timeline file so far (docs/OBSERVING.md)."),
+    FUNC("timeline.file", T_STR, get_timeline_file, NULL,
+         "The timeline file being written (\"\" when none, or after recording stopped)."),
 };
 #define NENTRIES (sizeof table / sizeof table[0])
 
