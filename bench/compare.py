@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """compare.py - builds of alloy against each other, from one run of run.py.
 
-    bench/compare.py OUT_DIR [--base NAME] [--rows]
+    bench/compare.py OUT_DIR [OUT_DIR...] [--base NAME] [--rows]
 
 OUT_DIR is a run.py output directory (its results.json) in which several
 builds ran interleaved, named with --allocators NAME=/path/liballoy.so.
@@ -10,7 +10,9 @@ For every allocator but the base, it prints the geometric mean, over the
 time rows (the rows run.py's verdicts use: time per operation, or per run),
 of that allocator's median over the base's: 1.05 means 5% slower.  --rows
 also prints every row's ratio.  The same medians, so the same noise: run
-interleaved, and repeat a run when a figure is close to a bound.
+interleaved, and repeat a run when a figure is close to a bound.  Given
+several directories (repeated runs with the same allocators), each row's
+median is taken over the runs of all of them, pooled.
 
 Example (the hardening issue's measurement):
     bench/run.py --mode short --no-charts --out out/cmp \\
@@ -27,22 +29,50 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchstats as bs  # noqa: E402
 
 
+def pooled(rows, loaded):
+    """The rows again, each allocator's median taken over the good runs of
+    every directory."""
+    values = {}  # (workload, case, metric, allocator) -> [value]
+    for results in loaded:
+        for run in results["runs"]:
+            if run.get("status") != "ok":
+                continue
+            for case, metrics in (run.get("results") or {}).items():
+                for metric, v in metrics.items():
+                    key = (run["workload"], case, metric, run["allocator"])
+                    values.setdefault(key, []).append(v)
+    out = []
+    for r in rows:
+        stats = {}
+        for a in r["stats"]:
+            vs = values.get((r["workload"], r["case"], r["metric"], a))
+            if vs:
+                stats[a] = [bs.median(vs), min(vs), max(vs), len(vs)]
+        out.append(dict(r, stats=stats))
+    return out
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("out", help="run.py output directory (holds results.json)")
+    p.add_argument("out", nargs="+", help="run.py output directories (each holds results.json)")
     p.add_argument("--base", default="base", help="the allocator the others are divided by")
     p.add_argument("--rows", action="store_true", help="print every row's ratio too")
     args = p.parse_args(argv)
-    with open(os.path.join(args.out, "results.json"), encoding="utf-8") as f:
-        results = json.load(f)
-    rows = [r for r in results["summary"] if r.get("verdict") == "time"]
+    loaded = []
+    for d in args.out:
+        with open(os.path.join(d, "results.json"), encoding="utf-8") as f:
+            loaded.append(json.load(f))
+    rows = [r for r in loaded[0]["summary"] if r.get("verdict") == "time"]
+    if len(loaded) > 1:
+        rows = pooled(rows, loaded)
     names = []
     for r in rows:
         for a in r["stats"]:
             if a not in names:
                 names.append(a)
     if args.base not in names:
-        print("compare.py: no allocator %r in %s (have: %s)" % (args.base, args.out, ", ".join(names)),
+        print("compare.py: no allocator %r in %s (have: %s)" % (args.base, " ".join(args.out),
+                                                                 ", ".join(names)),
               file=sys.stderr)
         return 2
     higher_better = {m for m, spec in bs.METRICS.items() if not spec[2]}

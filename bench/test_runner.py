@@ -92,6 +92,15 @@ class Parsing(unittest.TestCase):
             with self.assertRaises(run.UsageError, msg=bad):
                 run.parse_allocators(bad, "bd")
 
+    def test_conf_for(self):
+        names = ["alloy", "tl"]
+        self.assertEqual(run.parse_conf_for(["tl=timeline_ms:100,stats_shm:true"], names),
+                         {"tl": "timeline_ms:100,stats_shm:true"})
+        self.assertEqual(run.parse_conf_for([], names), {})
+        for bad in ("nosuch=a:b", "tl=", "tl", "=a:b"):
+            with self.assertRaises(run.UsageError, msg=bad):
+                run.parse_conf_for([bad], names)
+
     def test_workload_list(self):
         self.assertEqual(run.parse_workloads("frag,sizes"), ["frag", "sizes"])
         for bad in ("frag,nosuch", "", "sizes,sizes"):

@@ -31,6 +31,15 @@ static size_t aligned_class_size(size_t size, size_t align) {
     return 0;
 }
 
+size_t ay_aligned_request(size_t size, size_t align) {
+    size_t rounded = (size + align - 1) & ~(align - 1);
+    if (rounded == 0)
+        rounded = align;
+    return align <= AY_PAGE_SIZE && rounded <= AY_MAX_SMALL_SIZE
+               ? aligned_class_size(rounded, align)
+               : 0;
+}
+
 void *ay_alloc_aligned(ay_heap_t *h, size_t size, size_t align) {
     if (align <= 8)
         return ay_alloc_in(h, size);
@@ -39,9 +48,7 @@ void *ay_alloc_aligned(ay_heap_t *h, size_t size, size_t align) {
     size_t rounded = (size + align - 1) & ~(align - 1);
     if (rounded == 0)
         rounded = align;
-    size_t request = align <= AY_PAGE_SIZE && rounded <= AY_MAX_SMALL_SIZE
-                         ? aligned_class_size(rounded, align)
-                         : 0;
+    size_t request = ay_aligned_request(size, align);
     if (request)
         return ay_alloc_in(h, request);
     ay_ensure_init();

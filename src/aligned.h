@@ -14,5 +14,10 @@
 /* size bytes aligned to align (a power of two) from heap h (NULL: the
  * thread's).  NULL with ENOMEM on failure. */
 void *ay_alloc_aligned(ay_heap_t *h, size_t size, size_t align);
+/* The request size that malloc maps to the smallest class whose objects
+ * hold size bytes and are aligned to align (a power of two above 8, with
+ * size <= AY_MAX_REQUEST - align), or 0 when such a block is whole pages
+ * (ay_large_alloc). */
+size_t ay_aligned_request(size_t size, size_t align);
 
 #endif

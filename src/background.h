@@ -7,6 +7,12 @@
  * decay_ms, so that an idle process gives its memory back without any
  * allocator call.
  *
+ * It also runs one periodic task for a higher layer (the timeline,
+ * timeline.h), which starts the thread for it whether purging is on or not:
+ * the thread then wakes for whichever is due, and purges only when
+ * background_thread is on.  It blocks every signal, so the program's
+ * signals never land on it.
+ *
  * Fork: the child has no background thread (threads do not survive fork);
  * ay_background_after_fork_child records that, so alloy_ctl reads false in
  * the child and the thread can be started there again.
@@ -20,11 +26,18 @@
 #define ALLOY_BACKGROUND_H
 #include <stdbool.h>
 
-/* Start the thread (no-op when it runs).  0, or the pthread_create error. */
+/* Turn purging on, starting the thread if it does not run.  0, or the
+ * pthread_create error. */
 int ay_background_start(void);
-/* Stop it and wait for it to exit (no-op when it does not run). */
+/* Turn purging off; stop the thread and wait for it to exit, unless it
+ * still runs a task. */
 void ay_background_stop(void);
+/* Whether background purging is on (alloy_ctl's background_thread). */
 bool ay_background_running(void);
+/* Run task() on the thread every period_ms (at least 1), starting the
+ * thread if need be; one task at most (a second call replaces it).  0, or
+ * the pthread_create error. */
+int ay_background_set_task(void (*task)(void), unsigned period_ms);
 /* In a fork child: the thread does not exist there. */
 void ay_background_after_fork_child(void);
 

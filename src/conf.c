@@ -87,6 +87,17 @@ static const ay_conf_key_t keys[] = {
      "Report the sampled allocations still live at exit, by stack (turns prof on)."},
     {"leak_exit_code", AY_CONF_COUNT, AT(leak_exit_code), 0, 0, 255, "0", NULL,
      "Exit status when the leak report finds live allocations; 0 leaves the status alone."},
+    {"timeline_ms", AY_CONF_COUNT, AT(timeline_ms), 0, 10, 3600000, "100", NULL,
+     "How often the timeline records and the live snapshot is refreshed, from the background "
+     "thread (docs/OBSERVING.md)."},
+    {"timeline_file", AY_CONF_PATH, AT(timeline_file), 0, 1, AY_CONF_PATH_MAX - 1, NULL,
+     "none (no timeline)",
+     "Record a timeline there: one line of JSON every timeline_ms with RSS, the resident "
+     "breakdown, rates and size classes (docs/OBSERVING.md). %p in the name becomes the pid; "
+     "a file that exists is never overwritten."},
+    {"stats_shm", AY_CONF_BOOL, AT(stats_shm), 0, 0, 1, "false", NULL,
+     "Publish a snapshot of the statistics every timeline_ms in /dev/shm/alloy.<pid> (mode "
+     "0600, removed at exit), for `alloy top <pid>`."},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 

@@ -49,6 +49,9 @@ typedef struct ay_conf {
     size_t prof_interval;    /* dump each time this many more bytes were allocated; 0 never */
     bool prof_leak;          /* the leak report at exit (turns profiling on) */
     uint32_t leak_exit_code; /* exit status when the leak report found leaks; 0 keeps it */
+    uint32_t timeline_ms;    /* the timeline's and the live snapshot's period (timeline.h) */
+    char timeline_file[AY_CONF_PATH_MAX]; /* the timeline's file; "" records none */
+    bool stats_shm;                       /* publish the live snapshot (shm.h) */
 } ay_conf_t;
 
 extern ay_conf_t ay_conf;

@@ -19,6 +19,7 @@
 #include "alloy/ctl.h"
 #include "alloy/heap.h"
 #include "background.h"
+#include "ctl.h"
 #include "conf.h"
 #include "fmt.h"
 #include "heap.h"
@@ -26,6 +27,7 @@
 #include "prof_out.h"
 #include "prof_store.h"
 #include "tcache.h"
+#include "timeline.h"
 #include "topology.h"
 
 typedef enum { T_U64, T_I64, T_UNS, T_BOOL, T_STR, T_VOID } ctl_type_t;
@@ -91,6 +93,11 @@ GETTER(opt_prof_interval, uint64_t, ay_conf.prof_interval)
 GETTER(opt_leak_exit_code, unsigned, ay_conf.leak_exit_code)
 GETTER(get_prof_active, bool, ay_prof_is_active())
 GETTER(get_prof_sample, uint64_t, ay_prof_sample_mean())
+GETTER(opt_timeline_ms, unsigned, ay_conf.timeline_ms)
+GETTER(opt_timeline_file, const char *, ay_conf.timeline_file)
+GETTER(opt_stats_shm, bool, ay_conf.stats_shm)
+GETTER(get_timeline_records, uint64_t, ay_timeline_records())
+GETTER(get_timeline_file, const char *, ay_timeline_path())
 #undef GETTER
 
 /* ---- the heap profiler (prof.h); writes need prof:true at start-up ---- */
@@ -393,6 +400,14 @@ static const ctl_entry_t table[] = {
     FUNC("opt.prof_interval", T_U64, opt_prof_interval, NULL,
          "The prof_interval setting, in bytes."),
     FUNC("opt.leak_exit_code", T_UNS, opt_leak_exit_code, NULL, "The leak_exit_code setting."),
+    FUNC("opt.timeline_ms", T_UNS, opt_timeline_ms, NULL, "The timeline_ms setting."),
+    FUNC("opt.timeline_file", T_STR, opt_timeline_file, NULL,
+         "The timeline_file setting (\"\" for none)."),
+    FUNC("opt.stats_shm", T_BOOL, opt_stats_shm, NULL, "The stats_shm setting."),
+    FUNC("timeline.records", T_U64, get_timeline_records, NULL,
+         "Records written to the timeline file so far (docs/OBSERVING.md)."),
+    FUNC("timeline.file", T_STR, get_timeline_file, NULL,
+         "The timeline file being written (\"\" when none, or after recording stopped)."),
 };
 #define NENTRIES (sizeof table / sizeof table[0])
 
@@ -447,8 +462,7 @@ ALLOY_API int alloy_setting_describe(unsigned k, alloy_setting_info_t *out) {
     return 0;
 }
 
-/* Does name match pattern?  Numbers standing for <i>/<j> go to idx[]. */
-static bool match(const char *pat, const char *name, unsigned *idx) {
+bool ay_ctl_match(const char *pat, const char *name, unsigned idx[2]) {
     unsigned n = 0;
     while (*pat) {
         if (*pat == '<') {
@@ -492,17 +506,27 @@ static int read_value(const ctl_entry_t *e, const unsigned *idx, void *out) {
     return err;
 }
 
-ALLOY_API int alloy_ctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen) {
+int ay_ctl_lookup(const char *name, unsigned *k, unsigned idx[2]) {
     if (!name)
         return ENOENT;
     ay_ensure_init();
-    unsigned idx[2] = {0, 0};
-    const ctl_entry_t *e = NULL;
-    for (size_t k = 0; k < NENTRIES && !e; k++)
-        if (match(table[k].name, name, idx))
-            e = &table[k];
-    if (!e || !index_ok(e, idx))
+    idx[0] = idx[1] = 0;
+    for (unsigned i = 0; i < NENTRIES; i++) {
+        if (ay_ctl_match(table[i].name, name, idx)) {
+            *k = i;
+            return index_ok(&table[i], idx) ? 0 : ENOENT;
+        }
+    }
+    return ENOENT;
+}
+
+size_t ay_ctl_value_size(unsigned k) { return k < NENTRIES ? type_size[table[k].type] : 0; }
+
+ALLOY_API int alloy_ctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen) {
+    unsigned k, idx[2];
+    if (ay_ctl_lookup(name, &k, idx))
         return ENOENT;
+    const ctl_entry_t *e = &table[k];
     size_t size = type_size[e->type];
     bool reading = oldlenp != NULL, writing = newp != NULL || newlen != 0;
     if (e->type == T_VOID) { /* an action: no value either way */

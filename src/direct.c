@@ -109,6 +109,15 @@ void ay_direct_release_all(ay_direct_t *d) {
 }
 
 size_t ay_direct_bytes(const ay_direct_t *d) { return AY_LOAD(&d->bytes); }
+
+size_t ay_direct_count(ay_direct_t *d) {
+    size_t n = 0;
+    pthread_mutex_lock(&d->lock);
+    for (ay_span_t *s = d->list.next; s != &d->list; s = s->next)
+        n++;
+    pthread_mutex_unlock(&d->lock);
+    return n;
+}
 void ay_direct_lock(ay_direct_t *d) { pthread_mutex_lock(&d->lock); }
 void ay_direct_unlock(ay_direct_t *d) { pthread_mutex_unlock(&d->lock); }
 void ay_direct_reset_lock(ay_direct_t *d) { pthread_mutex_init(&d->lock, NULL); }

@@ -41,6 +41,8 @@ int ay_direct_resize(ay_span_t *s, size_t bytes);
 void ay_direct_release_all(ay_direct_t *d);
 /* Bytes of d's live direct maps. */
 size_t ay_direct_bytes(const ay_direct_t *d);
+/* How many live direct maps d has (takes d's lock). */
+size_t ay_direct_count(ay_direct_t *d);
 /* Fork support. */
 void ay_direct_lock(ay_direct_t *d);
 void ay_direct_unlock(ay_direct_t *d);

@@ -14,12 +14,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -234,4 +238,107 @@ int ay_os_bind_node(void *p, size_t size, unsigned node) {
     mask[node / (8 * sizeof(unsigned long))] = 1ul << (node % (8 * sizeof(unsigned long)));
     long r = syscall(SYS_mbind, p, size, MPOL_PREFERRED, mask, AY_OS_MAX_NODES + 1, 0);
     return r == 0 ? 0 : -errno;
+}
+
+/* ---- files, shared memory and processes ---- */
+
+int ay_os_open(const char *path, int flags, unsigned mode) {
+    int fd;
+    do
+        fd = open(path, flags, (mode_t)mode);
+    while (fd < 0 && errno == EINTR);
+    return fd < 0 ? -errno : fd;
+}
+
+void ay_os_close(int fd) { close(fd); }
+
+int ay_os_file_id(int fd, const char *path, ay_os_file_id_t *out) {
+    struct stat st;
+    if ((fd >= 0 ? fstat(fd, &st) : lstat(path, &st)) != 0)
+        return -errno;
+    out->dev = (uint64_t)st.st_dev;
+    out->ino = (uint64_t)st.st_ino;
+    out->size = (uint64_t)st.st_size;
+    out->uid = (unsigned)st.st_uid;
+    out->mode = (unsigned)st.st_mode;
+    return 0;
+}
+
+int ay_os_file_setup(int fd, unsigned mode, size_t size) {
+    if (fchmod(fd, (mode_t)mode) != 0)
+        return -errno;
+    int r;
+    do
+        r = ftruncate(fd, (off_t)size);
+    while (r != 0 && errno == EINTR);
+    return r == 0 ? 0 : -errno;
+}
+
+void *ay_os_map_shared(int fd, size_t size, int writable) {
+    void *p = mmap(NULL, size, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+int ay_os_unlink(const char *path) { return unlink(path) == 0 ? 0 : -errno; }
+
+int ay_os_rename(const char *from, const char *to) { return rename(from, to) == 0 ? 0 : -errno; }
+
+int ay_os_write_all(int fd, const char *buf, size_t len) {
+    /* SIGXFSZ is blocked around the write, so that a file at its size limit
+     * fails with EFBIG; the signal that write raised is then taken off
+     * (unless the program had one pending already) */
+    sigset_t xfsz, old, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    sigpending(&pending);
+    int had = sigismember(&pending, SIGXFSZ), err = 0;
+    while (len > 0) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            err = w < 0 ? -errno : -EIO;
+            break;
+        }
+        buf += w;
+        len -= (size_t)w;
+    }
+    if (err == -EFBIG && !had) {
+        struct timespec zero = {0, 0};
+        sigtimedwait(&xfsz, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return err;
+}
+
+long ay_os_dir_read(int fd, void *buf, size_t cap) {
+    long n = syscall(SYS_getdents64, fd, buf, cap);
+    return n < 0 ? -errno : n;
+}
+
+unsigned ay_os_pid(void) { return (unsigned)getpid(); }
+
+unsigned ay_os_uid(void) { return (unsigned)getuid(); }
+
+int ay_os_pid_exists(unsigned pid) {
+    return pid > 0 && pid <= INT32_MAX && (kill((pid_t)pid, 0) == 0 || errno != ESRCH);
+}
+
+uint64_t ay_os_mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint64_t ay_os_unix_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void ay_os_block_signals(void) {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
 }

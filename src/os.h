@@ -20,7 +20,8 @@
  * Functions return NULL or a negative errno value on failure; none of them
  * allocates or takes a lock, and none writes anything but ay_os_write, which
  * the formatter (fmt.c: diagnostics and the report on stderr) and the stats
- * report at exit (stats.c) use.  Two test hooks:
+ * report at exit (stats.c) use, and ay_os_write_all, which the timeline uses
+ * (timeline.h).  Two test hooks:
  * ay_os_fail_next_maps makes the next N maps fail as if the OS were out of
  * memory, deterministically (in the manner of Lua's Memcontrol), and
  * ay_os_trace_binds records every NUMA placement (mbind) instead of making
@@ -99,5 +100,46 @@ typedef struct ay_os_bind_rec {
 } ay_os_bind_rec_t;
 #define AY_OS_BIND_REAL 1
 void ay_os_trace_binds(ay_os_bind_rec_t *log, unsigned cap, unsigned *count, int result);
+
+/* ---- files, shared memory and processes (the timeline and the live
+ * snapshot, timeline.h and shm.h) ---- */
+
+/* open(2): a file descriptor, or -errno. */
+int ay_os_open(const char *path, int flags, unsigned mode);
+void ay_os_close(int fd);
+/* What identifies an open file, and whose it is. */
+typedef struct ay_os_file_id {
+    uint64_t dev, ino, size;
+    unsigned uid, mode; /* mode: the type and permission bits (st_mode) */
+} ay_os_file_id_t;
+/* fstat(2) of fd, or lstat(2) of path when fd < 0.  0 or -errno. */
+int ay_os_file_id(int fd, const char *path, ay_os_file_id_t *out);
+/* Set fd's mode bits (fchmod) and its size (ftruncate).  0 or -errno. */
+int ay_os_file_setup(int fd, unsigned mode, size_t size);
+/* mmap(MAP_SHARED) of the first `size` bytes of fd, read-write or read
+ * only; NULL on failure.  Unmap with ay_os_unmap. */
+void *ay_os_map_shared(int fd, size_t size, int writable);
+/* unlink(2) and rename(2).  0 or -errno. */
+int ay_os_unlink(const char *path);
+int ay_os_rename(const char *from, const char *to);
+/* write(2) all of buf to fd: 0, or -errno of the write that failed.  A
+ * write past the file-size limit fails with -EFBIG instead of raising
+ * SIGXFSZ, which would kill the program. */
+int ay_os_write_all(int fd, const char *buf, size_t len);
+/* getdents64(2) of the directory open at fd: bytes of linux_dirent64
+ * records in buf, 0 at the end, or -errno. */
+long ay_os_dir_read(int fd, void *buf, size_t cap);
+/* The process's id, its real user id, and whether process `pid` exists
+ * (kill(pid, 0) does not fail with ESRCH). */
+unsigned ay_os_pid(void);
+unsigned ay_os_uid(void);
+int ay_os_pid_exists(unsigned pid);
+/* Monotonic milliseconds, precise (not the coarse clock), and the time of
+ * day in milliseconds since 1970. */
+uint64_t ay_os_mono_ms(void);
+uint64_t ay_os_unix_ms(void);
+/* Block every signal in the calling thread (a helper thread of alloy's
+ * own: the program's signals go to its own threads). */
+void ay_os_block_signals(void);
 
 #endif

@@ -2,8 +2,9 @@
 /* override.c - the libc names: malloc, free, ... so that a program gets
  * alloy through LD_PRELOAD or by linking, without source changes.
  *
- * This file is the only one that defines them; a build without it (the
- * sanitizer flavours, whose runtimes own the libc names) has only the
+ * This file is the only one that defines them (glibc's extensions are in
+ * glibc_api.c, C++'s operators in cxx_api.c); a build without these files
+ * (the sanitizer flavours, whose runtimes own the libc names) has only the
  * alloy_* names.  A GNU alias must sit in the file that defines its target,
  * so these are definitions: malloc and free expand the same inline fast
  * paths as alloy_malloc and alloy_free (no extra call on the hot path); the

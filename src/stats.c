@@ -38,6 +38,7 @@
 #include "os.h"
 #include "pagemap.h"
 #include "report.h"
+#include "stats.h"
 #include "tcache.h"
 #include "topology.h"
 
@@ -204,6 +205,15 @@ ALLOY_API int alloy_heap_stats_read(unsigned id, alloy_stats_t *out) {
     alloy_stats_t s;
     heap_read(h, &s);
     return copy_out(out, out->size, &s, sizeof s);
+}
+
+int ay_stats_heap_class_read(unsigned id, unsigned cls, alloy_class_stats_t *out) {
+    ay_ensure_init();
+    const ay_heap_t *h = ay_heap_get(id);
+    if (!h || cls >= AY_NUM_CLASSES)
+        return ENOENT;
+    class_read(h, cls, out);
+    return 0;
 }
 
 ALLOY_API int alloy_class_stats_read(unsigned cls, alloy_class_stats_t *out) {

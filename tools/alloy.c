@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* alloy.c - the `alloy` command, one entry point for users:
  *
- *   alloy run [--stats[=full|json]] [--prof] [--leaks] [--conf K:V,...] -- CMD ARGS...
+ *   alloy run [--stats[=full|json]] [--prof] [--leaks] [--timeline FILE] [--live]
+ *             [--conf K:V,...] -- CMD ARGS...
  *       exec CMD with LD_PRELOAD=liballoy.so.0 and ALLOY_CONF set
  *   alloy stats [--summary] FILE.json [FILE2.json]
  *       a saved JSON report as tables, or the change between two (alloy_stats.c)
  *   alloy prof [--top N] [--folded] [--alloc] [--objects] FILE.heap
  *       a heap profile, symbolised (alloy_prof.c)
+ *   alloy plot [-o OUT] FILE [FILE2]   a timeline's chart and summary (alloy_plot.c)
+ *   alloy top [--once|--json] PID      a process's live statistics (alloy_top.c)
  *   alloy bench ARGS...     the benchmark suite (bench/run.py), build tree only
  *   alloy sim ARGS...       the alloy-sim simulator
  *   alloy settings [--markdown|--man]   the ALLOY_CONF keys   (alloy_describe.c)
@@ -62,7 +65,8 @@
 static const char usage_text[] =
     "usage: alloy COMMAND [ARGS...]\n"
     "\n"
-    "  alloy run [--stats[=full|json]] [--prof] [--leaks] [--conf K:V,...] -- CMD [ARGS...]\n"
+    "  alloy run [--stats[=full|json]] [--prof] [--leaks] [--timeline FILE] [--live]\n"
+    "            [--conf K:V,...] -- CMD [ARGS...]\n"
     "      Run CMD on the alloy allocator (LD_PRELOAD=" ALLOY_TOOL_SONAME ").\n"
     "      --stats        print a summary of alloy's statistics on stderr when CMD\n"
     "                     exits (adds stats_print:true to ALLOY_CONF)\n"
@@ -73,6 +77,9 @@ static const char usage_text[] =
     "                     (prof:true,prof_final:true): alloy.<pid>.<seq>.f.heap\n"
     "      --leaks        report the allocations still live when CMD exits\n"
     "                     (prof_leak:true; add --conf prof_sample:1 to record them all)\n"
+    "      --timeline FILE  record memory over time into FILE, one JSON line every\n"
+    "                     timeline_ms (timeline_file:FILE); alloy plot FILE charts it\n"
+    "      --live         publish live statistics for alloy top PID (stats_shm:true)\n"
     "      --conf K:V,... settings for ALLOY_CONF, e.g. --conf decay_ms:0,tcache:false;\n"
     "                     may be repeated; appended to an ALLOY_CONF already set\n"
     "      CMD's exit status is alloy's exit status.\n"
@@ -92,6 +99,16 @@ static const char usage_text[] =
     "  alloy prof [--top N] [--folded] [--alloc] [--objects] FILE.heap\n"
     "      A heap profile, symbolised: the top N functions by live bytes, or\n"
     "      folded stacks for flame graphs.\n"
+    "\n"
+    "  alloy plot [-o OUT.svg|OUT.png] FILE [FILE2]\n"
+    "      A timeline (alloy run --timeline) as a stacked area chart of resident\n"
+    "      memory, with a summary of the phases where RSS grew fastest; given two,\n"
+    "      both overlaid.  Needs python3-matplotlib.\n"
+    "\n"
+    "  alloy top [--once|--json] PID\n"
+    "      The live statistics of a process run with --live (stats_shm:true),\n"
+    "      refreshed every second; q quits.  --once prints one screen, --json the\n"
+    "      snapshot.  Status 1 when PID publishes none.\n"
     "\n"
     "  alloy settings [--markdown|--man]\n"
     "      Every ALLOY_CONF key: type, default, accepted values and meaning.\n"
@@ -212,9 +229,70 @@ static char *append(char *dst, const char *sep, const char *src) {
     return r;
 }
 
+/* The setting --timeline FILE adds: timeline_file:<FILE, absolute>.  A
+ * timeline left by an earlier run is replaced; any other file is kept. */
+static char *timeline_setting(const char *file) {
+    if (!*file || strchr(file, ','))
+        usage_error("run: --timeline wants a file name without commas, got '%s'", file);
+    char cwd[PATH_MAX], *abs = NULL;
+    if (file[0] != '/') {
+        if (!getcwd(cwd, sizeof cwd)) {
+            perror("alloy: run: getcwd");
+            exit(EXIT_MISSING);
+        }
+        abs = append(append(NULL, "", cwd), "/", file);
+    } else {
+        abs = append(NULL, "", file);
+    }
+    if (strlen(abs) > 255) /* timeline_file's bound (AY_CONF_PATH_MAX - 1) */
+        usage_error("run: --timeline %s: the path is longer than 255 bytes", file);
+    FILE *old = fopen(abs, "r");
+    if (old) {
+        char head[32] = "";
+        size_t n = fread(head, 1, sizeof head - 1, old);
+        fclose(old);
+        head[n] = 0;
+        if (strncmp(head, "{\"alloy_timeline\":", 18) != 0)
+            usage_error("run: --timeline %s: the file exists and is not an alloy timeline; "
+                        "not overwriting it",
+                        file);
+        unlink(abs);
+    }
+    char *setting = append(NULL, "", "timeline_file:");
+    setting = append(setting, "", abs);
+    free(abs);
+    return setting;
+}
+
+/* exec argv with the library first in LD_PRELOAD and ALLOY_CONF = conf
+ * (when not NULL); returns only on failure, with the shell's status. */
+static int run_exec(char **argv, const char *conf, const char *dir) {
+    char lib[PATH_MAX];
+    find_library(lib, sizeof lib, dir);
+    if (strpbrk(lib, ": \t")) {
+        fprintf(stderr, "alloy: %s contains a space or colon, which LD_PRELOAD cannot carry\n",
+                lib);
+        return EXIT_MISSING;
+    }
+    /* Ours goes first; a preload list already set is kept after it. */
+    char *preload = append(NULL, "", lib);
+    const char *old = getenv("LD_PRELOAD");
+    if (old && *old)
+        preload = append(preload, ":", old);
+    if (setenv("LD_PRELOAD", preload, 1) != 0 || (conf && setenv("ALLOY_CONF", conf, 1) != 0)) {
+        perror("alloy: setenv");
+        return EXIT_MISSING;
+    }
+    execvp(argv[0], argv);
+    int e = errno;
+    fprintf(stderr, "alloy: cannot run %s: %s\n", argv[0], strerror(e));
+    return e == ENOENT ? 127 : 126;
+}
+
 static int cmd_run(int argc, char **argv, const char *dir) {
     const char *stats = NULL; /* the settings --stats adds */
-    bool dashdash = false, prof = false, leaks = false;
+    char *timeline = NULL;    /* the setting --timeline adds */
+    bool dashdash = false, prof = false, leaks = false, live = false;
     char *conf = NULL;
     int i = 2;
     const char *env = getenv("ALLOY_CONF");
@@ -231,6 +309,14 @@ static int cmd_run(int argc, char **argv, const char *dir) {
             prof = true;
         } else if (!strcmp(a, "--leaks")) {
             leaks = true;
+        } else if (!strcmp(a, "--live")) {
+            live = true;
+        } else if (!strcmp(a, "--timeline")) {
+            if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
+                usage_error("run: --timeline needs a file name");
+            timeline = timeline_setting(argv[++i]);
+        } else if (!strncmp(a, "--timeline=", 11)) {
+            timeline = timeline_setting(a + 11);
         } else if (!strcmp(a, "--stats") || !strcmp(a, "--stats=summary")) {
             stats = "stats_print:true";
         } else if (!strcmp(a, "--stats=full")) {
@@ -269,27 +355,12 @@ static int cmd_run(int argc, char **argv, const char *dir) {
         conf = append(conf, ",", "prof:true,prof_final:true");
     if (leaks)
         conf = append(conf, ",", "prof_leak:true");
+    if (timeline)
+        conf = append(conf, ",", timeline);
+    if (live)
+        conf = append(conf, ",", "stats_shm:true");
 
-    char lib[PATH_MAX];
-    find_library(lib, sizeof lib, dir);
-    if (strpbrk(lib, ": \t")) {
-        fprintf(stderr, "alloy: %s contains a space or colon, which LD_PRELOAD cannot carry\n",
-                lib);
-        return EXIT_MISSING;
-    }
-    /* Ours goes first; a preload list already set is kept after it. */
-    char *preload = append(NULL, "", lib);
-    const char *old = getenv("LD_PRELOAD");
-    if (old && *old)
-        preload = append(preload, ":", old);
-    if (setenv("LD_PRELOAD", preload, 1) != 0 || (conf && setenv("ALLOY_CONF", conf, 1) != 0)) {
-        perror("alloy: setenv");
-        return EXIT_MISSING;
-    }
-    execvp(argv[i], argv + i);
-    int e = errno;
-    fprintf(stderr, "alloy: cannot run %s: %s\n", argv[i], strerror(e));
-    return e == ENOENT ? 127 : 126;
+    return run_exec(argv + i, conf, dir);
 }
 
 static int cmd_bench(int argc, char **argv, const char *dir) {
@@ -378,6 +449,10 @@ int main(int argc, char **argv) {
         return cmd_prof(argc, argv, NULL);
     if (!strcmp(cmd, "stats"))
         return cmd_stats(argc, argv);
+    if (!strcmp(cmd, "plot"))
+        return cmd_plot(argc, argv);
+    if (!strcmp(cmd, "top"))
+        return cmd_top(argc, argv);
     if (!strcmp(cmd, "settings") || !strcmp(cmd, "names")) {
         self_dir(dir, sizeof dir, argv[0]);
         return cmd_describe(argc, argv, dir);

@@ -23,5 +23,9 @@ int cmd_describe(int argc, char **argv, const char *dir);
 int cmd_stats(int argc, char **argv);
 /* alloy prof (alloy_prof.c) */
 int cmd_prof(int argc, char **argv, const char *dir);
+/* alloy plot [-o OUT] FILE [FILE2] (alloy_plot.c) */
+int cmd_plot(int argc, char **argv);
+/* alloy top [--once|--json] PID (alloy_top.c) */
+int cmd_top(int argc, char **argv);
 
 #endif

@@ -9,7 +9,13 @@
 # groff), fakeroot (dpkg --root when not root), systemd (systemd-analyze
 # verify for the drop-in of docs/DEPLOYING.md; it is not started), and for
 # the heap profiler's tests: google-perftools (google-pprof reads alloy's
-# profiles) and binutils (addr2line, for file:line in alloy prof).
+# profiles) and binutils (addr2line, for file:line in alloy prof), and
+# redis-server (with redis-tools: redis-cli), which tests/compat runs under
+# alloy as a program built against jemalloc (the test starts its own server
+# on a unix socket; where systemd runs, Debian also enables its redis
+# service on 127.0.0.1:6379, which alloy's tests do not use); and
+# python3-matplotlib draws `alloy plot`'s charts, tmux runs `alloy top`'s
+# interactive screen in its test (tests/observe).
 # Idempotent: it installs only what is missing, so it is cheap to call from
 # every entry script.
 #
@@ -22,9 +28,9 @@
 set -euo pipefail
 pkgs=(build-essential cmake g++ python3 jq valgrind pkgconf clang-format
       libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 libgoogle-perftools-dev
-      libmimalloc2.0 libmimalloc-dev gnuplot-nox python3-matplotlib hyperfine linux-perf
+      libmimalloc2.0 libmimalloc-dev gnuplot-nox python3-matplotlib hyperfine linux-perf tmux
       dpkg-dev lintian man-db groff-base fakeroot systemd
-      google-perftools binutils)
+      google-perftools binutils redis-server)
 if [ -n "${ALLOY_DEPS_PACKAGES:-}" ]; then
   read -r -a pkgs <<<"$ALLOY_DEPS_PACKAGES"
 fi

@@ -31,13 +31,15 @@
  *        tcache_max_bytes,tcache_total_bytes,decay_ms,heaps,background_thread,
  *        thp,junk,zero,abort_on_error,stats_print,stats_print_opts,numa,prof,
  *        prof_active,prof_sample,prof_prefix,prof_final,prof_interval,
- *        prof_leak,leak_exit_code,guard_sample,guard_slots}
+ *        prof_leak,leak_exit_code,guard_sample,guard_slots,timeline_ms,
+ *        timeline_file,stats_shm}
  *   numa.nodes  numa.moves
  *   thread.tcache.flush  thread.tcache.bytes  thread.heap  thread.node
  *   heaps.count  heaps.create  heap.<i>.destroy  heap.<i>.purge
  *   prof.{dump,active,sample,reset,samples,live,stacks,store_bytes,nested,lost}
  *        (the heap profiler, docs/PROFILING.md; "prof.dump" written with a
  *        const char * file name, or run with no value for the default name)
+ *   timeline.records  timeline.file   (the timeline, docs/OBSERVING.md)
  * alloy_ctl_name(k) lists them, k = 0, 1, ... until NULL, and
  * alloy_ctl_describe(k) gives each one's type and meaning.
  *
