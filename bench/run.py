@@ -84,6 +84,9 @@ WORKLOADS = {
     "larson": ("bench_larson", "Larson-style server: threads retire, successors free "
                                "their objects, 4 threads",
                [("mops_per_s", "mt"), ("peak_rss", None), ("faults", None)]),
+    "sparse": ("bench_sparse", "buffers sized for the worst case: a window of 2,000 blocks, "
+                               "20% of 8-512 KiB with only their ends written, 2 threads",
+               [("time_ms", "mt"), ("peak_rss", None), ("faults", None), ("cpu_ms", None)]),
 }
 # (workload, case) -> {metric: group}: exceptions to the table above
 CASE_GROUPS = {
@@ -117,6 +120,7 @@ MODES = {
         "handoff": [["-t", "2", "-n", "20000", "-w", "100"]],
         "idle": [["-l", "8Mi", "-i", "300"]],
         "larson": [["-t", "2", "-s", "100", "-n", "500", "-g", "4"]],
+        "sparse": [["-t", "2", "-n", "5000", "-w", "200"]],
     },
     "short": {
         "reps": 5, "timeout": 60,
@@ -135,6 +139,7 @@ MODES = {
         "handoff": [["-t", "4", "-n", "150000", "-w", "1000"]],
         "idle": [["-l", "128Mi", "-f", "90", "-i", "600"]],
         "larson": [["-t", "4", "-s", "1000", "-n", "5000", "-g", "40"]],
+        "sparse": [["-t", "2", "-n", "100000", "-w", "2000"]],
     },
     "full": {
         "reps": 5, "timeout": 600,
@@ -154,6 +159,7 @@ MODES = {
                  ["-l", "512Mi", "-f", "100", "-i", "5000"]],
         "larson": [["-t", "4", "-s", "1000", "-n", "5000", "-g", "400"],
                    ["-t", "16", "-s", "1000", "-n", "5000", "-g", "100"]],
+        "sparse": [["-t", "2", "-n", "1000000", "-w", "2000"]],
     },
 }
 
