@@ -23,9 +23,10 @@ void ay_central_init(ay_central_t *c, ay_pageheap_t *pages, unsigned cls, int sl
     ay_list_init(&c->nonempty);
     c->pages = pages;
     c->cls = cls;
-    c->size = (uint32_t)ay_policy_class_size(cls);
     c->bin = slot >= 0 ? (uint8_t)(cls + 1) : 0;
     c->list = slot >= 0 ? (uint32_t)slot * AY_SLOT_BYTES + c->bin * AY_BIN_BYTES : 0;
+    /* last, published: a size that is not 0 says the rest is set */
+    __atomic_store_n(&c->size, (uint32_t)ay_policy_class_size(cls), __ATOMIC_RELEASE);
 }
 
 void ay_central_lock(ay_central_t *c) {

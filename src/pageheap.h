@@ -53,8 +53,12 @@
 
 typedef struct ay_pageheap {
     pthread_mutex_t lock;
-    ay_span_t free[AY_MAX_SPAN_PAGES + 1];            /* list heads by length; [256] holds >= 256 */
-    uint64_t nonempty[(AY_MAX_SPAN_PAGES + 64) / 64]; /* bit i: free[i] is not empty */
+    /* free spans by length ([256]: 256 or more), through prev/next, NULL at
+     * both ends: two pointers a length (4 KiB in all, where span records as
+     * list heads took 39 KiB, nearly all resident) */
+    ay_span_t *first[AY_MAX_SPAN_PAGES + 1];
+    ay_span_t *last[AY_MAX_SPAN_PAGES + 1];
+    uint64_t nonempty[(AY_MAX_SPAN_PAGES + 64) / 64]; /* bit i: first[i] is not NULL */
     ay_span_t dirty;          /* decay FIFO head (dprev/dnext), oldest first */
     ay_span_t purging;        /* list head (dprev/dnext): spans being purged, off the lists */
     ay_span_t blocks;         /* list head: one record per block taken from the OS */
@@ -71,6 +75,7 @@ typedef struct ay_pageheap {
     uint64_t blocks_unmapped; /* wholly free blocks given back to the OS */
 } ay_pageheap_t;
 
+/* Set up ph, which must be zero. */
 void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage);
 
 /* A span of npages pages (1..AY_LARGE_MAX_PAGES) whose start is aligned to
