@@ -443,6 +443,81 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
     return s;
 }
 
+/* Grow LARGE span s in place to npages pages, into the free span that
+ * follows it in its block.  Under the lock; false when that span is not
+ * there or too short. */
+static bool grow_in_place(ay_pageheap_t *ph, ay_span_t *s, uintptr_t npages, uint64_t now) {
+    ay_span_t *r = free_right(s);
+    uintptr_t more = npages - s->npages;
+    if (!r || r->npages < more)
+        return false;
+    free_remove(ph, r);
+    s->dirty |= r->dirty;
+    if (r->npages == more) {
+        record_give(ph, r);
+    } else {
+        r->start += AY_PAGES_BYTES(more);
+        r->npages -= more;
+        free_insert(ph, r, now);
+    }
+    s->npages = npages;
+    ph->active_pages += more;
+    return true;
+}
+
+/* Shrink LARGE span s in place to npages pages: its tail goes back, merged
+ * with a free span after it.  Under the lock, with a record reserved. */
+static void shrink_in_place(ay_pageheap_t *ph, ay_span_t *s, uintptr_t npages, bool purged,
+                            uint64_t now) {
+    ay_span_t *t = record_take(ph);
+    t->start = s->start + AY_PAGES_BYTES(npages);
+    t->npages = s->npages - npages;
+    t->dirty = s->dirty && !purged;
+    if (purged)
+        ph->purges++;
+    t->block = s->block;
+    s->npages = npages;
+    ph->active_pages -= t->npages;
+    free_coalesce(ph, t, now);
+}
+
+bool ay_pageheap_resize(ay_pageheap_t *ph, ay_span_t *s, uintptr_t npages) {
+    uintptr_t old = s->npages;
+    uintptr_t tail = s->start + AY_PAGES_BYTES(npages);
+    bool purged = false;
+    if (npages == old)
+        return true;
+    if (npages < old) {
+        if (!reserve(ph))
+            return false;
+        /* the tail's entries go first: s is the caller's alone, and once
+         * the tail is free a neighbour may merge with it; decay_ms:0
+         * purges it at once, as a span freed (ay_pageheap_free) */
+        ay_pagemap_set(tail, old - npages, NULL, 0);
+        if (ay_conf.decay_ms == 0)
+            purged = ay_os_purge((void *)tail, AY_PAGES_BYTES(old - npages)) == 0;
+    }
+    uint64_t now = ay_os_now_ms();
+    pthread_mutex_lock(&ph->lock);
+    bool done = true;
+    if (npages > old)
+        done = grow_in_place(ph, s, npages, now);
+    else if (ph->nspare >= 1)
+        shrink_in_place(ph, s, npages, purged, now);
+    else
+        done = false;
+    finish(ph, now);
+    if (!done) {
+        if (npages < old) /* (the reserve was taken meanwhile) */
+            ay_pagemap_set(tail, old - npages, s, 0);
+        return false;
+    }
+    ay_usage_add(ph->usage, (ptrdiff_t)AY_PAGES_BYTES(npages) - (ptrdiff_t)AY_PAGES_BYTES(old));
+    if (npages > old)
+        ay_pagemap_set(s->start + AY_PAGES_BYTES(old), npages - old, s, 0);
+    return true;
+}
+
 void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
     /* decay_ms:0 purges the freed pages at once (only these: their free
      * neighbours were purged when they were freed); s is the caller's alone

@@ -86,6 +86,12 @@ void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage);
  * when out of memory. */
 ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t align_pages,
                              unsigned state, uint32_t list);
+/* Resize LARGE span s of ph in place to npages pages (1..AY_LARGE_MAX_PAGES):
+ * it grows into the free span that follows it in its block, or gives its
+ * tail back (merged with a free span after it).  false, with s untouched,
+ * when the free span after it is missing or too short, or no span record
+ * can be had. */
+bool ay_pageheap_resize(ay_pageheap_t *ph, ay_span_t *s, uintptr_t npages);
 /* Give a SMALL or LARGE span of ph back; it is merged with free neighbours. */
 void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s);
 /* Purge dirty free spans: those older than decay_ms, or all when `all`. */
