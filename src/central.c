@@ -14,6 +14,7 @@
  * linked. */
 #include "central.h"
 
+#include "conf.h"
 #include "error.h"
 #include "pagemap.h"
 #include "secure.h"
@@ -180,7 +181,7 @@ static bool span_exhausted(const ay_span_t *s) { return !s->free && s->bump >= s
 /* A new span for a batch of `want`, carved for c's class.  Called without
  * c's lock: the span is the caller's alone until it joins c's list. */
 static ay_span_t *span_new(ay_central_t *c, uint32_t want) {
-    uint32_t pages = ay_policy_span_pages(c->size, want);
+    uint32_t pages = ay_policy_span_pages_for(&ay_conf.batch, c->size, want);
     ay_span_t *s = ay_pageheap_alloc(c->pages, pages, 1, AY_SPAN_SMALL, c->list);
     if (!s)
         return NULL;
