@@ -90,6 +90,9 @@ WORKLOADS = {
     "cxx": ("bench_cxx", "C++: new/delete (sized) of objects, std::map, std::list, "
                          "std::unordered_map, shared_ptr; 1 thread (CPU time)",
             [("time_ms", None), ("peak_rss", None), ("faults", None)]),
+    "sparse": ("bench_sparse", "buffers sized for the worst case: a window of 2,000 blocks, "
+                               "20% of 8-512 KiB with only their ends written, 2 threads",
+               [("time_ms", "mt"), ("peak_rss", None), ("faults", None), ("cpu_ms", None)]),
 }
 # (workload, case) -> {metric: group}: exceptions to the table above
 CASE_GROUPS = {
@@ -128,6 +131,7 @@ MODES = {
         "larson": [["-t", "2", "-s", "100", "-n", "500", "-g", "4"]],
         "rptest": [["-t", "2", "-l", "20", "-b", "100", "-w", "200"]],
         "cxx": [["-c", c, "-n", "20000", "-k", "1000"] for c in CXX_CASES],
+        "sparse": [["-t", "2", "-n", "5000", "-w", "200"]],
     },
     "short": {
         "reps": 5, "timeout": 60,
@@ -148,6 +152,7 @@ MODES = {
         "larson": [["-t", "4", "-s", "1000", "-n", "5000", "-g", "40"]],
         "rptest": [["-t", "4", "-l", "300", "-b", "500", "-w", "1000"]],
         "cxx": [["-c", c, "-n", "2000000"] for c in CXX_CASES],
+        "sparse": [["-t", "2", "-n", "100000", "-w", "2000"]],
     },
     "full": {
         "reps": 5, "timeout": 600,
@@ -170,6 +175,7 @@ MODES = {
         "rptest": [["-t", "4", "-l", "4000", "-b", "500", "-w", "1000"],
                    ["-t", "8", "-l", "1000", "-b", "500", "-w", "2000", "-x", "2"]],
         "cxx": [["-c", c, "-n", "20000000"] for c in CXX_CASES],
+        "sparse": [["-t", "2", "-n", "1000000", "-w", "2000"]],
     },
 }
 

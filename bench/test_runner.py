@@ -531,7 +531,8 @@ class Processes(unittest.TestCase):
                  ("bench_large", ["-k", "0"]), ("bench_handoff", ["-p", "101"]),
                  ("bench_handoff", ["-t", "x"]), ("bench_idle", ["-f", "0"]),
                  ("bench_idle", ["-s", "0"]), ("bench_larson", ["-t", "0"]),
-                 ("bench_larson", ["-l", "100", "-u", "10"]), ("bench_larson", ["-g", "2x"])]
+                 ("bench_larson", ["-l", "100", "-u", "10"]), ("bench_larson", ["-g", "2x"]),
+                 ("bench_sparse", ["-l", "100", "-L", "10"]), ("bench_sparse", ["-w", "0"])]
         for prog, args in cases:
             r = subprocess.run([os.path.join(BUILD_DIR, prog)] + args, capture_output=True,
                                text=True, timeout=30)

@@ -80,7 +80,8 @@ static void main_usage(FILE *f) {
         "       --tcache-max-bytes N (validate: 256K, bench: none) the thread caches' byte limit,\n"
         "         for the model and liballoy alike (0: none)\n"
         "       --fault-at OP (test hook: leak one cached object after op OP)\n"
-        "       --diverge overflow-growth|scavenge|fullness (test hook, validate: the model "
+        "       --diverge overflow-growth|scavenge|fullness|geometry (test hook, validate: the "
+        "model "
         "breaks\n"
         "         that rule of alloy's, so that validation must fail)\n");
 }
@@ -242,8 +243,11 @@ static int main_parse(main_opts_t *o, int argc, char **argv) {
                 o->diverge |= SIM_DIVERGE_SCAVENGE;
             else if (!strcmp(v, "fullness"))
                 o->diverge |= SIM_DIVERGE_FULLNESS;
+            else if (!strcmp(v, "geometry"))
+                o->diverge |= SIM_DIVERGE_GEOMETRY;
             else
-                return main_bad("--diverge wants overflow-growth, scavenge or fullness, got '%s'",
+                return main_bad("--diverge wants overflow-growth, scavenge, fullness or geometry, "
+                                "got '%s'",
                                 v);
         } else {
             return main_bad("unknown option '%s'", a);

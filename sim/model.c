@@ -277,7 +277,9 @@ static uint32_t central_fetch(model_t *m, unsigned cls, uint32_t want, model_lis
     }
     if (got < want) {
         size_t S = ay_policy_class_size(cls);
-        uint32_t pages = ay_policy_span_pages(S, want);
+        uint32_t pages = m->cfg->diverge & SIM_DIVERGE_GEOMETRY
+                             ? ay_policy_span_pages(S, want)
+                             : ay_policy_span_pages_for(&m->cfg->bp, S, want);
         uint32_t i = pageheap_alloc(m, pages);
         if (i == NIL)
             return got;

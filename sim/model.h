@@ -29,6 +29,7 @@ enum {
     SIM_DIVERGE_OVERFLOW_GROWTH = 1, /* an overflow gives back n but keeps the batch */
     SIM_DIVERGE_SCAVENGE = 2,        /* the byte limit is never checked */
     SIM_DIVERGE_FULLNESS = 4,        /* a fetch takes the first span, not the fullest */
+    SIM_DIVERGE_GEOMETRY = 8,        /* spans are the paper's P(S,n) whatever the policy */
 };
 
 typedef struct sim_config {

@@ -94,9 +94,11 @@ static int real_count(const real_args_t *a) {
         if (i + 1 > a->tp.warmup_ops && ((i + 1) % a->tp.sample_every == 0 || i + 1 == total)) {
             real_stats(&s);
             samples++;
-            sum_cached += (double)(s.tcache_bytes + s.central_bytes);
+            /* the model's central cache holds its spans' tails too (0 under
+             * the paper's geometry, which leaves none) */
+            sum_cached += (double)(s.tcache_bytes + s.central_bytes + s.span_tail_bytes);
             sum_tc += (double)s.tcache_bytes;
-            sum_central += (double)s.central_bytes;
+            sum_central += (double)(s.central_bytes + s.span_tail_bytes);
         }
     }
     real_stats(&s);

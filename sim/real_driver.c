@@ -150,13 +150,16 @@ int sim_real_validate(const sim_real_opts_t *o) {
         fprintf(f, ",model_%s,real_%s", names[i], names[i]);
     fprintf(f, ",model_final_committed_bytes,real_final_mapped_bytes,"
                "real_final_active_plus_free_bytes,same_trace,exact\n");
-    size_t total = (size_t)o->nwl * o->nseeds * 2, done = 0, exact_runs = 0;
+    /* the paper's two and alloy's default, whose spans are its own */
+    static const ay_batch_policy_t pols[] = {AY_BATCH_CLIP, AY_BATCH_GUARD, AY_BATCH_COMPACT};
+    enum { NPOL = sizeof pols / sizeof pols[0] };
+    size_t total = (size_t)o->nwl * o->nseeds * NPOL, done = 0, exact_runs = 0;
     double t0 = sim_now();
     int rc = 0;
     for (unsigned w = 0; w < o->nwl && !rc; w++) {
         for (unsigned s = 0; s < o->nseeds && !rc; s++) {
-            for (unsigned p = 0; p < 2 && !rc; p++) {
-                ay_batch_policy_t pol = p ? AY_BATCH_GUARD : AY_BATCH_CLIP;
+            for (unsigned p = 0; p < NPOL && !rc; p++) {
+                ay_batch_policy_t pol = pols[p];
                 sim_workload_t wl = o->wls[w];
                 uint64_t seed = o->seed_base + s;
                 if (o->progress) {

@@ -46,7 +46,7 @@ void *ay_alloc_uncached(ay_heap_t *h, size_t size, bool zero) {
     if (!b)
         return ay_large_alloc(h, size, 1, zero);
     void *head;
-    if (!ay_central_fetch(&h->central[b - 1], 1, &head, NULL))
+    if (!ay_central_fetch(ay_heap_central(h, b - 1), 1, &head, NULL))
         return NULL;
     tag_live(head, b);
     size_t usable = ay_bin_size[b] - AY_TAG_BYTES;

@@ -14,6 +14,7 @@
  * linked. */
 #include "central.h"
 
+#include "conf.h"
 #include "error.h"
 #include "pagemap.h"
 #include "secure.h"
@@ -23,9 +24,10 @@ void ay_central_init(ay_central_t *c, ay_pageheap_t *pages, unsigned cls, int sl
     ay_list_init(&c->nonempty);
     c->pages = pages;
     c->cls = cls;
-    c->size = (uint32_t)ay_policy_class_size(cls);
     c->bin = slot >= 0 ? (uint8_t)(cls + 1) : 0;
     c->list = slot >= 0 ? (uint32_t)slot * AY_SLOT_BYTES + c->bin * AY_BIN_BYTES : 0;
+    /* last, published: a size that is not 0 says the rest is set */
+    __atomic_store_n(&c->size, (uint32_t)ay_policy_class_size(cls), __ATOMIC_RELEASE);
 }
 
 void ay_central_lock(ay_central_t *c) {
@@ -179,7 +181,7 @@ static bool span_exhausted(const ay_span_t *s) { return !s->free && s->bump >= s
 /* A new span for a batch of `want`, carved for c's class.  Called without
  * c's lock: the span is the caller's alone until it joins c's list. */
 static ay_span_t *span_new(ay_central_t *c, uint32_t want) {
-    uint32_t pages = ay_policy_span_pages(c->size, want);
+    uint32_t pages = ay_policy_span_pages_for(&ay_conf.batch, c->size, want);
     ay_span_t *s = ay_pageheap_alloc(c->pages, pages, 1, AY_SPAN_SMALL, c->list);
     if (!s)
         return NULL;

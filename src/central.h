@@ -75,7 +75,11 @@ typedef struct ay_run {
 
 /* slot: the automatic heap's slot (its id), whose frees enter thread caches
  * (their pages carry the slot and the class's bin in the pagemap); -1 for
- * an uncached heap (explicit heaps: every free takes the slow path). */
+ * an uncached heap (explicit heaps: every free takes the slow path).  The
+ * record must be zero before (heap.h sets a central cache up on its first
+ * use); `size` is written last, with a release store: a central cache whose
+ * size reads 0 was never set up, holds nothing, and its lock and remote
+ * queue read as unlocked and empty. */
 void ay_central_init(ay_central_t *c, ay_pageheap_t *pages, unsigned cls, int slot);
 
 /* Fetch up to `want` objects.  They are, in the order the central cache

@@ -20,12 +20,14 @@ ay_conf_t ay_conf;
 #define GiB ((uint64_t)1 << 30)
 
 static const ay_conf_key_t keys[] = {
-    {"batch_policy", AY_CONF_POLICY, AT(batch.policy), 0, 0, 0, "guard", NULL,
-     "How batches grow: clip (the paper's \"current\" policy), guard or pow2 (the paper's "
-     "guards), or lean (guard's rule with L(S) = min(32 KiB / S, 128): less memory, more "
-     "central-cache trips)."},
+    {"batch_policy", AY_CONF_POLICY, AT(batch.policy), 0, 0, 0, "compact", NULL,
+     "How batches grow and spans are sized: compact (guard's rule; objects above 1 KiB get a "
+     "sixteenth of batch_budget, and a span is the fewest pages that hold the batch with at most "
+     "an eighth left over), clip (the paper's \"current\" policy), guard or pow2 (the paper's "
+     "guards, with its spans P(S,n)), or lean (guard's rule with L(S) = min(32 KiB / S, 128))."},
     {"batch_budget", AY_CONF_BYTES, AT(batch.byte_budget), 4, 8, GiB, "256k", NULL,
-     "Bytes one batch may move: L(S) = min(batch_budget / S, batch_cap)."},
+     "Bytes one batch may move: L(S) = min(batch_budget / S, batch_cap) (under compact, "
+     "objects above 1 KiB: a sixteenth of it)."},
     {"batch_cap", AY_CONF_COUNT, AT(batch.object_cap), 0, 1, 65536, "1024", NULL,
      "Objects one batch may move: L(S) = min(batch_budget / S, batch_cap)."},
     {"return_threshold", AY_CONF_RATIO, AT(return_k_halves), 0, 3, 128, "2", NULL,
@@ -225,7 +227,7 @@ static void fmt_bytes(ay_fmt_t *f, uint64_t v) {
 void ay_conf_describe_range(const ay_conf_key_t *key, ay_fmt_t *f) {
     switch (key->type) {
     case AY_CONF_BOOL: ay_fmt_str(f, "true or false"); return;
-    case AY_CONF_POLICY: ay_fmt_str(f, "clip, guard, pow2 or lean"); return;
+    case AY_CONF_POLICY: ay_fmt_str(f, "compact, clip, guard, pow2 or lean"); return;
     case AY_CONF_PATH:
         ay_fmt_str(f, "a file path of 1 to ");
         ay_fmt_u64(f, key->max);

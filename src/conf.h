@@ -61,7 +61,7 @@ typedef enum ay_conf_type {
     AY_CONF_COUNT,   /* a whole number, k/m/g suffixes accepted; a uint32_t */
     AY_CONF_BYTES,   /* bytes, k/m/g suffixes accepted; a uint32_t or size_t (width) */
     AY_CONF_MS,      /* milliseconds, or -1 for never; an int64_t */
-    AY_CONF_POLICY,  /* clip, guard, pow2 or lean; an ay_batch_policy_t */
+    AY_CONF_POLICY,  /* compact, clip, guard, pow2 or lean; an ay_batch_policy_t */
     AY_CONF_RATIO,   /* 1.5, 2, 2.5, ... stored in halves; a uint32_t */
     AY_CONF_LETTERS, /* letters of AY_CONF_LETTERS_SET, each at most once; a char[8] */
     AY_CONF_PATH,    /* a file path, copied into a char[AY_CONF_PATH_MAX] (no allocation) */

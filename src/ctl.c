@@ -257,7 +257,8 @@ static const ctl_entry_t table[] = {
     FUNC("decay_ms", T_I64, get_decay, set_decay,
          "Purge free pages after this many ms; 0 at once, -1 never. Writable at run time."),
     FUNC("batch_policy", T_STR, get_policy, set_policy,
-         "Batch growth policy (clip, guard, pow2 or lean); a write takes effect at the next "
+         "Batch growth policy (compact, clip, guard, pow2 or lean); a write takes effect at the "
+         "next "
          "growth."),
     FUNC("background_thread", T_BOOL, get_bg, set_bg,
          "Whether the background purging thread runs; write true or false to start or stop it."),

@@ -33,8 +33,12 @@ static pthread_mutex_t heaps_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned node_first[AY_MAX_NODES], node_heaps[AY_MAX_NODES];
 static uint64_t numa_moves; /* see ay_heap_numa_moves (relaxed atomic) */
 
-static void heap_init(ay_heap_t *h, unsigned id, bool cached, unsigned node) {
-    memset(h, 0, sizeof *h);
+/* h is zero (fresh: static or new metadata memory) or a destroyed heap's
+ * record (cleared here).  The central caches are set up on their first use
+ * (ay_heap_central), so that a fresh heap's pages stay untouched. */
+static void heap_init(ay_heap_t *h, unsigned id, bool cached, unsigned node, bool fresh) {
+    if (!fresh)
+        memset(h, 0, sizeof *h);
     h->id = id;
     h->cached = cached;
     h->node = node;
@@ -42,8 +46,16 @@ static void heap_init(ay_heap_t *h, unsigned id, bool cached, unsigned node) {
     ay_direct_init(&h->direct, &h->usage);
     if (ay_numa)
         h->pages.node = h->direct.node = (int)node;
-    for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
-        ay_central_init(&h->central[c], &h->pages, c, cached ? (int)id : -1);
+}
+
+void ay_heap_central_setup(ay_heap_t *h, unsigned cls) {
+    ay_central_t *c = &h->central[cls];
+    pthread_mutex_lock(&heaps_lock); /* fork's prepare handler waits for it (lock_all) */
+    if (!c->size) {
+        ay_central_init(c, &h->pages, cls, h->cached ? (int)h->id : -1);
+        __atomic_or_fetch(&h->central_ready[cls / 64], (uint64_t)1 << (cls % 64), __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&heaps_lock);
 }
 
 void ay_heaps_init(unsigned count) {
@@ -60,7 +72,7 @@ void ay_heaps_init(unsigned count) {
             ay_heap_t *h = n == 0 ? &heap0 : ay_meta_alloc(sizeof *h);
             if (!h)
                 goto done; /* fewer heaps; still correct */
-            heap_init(h, n, true, node);
+            heap_init(h, n, true, node, true);
             ay_heaps[n] = h;
             node_heaps[node]++;
         }
@@ -169,12 +181,13 @@ ay_heap_t *ay_heap_create(void) {
             spare_heaps = h->next_spare;
     }
     pthread_mutex_unlock(&heaps_lock);
+    bool fresh = !h;
     if (id < AY_MAX_HEAPS && !h)
         h = ay_meta_alloc(sizeof *h); /* may map: not under heaps_lock */
     if (!h)
         return NULL;
     int node = ay_topology_here(); /* the creating thread's node */
-    heap_init(h, id, false, node < 0 ? 0 : (unsigned)node);
+    heap_init(h, id, false, node < 0 ? 0 : (unsigned)node, fresh);
     pthread_mutex_lock(&heaps_lock);
     if (ay_heaps[id]) { /* taken meanwhile: find another id */
         while (id < AY_MAX_HEAPS && ay_heaps[id])
@@ -221,7 +234,8 @@ void ay_heaps_purge(bool all) {
              * so that the spans it empties can go too */
             bool drain = all || AY_LOAD(&h->nthreads) == 0;
             for (unsigned c = 0; drain && c < AY_NUM_CLASSES; c++)
-                ay_central_remote_drain(&h->central[c]);
+                if (ay_heap_central_ready(h, c))
+                    ay_central_remote_drain(&h->central[c]);
             ay_pageheap_purge(&h->pages, all);
             ay_heap_unpin(h);
         }
@@ -235,7 +249,8 @@ void ay_heaps_lock_all(void) {
         if (!h)
             continue;
         for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
-            ay_central_lock(&h->central[c]);
+            if (ay_heap_central_ready(h, c)) /* none is set up meanwhile: heaps_lock is held */
+                ay_central_lock(&h->central[c]);
         ay_pageheap_lock(&h->pages);
         ay_direct_lock(&h->direct);
     }
@@ -249,7 +264,8 @@ void ay_heaps_unlock_all(void) {
         ay_direct_unlock(&h->direct);
         ay_pageheap_unlock(&h->pages);
         for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
-            ay_central_unlock(&h->central[c]);
+            if (ay_heap_central_ready(h, c))
+                ay_central_unlock(&h->central[c]);
     }
     pthread_mutex_unlock(&heaps_lock);
 }
@@ -261,7 +277,8 @@ void ay_heaps_after_fork_child(void) {
         if (!h)
             continue;
         for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
-            ay_central_reset_lock(&h->central[c]);
+            if (ay_heap_central_ready(h, c)) /* (one never set up is zero: unlocked) */
+                ay_central_reset_lock(&h->central[c]);
         ay_direct_reset_lock(&h->direct);
         ay_pageheap_after_fork_child(&h->pages);
     }

@@ -52,8 +52,9 @@ typedef struct ay_heap {
     ay_central_t central[AY_NUM_CLASSES];
     ay_pageheap_t pages;
     ay_direct_t direct;
-    ay_usage_t usage;           /* active bytes of pages and direct maps, and their peak */
-    unsigned id;                /* index in ay_heaps */
+    ay_usage_t usage; /* active bytes of pages and direct maps, and their peak */
+    uint64_t central_ready[(AY_NUM_CLASSES + 63) / 64]; /* bit c: central[c] is set up */
+    unsigned id;                                        /* index in ay_heaps */
     unsigned node;              /* NUMA node index (topology.h); 0 without NUMA */
     bool cached;                /* automatic heap: thread caches fill from it */
     uint32_t nthreads;          /* threads bound to it (automatic heaps) */
@@ -97,6 +98,25 @@ ay_heap_t *ay_heap_get(unsigned id);
  * heap it is not bound to, such as purging. */
 ay_heap_t *ay_heap_pin(unsigned id);
 void ay_heap_unpin(ay_heap_t *h);
+/* Class cls's central cache of heap h, set up on its first use: a heap's
+ * 208 central caches (80 KiB) start as zeros that nothing writes, so that
+ * only the pages of the classes a program uses become resident.  Every
+ * fetch goes through here; a central cache reached through a span (a
+ * release, a remote push) was set up when the span was made. */
+void ay_heap_central_setup(ay_heap_t *h, unsigned cls);
+AY_INLINE ay_central_t *ay_heap_central(ay_heap_t *h, unsigned cls) {
+    ay_central_t *c = &h->central[cls];
+    if (AY_UNLIKELY(!__atomic_load_n(&c->size, __ATOMIC_ACQUIRE)))
+        ay_heap_central_setup(h, cls);
+    return c;
+}
+/* Was class cls's central cache of h set up?  Code that visits every class
+ * of a heap (purging, stats, fork) asks this first and skips the others,
+ * which hold nothing: even a read of one would make its page resident on a
+ * kernel that maps no shared zero page on a read fault (relaxed). */
+AY_INLINE bool ay_heap_central_ready(const ay_heap_t *h, unsigned cls) {
+    return AY_LOAD(&h->central_ready[cls / 64]) >> (cls % 64) & 1;
+}
 /* The heap that owns span s (SMALL, LARGE or DIRECT). */
 ay_heap_t *ay_span_heap(const ay_span_t *s);
 /* Purge every heap's free pages: those due (all = false) or all of them;

@@ -95,6 +95,13 @@ size_t ay_large_usable(const ay_span_t *s, const void *p) {
     return AY_PAGES_BYTES(s->npages) - ((uintptr_t)p - s->start);
 }
 
+bool ay_large_resize_in_place(ay_span_t *s, size_t size) {
+    uintptr_t npages = (size + AY_PAGE_SIZE - 1) >> AY_PAGE_SHIFT;
+    if (s->user || npages > AY_LARGE_MAX_PAGES)
+        return false;
+    return ay_pageheap_resize(s->owner.pages, s, npages);
+}
+
 void *ay_large_resize(ay_span_t *s, size_t size) {
     size_t bytes = (size + AY_PAGE_SIZE - 1) & ~(AY_PAGE_SIZE - 1);
     return ay_direct_resize(s, bytes) == 0 ? (void *)s->start : NULL;

@@ -23,8 +23,6 @@ static unsigned size_index(uintptr_t npages) {
 
 void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage) {
     pthread_mutex_init(&ph->lock, NULL);
-    for (unsigned i = 0; i <= AY_MAX_SPAN_PAGES; i++)
-        ay_list_init(&ph->free[i]);
     ph->dirty.dprev = ph->dirty.dnext = &ph->dirty;
     ph->purging.dprev = ph->purging.dnext = &ph->purging;
     ay_list_init(&ph->blocks);
@@ -76,10 +74,17 @@ static void free_insert(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
     s->owner.pages = ph;
     /* dirty spans first: among spans of one length, reuse pages that are
      * already resident before touching purged or fresh ones */
-    if (s->dirty)
-        ay_list_push(&ph->free[i], s);
-    else
-        ay_list_append(&ph->free[i], s);
+    if (s->dirty || !ph->first[i]) { /* at the front */
+        s->prev = NULL;
+        s->next = ph->first[i];
+        *(s->next ? &s->next->prev : &ph->last[i]) = s;
+        ph->first[i] = s;
+    } else { /* at the back */
+        s->next = NULL;
+        s->prev = ph->last[i];
+        ph->last[i]->next = s;
+        ph->last[i] = s;
+    }
     ph->nonempty[i / 64] |= (uint64_t)1 << (i % 64);
     if (s->dirty) {
         s->freed_ms = now;
@@ -97,8 +102,10 @@ static void free_insert(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
 
 static void free_remove(ay_pageheap_t *ph, ay_span_t *s) {
     unsigned i = size_index(s->npages);
-    ay_list_remove(s);
-    if (ph->free[i].next == &ph->free[i])
+    *(s->prev ? &s->prev->next : &ph->first[i]) = s->next;
+    *(s->next ? &s->next->prev : &ph->last[i]) = s->prev;
+    s->prev = s->next = NULL;
+    if (!ph->first[i])
         ph->nonempty[i / 64] &= ~((uint64_t)1 << (i % 64));
     if (s->dirty) {
         s->dprev->dnext = s->dnext;
@@ -271,8 +278,8 @@ static unsigned release_free_blocks(ay_pageheap_t *ph, uintptr_t min_pages) {
         uintptr_t gone[PURGE_BATCH][2];
         unsigned n = 0;
         pthread_mutex_lock(&ph->lock);
-        ay_span_t *head = &ph->free[AY_MAX_SPAN_PAGES]; /* whole blocks are >= 256 pages */
-        for (ay_span_t *s = head->next, *next; s != head && n < PURGE_BATCH; s = next) {
+        /* whole blocks are >= 256 pages */
+        for (ay_span_t *s = ph->first[AY_MAX_SPAN_PAGES], *next; s && n < PURGE_BATCH; s = next) {
             next = s->next;
             if (whole_block(s) && s->npages >= min_pages) {
                 free_remove(ph, s);
@@ -352,9 +359,9 @@ static ay_span_t *best_fit(ay_pageheap_t *ph, uintptr_t npages) {
         if (i > AY_MAX_SPAN_PAGES)
             break;
         if (i < AY_MAX_SPAN_PAGES)
-            return ph->free[i].next;
+            return ph->first[i];
         ay_span_t *best = NULL; /* the >= 256 list is unsorted: scan it */
-        for (ay_span_t *s = ph->free[i].next; s != &ph->free[i]; s = s->next)
+        for (ay_span_t *s = ph->first[i]; s; s = s->next)
             if (s->npages >= npages &&
                 (!best || s->npages < best->npages || (s->npages == best->npages && s->dirty)))
                 best = s;
@@ -436,6 +443,81 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
     return s;
 }
 
+/* Grow LARGE span s in place to npages pages, into the free span that
+ * follows it in its block.  Under the lock; false when that span is not
+ * there or too short. */
+static bool grow_in_place(ay_pageheap_t *ph, ay_span_t *s, uintptr_t npages, uint64_t now) {
+    ay_span_t *r = free_right(s);
+    uintptr_t more = npages - s->npages;
+    if (!r || r->npages < more)
+        return false;
+    free_remove(ph, r);
+    s->dirty |= r->dirty;
+    if (r->npages == more) {
+        record_give(ph, r);
+    } else {
+        r->start += AY_PAGES_BYTES(more);
+        r->npages -= more;
+        free_insert(ph, r, now);
+    }
+    s->npages = npages;
+    ph->active_pages += more;
+    return true;
+}
+
+/* Shrink LARGE span s in place to npages pages: its tail goes back, merged
+ * with a free span after it.  Under the lock, with a record reserved. */
+static void shrink_in_place(ay_pageheap_t *ph, ay_span_t *s, uintptr_t npages, bool purged,
+                            uint64_t now) {
+    ay_span_t *t = record_take(ph);
+    t->start = s->start + AY_PAGES_BYTES(npages);
+    t->npages = s->npages - npages;
+    t->dirty = s->dirty && !purged;
+    if (purged)
+        ph->purges++;
+    t->block = s->block;
+    s->npages = npages;
+    ph->active_pages -= t->npages;
+    free_coalesce(ph, t, now);
+}
+
+bool ay_pageheap_resize(ay_pageheap_t *ph, ay_span_t *s, uintptr_t npages) {
+    uintptr_t old = s->npages;
+    uintptr_t tail = s->start + AY_PAGES_BYTES(npages);
+    bool purged = false;
+    if (npages == old)
+        return true;
+    if (npages < old) {
+        if (!reserve(ph))
+            return false;
+        /* the tail's entries go first: s is the caller's alone, and once
+         * the tail is free a neighbour may merge with it; decay_ms:0
+         * purges it at once, as a span freed (ay_pageheap_free) */
+        ay_pagemap_set(tail, old - npages, NULL, 0);
+        if (ay_conf.decay_ms == 0)
+            purged = ay_os_purge((void *)tail, AY_PAGES_BYTES(old - npages)) == 0;
+    }
+    uint64_t now = ay_os_now_ms();
+    pthread_mutex_lock(&ph->lock);
+    bool done = true;
+    if (npages > old)
+        done = grow_in_place(ph, s, npages, now);
+    else if (ph->nspare >= 1)
+        shrink_in_place(ph, s, npages, purged, now);
+    else
+        done = false;
+    finish(ph, now);
+    if (!done) {
+        if (npages < old) /* (the reserve was taken meanwhile) */
+            ay_pagemap_set(tail, old - npages, s, 0);
+        return false;
+    }
+    ay_usage_add(ph->usage, (ptrdiff_t)AY_PAGES_BYTES(npages) - (ptrdiff_t)AY_PAGES_BYTES(old));
+    if (npages > old)
+        ay_pagemap_set(s->start + AY_PAGES_BYTES(old), npages - old, s, 0);
+    return true;
+}
+
 void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
     /* decay_ms:0 purges the freed pages at once (only these: their free
      * neighbours were purged when they were freed); s is the caller's alone
@@ -504,9 +586,11 @@ void ay_pageheap_validate(ay_pageheap_t *ph) {
     size_t dirty = 0, clean = 0;
     for (unsigned i = 1; i <= AY_MAX_SPAN_PAGES; i++) {
         int bit = (ph->nonempty[i / 64] >> (i % 64)) & 1;
-        if (bit != (ph->free[i].next != &ph->free[i]))
-            ay_fatal("pageheap: bitmap disagrees with list", &ph->free[i]);
-        for (ay_span_t *s = ph->free[i].next; s != &ph->free[i]; s = s->next) {
+        if (bit != (ph->first[i] != NULL) || (ph->first[i] == NULL) != (ph->last[i] == NULL))
+            ay_fatal("pageheap: bitmap disagrees with list", &ph->first[i]);
+        for (ay_span_t *s = ph->first[i]; s; s = s->next) {
+            if ((s->next ? s->next->prev : ph->last[i]) != s)
+                ay_fatal("pageheap: broken size list", (void *)s->start);
             if (s->state != AY_SPAN_FREE || s->owner.pages != ph || size_index(s->npages) != i ||
                 s->start < s->block->start || span_end(s) > span_end(s->block))
                 ay_fatal("pageheap: bad span on free list", (void *)s->start);

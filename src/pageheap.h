@@ -53,8 +53,12 @@
 
 typedef struct ay_pageheap {
     pthread_mutex_t lock;
-    ay_span_t free[AY_MAX_SPAN_PAGES + 1];            /* list heads by length; [256] holds >= 256 */
-    uint64_t nonempty[(AY_MAX_SPAN_PAGES + 64) / 64]; /* bit i: free[i] is not empty */
+    /* free spans by length ([256]: 256 or more), through prev/next, NULL at
+     * both ends: two pointers a length (4 KiB in all, where span records as
+     * list heads took 39 KiB, nearly all resident) */
+    ay_span_t *first[AY_MAX_SPAN_PAGES + 1];
+    ay_span_t *last[AY_MAX_SPAN_PAGES + 1];
+    uint64_t nonempty[(AY_MAX_SPAN_PAGES + 64) / 64]; /* bit i: first[i] is not NULL */
     ay_span_t dirty;          /* decay FIFO head (dprev/dnext), oldest first */
     ay_span_t purging;        /* list head (dprev/dnext): spans being purged, off the lists */
     ay_span_t blocks;         /* list head: one record per block taken from the OS */
@@ -71,6 +75,7 @@ typedef struct ay_pageheap {
     uint64_t blocks_unmapped; /* wholly free blocks given back to the OS */
 } ay_pageheap_t;
 
+/* Set up ph, which must be zero. */
 void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage);
 
 /* A span of npages pages (1..AY_LARGE_MAX_PAGES) whose start is aligned to
@@ -81,6 +86,12 @@ void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage);
  * when out of memory. */
 ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t align_pages,
                              unsigned state, uint32_t list);
+/* Resize LARGE span s of ph in place to npages pages (1..AY_LARGE_MAX_PAGES):
+ * it grows into the free span that follows it in its block, or gives its
+ * tail back (merged with a free span after it).  false, with s untouched,
+ * when the free span after it is missing or too short, or no span record
+ * can be had. */
+bool ay_pageheap_resize(ay_pageheap_t *ph, ay_span_t *s, uintptr_t npages);
 /* Give a SMALL or LARGE span of ph back; it is merged with free neighbours. */
 void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s);
 /* Purge dirty free spans: those older than decay_ms, or all when `all`. */

@@ -76,6 +76,8 @@ uint32_t ay_policy_batch_limit(const ay_batch_params_t *bp, size_t S) {
         budget = budget < AY_LEAN_BYTE_BUDGET ? budget : AY_LEAN_BYTE_BUDGET;
         cap = cap < AY_LEAN_OBJECT_CAP ? cap : AY_LEAN_OBJECT_CAP;
     }
+    if (bp->policy == AY_BATCH_COMPACT && S > AY_COMPACT_SMALL_MAX)
+        budget /= AY_COMPACT_LARGE_SHARE;
     size_t l = budget / S;
     if (l > cap)
         l = cap;
@@ -89,6 +91,23 @@ uint32_t ay_policy_span_pages(size_t S, uint32_t n) {
     return (uint32_t)p;
 }
 
+/* compact's span: the fewest pages that hold n objects of size S with at
+ * most an eighth of them left over (at most AY_MAX_SPAN_PAGES, or what S
+ * needs alone). */
+static uint32_t compact_pages(size_t S, uint32_t n) {
+    uint64_t p = ((uint64_t)S * n + AY_PAGE_SIZE - 1) >> AY_PAGE_SHIFT;
+    uint64_t least = (S + AY_PAGE_SIZE - 1) >> AY_PAGE_SHIFT;
+    if (p > AY_MAX_SPAN_PAGES)
+        p = least > AY_MAX_SPAN_PAGES ? least : AY_MAX_SPAN_PAGES;
+    while (p < AY_MAX_SPAN_PAGES && (AY_PAGES_BYTES(p) % S) * 8 > AY_PAGES_BYTES(p))
+        p++;
+    return (uint32_t)p;
+}
+
+uint32_t ay_policy_span_pages_for(const ay_batch_params_t *bp, size_t S, uint32_t n) {
+    return bp->policy == AY_BATCH_COMPACT ? compact_pages(S, n) : ay_policy_span_pages(S, n);
+}
+
 uint32_t ay_policy_span_objects(size_t S, uint32_t pages) {
     return (uint32_t)(((uint64_t)pages << AY_PAGE_SHIFT) / S);
 }
@@ -100,7 +119,8 @@ uint32_t ay_policy_next_batch(const ay_batch_params_t *bp, size_t S, uint32_t n)
     switch (bp->policy) {
     case AY_BATCH_GUARD:
     case AY_BATCH_LEAN:
-        if (clipped && ay_policy_span_objects(S, ay_policy_span_pages(S, c)) < c)
+    case AY_BATCH_COMPACT:
+        if (clipped && ay_policy_span_objects(S, ay_policy_span_pages_for(bp, S, c)) < c)
             return n;
         return c;
     case AY_BATCH_POW2: return clipped ? n : c;
@@ -152,7 +172,8 @@ int ay_policy_scavenge_due(ay_tc_clock_t *c, uint64_t bytes_in, uint64_t limit) 
     return 1;
 }
 
-static const char *const policy_names[AY_NUM_POLICIES] = {"clip", "guard", "pow2", "lean"};
+static const char *const policy_names[AY_NUM_POLICIES] = {"clip", "guard", "pow2", "lean",
+                                                          "compact"};
 
 int ay_policy_parse(const char *s, size_t len, ay_batch_policy_t *out) {
     for (unsigned i = 0; i < AY_NUM_POLICIES; i++) {

@@ -12,7 +12,9 @@
  *   - batch limit      L(S)   = max(1, min(budget / S, cap)), budget 256 KiB,
  *                               cap 1024 objects by default.
  *   - span pages       P(S,n) = lcm(S*n, 4096) / 4096; when that exceeds 256
- *                               pages, fall back to lcm(S, 4096) / 4096.
+ *                               pages, fall back to lcm(S, 4096) / 4096
+ *                               (compact, alloy's default, sizes spans
+ *                               otherwise: see below).
  *   - span capacity    Q(S,n) = floor(P(S,n) * 4096 / S).
  *   - growth           n starts at 1; on each miss the candidate is
  *                      c = min(2n, L(S)), and the policy decides:
@@ -70,9 +72,10 @@ typedef enum ay_batch_policy {
     AY_BATCH_CLIP = 0,
     AY_BATCH_GUARD = 1,
     AY_BATCH_POW2 = 2,
-    AY_BATCH_LEAN = 3, /* alloy's addition, not the paper's: see below */
+    AY_BATCH_LEAN = 3,    /* alloy's addition, not the paper's: see below */
+    AY_BATCH_COMPACT = 4, /* alloy's default, not the paper's: see below */
 } ay_batch_policy_t;
-#define AY_NUM_POLICIES 4
+#define AY_NUM_POLICIES 5
 
 /* lean: guard's growth rule under a smaller limit, L(S) = max(1, min(32 KiB
  * / S, 128)), at most an eighth of the paper's in bytes, whatever the budget
@@ -86,6 +89,21 @@ typedef enum ay_batch_policy {
 #define AY_LEAN_BYTE_BUDGET (32u * 1024u)
 #define AY_LEAN_OBJECT_CAP 128u
 
+/* compact: alloy's default (not the paper's).  Small objects keep the
+ * paper's limit, L(S) = min(budget / S, cap), so that the loops that
+ * allocate and free them most go to the central cache as rarely; objects
+ * above AY_COMPACT_SMALL_MAX (1 KiB) get a sixteenth of the budget (16 KiB
+ * by default), which the program's own writes to them dwarf.  And a span is
+ * the fewest pages that hold the batch with at most an eighth of them left
+ * over (ay_policy_span_pages_for), where P(S,n)'s lcm wants none: 2 pages
+ * for one 1152-byte object, where P(1152, 1) is 9.  So a span holds about
+ * what the batch asked for, and a few live objects pin a few pages, not
+ * 256 KiB (bench_frag's reuse90, bench_realloc; docs/PAPER-REPRODUCTION.md
+ * has the measured effect).  Growth is guard's rule, which such spans never
+ * refuse: a span always holds the batch. */
+#define AY_COMPACT_SMALL_MAX 1024u
+#define AY_COMPACT_LARGE_SHARE 16u
+
 /* The knobs of the batch policy.  Plain data: the caller owns it. */
 typedef struct ay_batch_params {
     ay_batch_policy_t policy;
@@ -93,7 +111,8 @@ typedef struct ay_batch_params {
     uint32_t object_cap;  /* objects a single batch may move; 1024 default */
 } ay_batch_params_t;
 
-/* Returns the default parameters (guard, 256 KiB, 1024). */
+/* Returns the paper's parameters (guard, 256 KiB, 1024): the simulator's
+ * default.  The allocator's default policy is compact (conf.c). */
 ay_batch_params_t ay_policy_default_params(void);
 
 /* Size of class cls (0 <= cls < AY_NUM_CLASSES), in bytes. */
@@ -106,8 +125,13 @@ unsigned ay_policy_size_class(size_t size);
 /* L(S): the largest batch for objects of size S, at least 1. */
 uint32_t ay_policy_batch_limit(const ay_batch_params_t *bp, size_t S);
 
-/* P(S,n): pages of the span fetched for a batch of n objects of size S. */
+/* P(S,n): pages of the span fetched for a batch of n objects of size S
+ * (the paper's geometry). */
 uint32_t ay_policy_span_pages(size_t S, uint32_t n);
+/* Pages of the span fetched for a batch of n objects of size S under bp's
+ * policy: P(S,n), or under compact the fewest pages p >= S*n / 4096 whose
+ * tail (p * 4096 mod S) is at most an eighth of them. */
+uint32_t ay_policy_span_pages_for(const ay_batch_params_t *bp, size_t S, uint32_t n);
 
 /* Q: objects of size S that a span of `pages` pages holds. */
 uint32_t ay_policy_span_objects(size_t S, uint32_t pages);
@@ -201,10 +225,10 @@ typedef struct ay_tc_clock {
  * megabytes).  A check due resets the clock. */
 int ay_policy_scavenge_due(ay_tc_clock_t *c, uint64_t bytes_in, uint64_t limit);
 
-/* Parses "clip", "guard", "pow2" or "lean".  Returns 0 on success, -1 otherwise. */
+/* Parses "clip", "guard", "pow2", "lean" or "compact".  Returns 0 on success, -1 otherwise. */
 int ay_policy_parse(const char *s, size_t len, ay_batch_policy_t *out);
 
-/* "clip", "guard", "pow2" or "lean". */
+/* "clip", "guard", "pow2", "lean" or "compact". */
 const char *ay_policy_name(ay_batch_policy_t p);
 
 #endif

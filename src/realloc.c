@@ -4,8 +4,9 @@
  * The policy, as in glibc: realloc(NULL, n) is malloc(n); realloc(p, 0)
  * frees p and returns NULL.  A block stays where it is while the new size
  * fits and fills more than half of it; a direct map is resized with mremap;
- * otherwise the block moves, and a block that moves to grow gets an eighth
- * more room than it asked for.  When realloc fails, p is untouched.  p gets
+ * a block above 256 KiB that stays above grows into the free pages after it
+ * or gives its tail back, where it is; otherwise the block moves.  A block
+ * that grows gets an eighth more room than it asked for.  When realloc fails, p is untouched.  p gets
  * the same checks as a pointer given to free. */
 #include "realloc.h"
 
@@ -76,6 +77,12 @@ void *ay_realloc_in(ay_heap_t *h, void *p, size_t size) {
     size_t want = size > usable && size <= AY_MAX_REQUEST - size / 8 - 16 ? size + size / 8 : size;
     if (size % 16 == 0)
         want = (want + 15) & ~(size_t)15;
+    /* a large block grows (by the eighth too) into the free pages after it,
+     * or gives its tail back, where it is: nothing is copied (not with
+     * guard pages) */
+    if (same_heap && s->state == AY_SPAN_LARGE && size > AY_MAX_SMALL_SIZE &&
+        ay_large_resize_in_place(s, size > usable ? want : size))
+        return sampled_resized(s, p, size);
     void *q = ay_alloc_in(h, want);
     if (!q)
         return NULL; /* p is untouched */

@@ -64,8 +64,8 @@ static void class_read(const ay_heap_t *only, unsigned cls, alloy_class_stats_t 
     s->terminal_batch = ay_policy_terminal_batch(&ay_conf.batch, size);
     for (unsigned i = 0; i < ay_heaps_limit; i++) {
         const ay_heap_t *h = ay_heap_get(i);
-        if (!h || (only && h != only))
-            continue;
+        if (!h || (only && h != only) || !ay_heap_central_ready(h, cls))
+            continue; /* (one never set up holds nothing) */
         const ay_central_t *c = &h->central[cls];
         s->slow_path_calls += AY_LOAD(&c->fetches);
         s->short_fetches += AY_LOAD(&c->short_fetches);
@@ -114,7 +114,8 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
         s->central_lock_contended += c.lock_contended;
         s->remote_frees += c.remote_frees;
         s->remote_bytes += c.remote_bytes;
-        small_pages += AY_LOAD(&h->central[cls].span_pages);
+        if (ay_heap_central_ready(h, cls))
+            small_pages += AY_LOAD(&h->central[cls].span_pages);
         size_t room = (size_t)c.capacity * c.class_size;
         s->span_tail_bytes += c.span_bytes > room ? c.span_bytes - room : 0;
     }

@@ -430,7 +430,8 @@ static void drain_home(ay_tcache_t *tc, bool all) {
     uint64_t now = all ? 0 : ay_os_now_ms();
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
         ay_central_t *cc = &tc->heap->central[c];
-        if (AY_LIKELY(!__atomic_load_n(&cc->remote, __ATOMIC_RELAXED)))
+        if (!ay_heap_central_ready(tc->heap, c) ||
+            AY_LIKELY(!__atomic_load_n(&cc->remote, __ATOMIC_RELAXED)))
             continue;
         if (all)
             ay_central_remote_drain(cc);
@@ -473,7 +474,7 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     bool miss = !bin->head && run->next == run->end;
     if (miss) {
         ay_tc_step_t step = ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], tc->batch[b]);
-        ay_central_t *c = &tc->heap->central[b - 1];
+        ay_central_t *c = ay_heap_central(tc->heap, b - 1);
         void *head;
         /* what other heaps' threads sent home, when there is at least half a
          * batch of it, instead of a fetch from the central cache: the list

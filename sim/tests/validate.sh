@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# validate.sh - the model against the real liballoy: every workload, clip and
-# guard, one seed, a shortened trace, with the thread caches' byte limit low
-# enough (256 KiB, validate's default) that lists overflow while batches
-# still grow and caches get scavenged.  Every counter the model reports
+# validate.sh - the model against the real liballoy: every workload, clip,
+# guard and compact (the default), one seed, a shortened trace, with the
+# thread caches' byte limit low enough (256 KiB, validate's default) that
+# lists overflow while batches still grow and caches get scavenged.  Every counter the model reports
 # (slow-path calls, short fetches, objects fetched and released, spans,
 # overflows, scavenges, mean cached bytes) must equal the real allocator's
 # for the same trace, and the traces must exercise overflows and scavenges.
@@ -31,7 +31,7 @@ scav=$(awk -F, -v c="$(col real_tcache_scavenges)" 'NR > 1 && $c > 0' "$csv" | w
 echo "validate.sh: $exact of $rows runs agree exactly; $ovf overflow, $scav scavenge"
 if [ "${1:-}" = "--diverge" ]; then
     # a diverging model must be caught: some run disagrees, and a counter is named
-    if [ "$status" = 0 ] && [ "$rows" = 10 ] && [ "$exact" -lt "$rows" ] &&
+    if [ "$status" = 0 ] && [ "$rows" = 15 ] && [ "$exact" -lt "$rows" ] &&
        grep -q "differs: model" "$tmp/stderr"; then
         grep -m1 "differs" "$tmp/stderr"
         exit 0
@@ -42,14 +42,14 @@ if [ "${1:-}" = "--diverge" ]; then
 fi
 if [ "${1:-} ${2:-}" = "--tcache-max-bytes 0" ]; then
     # no byte limit: the caches never scavenge, in the model and in liballoy
-    if [ "$status" != 0 ] || [ "$rows" != 10 ] || [ "$exact" != "$rows" ] || [ "$scav" != 0 ]; then
+    if [ "$status" != 0 ] || [ "$rows" != 15 ] || [ "$exact" != "$rows" ] || [ "$scav" != 0 ]; then
         cat "$tmp/stderr" >&2
         column -s, -t "$csv" >&2
         exit 1
     fi
     exit 0
 fi
-if [ "$status" != 0 ] || [ "$rows" != 10 ] || [ "$exact" != "$rows" ] ||
+if [ "$status" != 0 ] || [ "$rows" != 15 ] || [ "$exact" != "$rows" ] ||
    [ "$ovf" -lt 4 ] || [ "$scav" -lt 4 ]; then
     cat "$tmp/stderr" >&2
     column -s, -t "$csv" >&2

@@ -150,7 +150,7 @@ static void from_large(void) {
     alloy_free(d);
 }
 
-/* Moving grows of every kind get at least an eighth more than asked. */
+/* Grows of every kind get at least an eighth more than asked. */
 static void extra_eighth(void) {
     const size_t from[] = {1, 8, 100, 1000, 1024, 5000, 60000, 200000, 262144, 300000, 900000};
     for (unsigned i = 0; i < sizeof from / sizeof from[0]; i++) {
@@ -160,12 +160,48 @@ static void extra_eighth(void) {
             size_t usable = alloy_malloc_usable_size(p);
             size_t want = usable + 1 + from[j]; /* strictly more than fits */
             unsigned char *q = alloy_realloc(p, want);
-            CHECK(q && q != p);
+            /* (a large block that stays large may grow where it is, into the
+             * free pages after it) */
+            CHECK(q && (q != p || (usable > MAX_SMALL && want > MAX_SMALL)));
             CHECK(q && alloy_malloc_usable_size(q) >= want + want / 8);
             CHECK(q && first_bad(q, from[i], i + j) == from[i]);
             alloy_free(q);
         }
     }
+}
+
+/* A large block grows where it is into the free pages after it, and gives
+ * its tail back when it shrinks below half; with a live block after it, it
+ * moves.  A fresh explicit heap lays its first blocks out one after the
+ * other, at the start of its first block of pages. */
+static void large_in_place(void) {
+    alloy_heap_t *h = alloy_heap_create();
+    CHECK(h != NULL);
+    if (!h)
+        return;
+    unsigned char *a = alloy_heap_malloc(h, 300 * KiB), *b = alloy_heap_malloc(h, 300 * KiB);
+    CHECK(a && b && b == a + 300 * KiB);
+    if (!a || !b)
+        return;
+    fill(a, 0, 300 * KiB, 41);
+    alloy_heap_free(h, b);
+    unsigned char *q = alloy_heap_realloc(h, a, 600 * KiB); /* into b's pages */
+    CHECK(q == a);
+    CHECK(alloy_malloc_usable_size(q) >= 600 * KiB + 600 * KiB / 8);
+    CHECK_EQ_U(first_bad(q, 300 * KiB, 41), 300 * KiB);
+    fill(q, 300 * KiB, 600 * KiB, 41);
+    q = alloy_heap_realloc(h, q, 280 * KiB); /* below half: the tail goes back */
+    CHECK(q == a);
+    CHECK_EQ_U(alloy_malloc_usable_size(q), 280 * KiB);
+    CHECK_EQ_U(first_bad(q, 280 * KiB, 41), 280 * KiB);
+    b = alloy_heap_malloc(h, 300 * KiB); /* the tail's pages serve it */
+    CHECK(b == a + 280 * KiB);
+    q = alloy_heap_realloc(h, a, 700 * KiB); /* b is live after it: a moves */
+    CHECK(q && q != a);
+    CHECK(q && first_bad(q, 280 * KiB, 41) == 280 * KiB);
+    alloy_heap_free(h, q);
+    alloy_heap_free(h, b);
+    CHECK(alloy_heap_destroy(h) == 0);
 }
 
 /* ---- heaps ---- */
@@ -227,8 +263,11 @@ static size_t owned_by(alloy_heap_t *h) {
  *                               new size fits in place;
  *   alloy_realloc(p):           a direct map growing or shrinking above 32 MiB
  *                               is resized with mremap and stays in its heap;
- *                               a block that fits in place stays; everything
- *                               else moves to the default heap. */
+ *                               a block that fits in place stays, and so may
+ *                               a large block that stays large (it grows into
+ *                               the free pages after it, or gives its tail
+ *                               back); everything else moves to the default
+ *                               heap. */
 static void move_all(alloy_heap_t *to, alloy_heap_t *dflt, int grow) {
     for (unsigned i = 0; i < NH; i++) {
         size_t old = hsize[i], usable = alloy_malloc_usable_size(hp[i]);
@@ -247,7 +286,11 @@ static void move_all(alloy_heap_t *to, alloy_heap_t *dflt, int grow) {
                 CHECK(q != hp[i]);
             howner[i] = to;
         } else if (!direct_stays && !fits) {
-            howner[i] = dflt;
+            int large = usable > MAX_SMALL && size > MAX_SMALL && usable <= DIRECT_MIN;
+            if (q == hp[i]) /* resized where it was: only a large block */
+                CHECK(large);
+            else
+                howner[i] = dflt;
         }
         hp[i] = q;
         hsize[i] = size;
@@ -402,6 +445,7 @@ int main(int argc, char **argv) {
     each_boundary();
     from_large();
     extra_eighth();
+    large_in_place();
     across_heaps();
     failed_grow();
     alloy_thread_flush();

@@ -50,7 +50,7 @@ static int count_lines(const char *s) {
 int main(void) {
     unsetenv("ALLOY_CONF");
     ay_conf_t d = apply(NULL);
-    CHECK_EQ_U(d.batch.policy, AY_BATCH_GUARD);
+    CHECK_EQ_U(d.batch.policy, AY_BATCH_COMPACT); /* alloy's default, not the paper's guard */
     CHECK_EQ_U(d.return_k_halves, 4);
     CHECK_EQ_U(d.decay_ms, 1000);
     CHECK(d.tcache && !d.stats_print);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test_policy.c - the pure policy module against seed 002's figures. */
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -12,7 +13,7 @@ static unsigned underfilled(ay_batch_policy_t pol) {
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
         size_t S = ay_policy_class_size(c);
         uint32_t n = ay_policy_terminal_batch(&bp, S);
-        uint32_t q = ay_policy_span_objects(S, ay_policy_span_pages(S, n));
+        uint32_t q = ay_policy_span_objects(S, ay_policy_span_pages_for(&bp, S, n));
         CHECK(n >= 1 && n <= ay_policy_batch_limit(&bp, S));
         if (q < n)
             count++;
@@ -93,6 +94,43 @@ int main(void) {
     }
     CHECK(ay_policy_parse("lean", 4, &p0) == 0 && p0 == AY_BATCH_LEAN);
     CHECK(strcmp(ay_policy_name(AY_BATCH_LEAN), "lean") == 0);
+
+    /* compact (the allocator's default): the paper's limit up to 1 KiB, a
+     * sixteenth of the budget above; spans that hold the batch with at most
+     * an eighth of their pages left over */
+    bp.policy = AY_BATCH_COMPACT;
+    CHECK_EQ_U(ay_policy_batch_limit(&bp, 8), 1024);
+    CHECK_EQ_U(ay_policy_batch_limit(&bp, 1024), 256);
+    CHECK_EQ_U(ay_policy_batch_limit(&bp, 1152), 14);
+    CHECK_EQ_U(ay_policy_batch_limit(&bp, 65536), 1);
+    CHECK_EQ_U(ay_policy_span_pages(1152, 1), 9); /* the paper's: lcm(1152, 4096) */
+    CHECK_EQ_U(ay_policy_span_pages_for(&bp, 1152, 1), 2);
+    CHECK_EQ_U(ay_policy_span_pages_for(&bp, 64, 1024), 16);
+    CHECK_EQ_U(ay_policy_span_pages_for(&bp, 262144, 1), 64);
+    CHECK_EQ_U(ay_policy_terminal_batch(&bp, 384), 682); /* its span holds it: no guard */
+    CHECK_EQ_U(underfilled(AY_BATCH_COMPACT), 0);
+    unsigned bad = 0;
+    for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
+        size_t S = ay_policy_class_size(c);
+        for (uint32_t n = 1; n <= ay_policy_batch_limit(&bp, S); n++) {
+            uint32_t pages = ay_policy_span_pages_for(&bp, S, n);
+            size_t bytes = AY_PAGES_BYTES(pages);
+            /* holds n, at most an eighth left over, and no page more than
+             * that needs */
+            int ok = ay_policy_span_objects(S, pages) >= n && (bytes % S) * 8 <= bytes &&
+                     pages <= AY_MAX_SPAN_PAGES;
+            for (uint32_t p = (uint32_t)((S * n + AY_PAGE_SIZE - 1) / AY_PAGE_SIZE);
+                 ok && p < pages; p++)
+                ok = (AY_PAGES_BYTES(p) % S) * 8 > AY_PAGES_BYTES(p);
+            if (!ok && bad++ < 5)
+                fprintf(stderr, "compact: S %zu n %u: %u pages\n", S, n, pages);
+        }
+        if (ay_policy_terminal_batch(&bp, S) != ay_policy_batch_limit(&bp, S) && bad++ < 5)
+            fprintf(stderr, "compact: S %zu stops short of L(S)\n", S); /* no refusal */
+    }
+    CHECK_EQ_U(bad, 0);
+    CHECK(ay_policy_parse("compact", 7, &p0) == 0 && p0 == AY_BATCH_COMPACT);
+    CHECK(strcmp(ay_policy_name(AY_BATCH_COMPACT), "compact") == 0);
     bp.policy = AY_BATCH_GUARD;
 
     /* return threshold */

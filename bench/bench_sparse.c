@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/* bench_sparse.c - buffers sized for the worst case and barely touched
+ * (issue 22).
+ *
+ * Each of T threads (2) keeps a window of W slots (2,000).  It first fills
+ * them, then repeatedly picks a random slot, frees what is there and
+ * allocates a new block: 50% of sizes are 8-128 B and 30% are 1-4 KiB, and
+ * every page of those is written; 20% are 8-512 KiB, log-uniform (-l and -L
+ * set the range), and of those only the first and the last byte are
+ * written, as a program that reserves a buffer for the worst case and fills
+ * a little of it would.  An allocator that places a new block on pages a
+ * freed one left resident takes few page faults and little RSS here; one
+ * that spreads blocks over fresh pages faults in two pages per block and
+ * keeps them.
+ *
+ * Reported: wall time, peak RSS, final RSS, the bytes asked for that are
+ * live at the end, faults.
+ *
+ * usage: bench_sparse [-t THREADS] [-n OPS_PER_THREAD] [-w SLOTS] [-l LARGE_MIN] [-L LARGE_MAX]
+ *                     [-r SEED]
+ */
+#include "common.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct worker {
+    pthread_t tid;
+    uint64_t seed;
+    size_t live; /* bytes requested and not yet freed, at the end */
+    char pad[64];
+} worker_t;
+
+static uint64_t n_ops = 40000, n_slots = 2000, large_min = 8192, large_max = 524288;
+static unsigned n_threads = 2;
+static worker_t *workers;
+static pthread_barrier_t barrier;
+static uint64_t t_start = UINT64_MAX; /* earliest worker start, ns */
+
+/* A size, and whether only its ends are written. */
+static size_t pick_size(uint64_t *rng, int *sparse) {
+    uint64_t r = bench_rand(rng) % 100;
+    *sparse = r >= 80;
+    if (r < 50)
+        return (size_t)bench_rand_range(rng, 8, 128);
+    if (r < 80)
+        return (size_t)bench_rand_range(rng, 1024, 4096);
+    return (size_t)bench_rand_log(rng, large_min, large_max);
+}
+
+static void *worker_main(void *arg) {
+    worker_t *w = arg;
+    uint64_t rng = w->seed;
+    void **slot = calloc(n_slots, sizeof *slot);
+    size_t *slot_size = calloc(n_slots, sizeof *slot_size);
+    if (!slot || !slot_size)
+        bench_die("out of memory for slots");
+    pthread_barrier_wait(&barrier);
+    uint64_t now = bench_now_ns(), seen = __atomic_load_n(&t_start, __ATOMIC_RELAXED);
+    while (now < seen && !__atomic_compare_exchange_n(&t_start, &seen, now, 0, __ATOMIC_RELAXED,
+                                                      __ATOMIC_RELAXED))
+        ;
+    size_t live = 0;
+    for (uint64_t i = 0; i < n_ops; i++) {
+        uint64_t k = i < n_slots ? i : bench_rand(&rng) % n_slots;
+        if (slot[k]) {
+            free(slot[k]);
+            live -= slot_size[k];
+        }
+        int sparse;
+        size_t sz = pick_size(&rng, &sparse);
+        char *p = malloc(sz);
+        if (!p)
+            bench_die("malloc(%zu) failed", sz);
+        if (sparse) {
+            p[0] = 1;
+            p[sz - 1] = 1;
+        } else {
+            bench_touch(p, sz);
+        }
+        slot[k] = p;
+        slot_size[k] = sz;
+        live += sz;
+    }
+    w->live = live;
+    pthread_barrier_wait(&barrier); /* main reads the time and RSS before anything is freed */
+    pthread_barrier_wait(&barrier);
+    for (uint64_t k = 0; k < n_slots; k++)
+        free(slot[k]);
+    free(slot);
+    free(slot_size);
+    return NULL;
+}
+
+static void usage(void) {
+    bench_die("usage: bench_sparse [-t THREADS] [-n OPS_PER_THREAD] [-w SLOTS] [-l LARGE_MIN] "
+              "[-L LARGE_MAX] [-r SEED]");
+}
+
+int main(int argc, char **argv) {
+    bench_init(argv[0]);
+    uint64_t seed = 42;
+    int c;
+    while ((c = getopt(argc, argv, "t:n:w:l:L:r:h")) != -1) {
+        switch (c) {
+        case 't': n_threads = (unsigned)bench_parse_u64(optarg, "-t threads", 1, 1024); break;
+        case 'n': n_ops = bench_parse_u64(optarg, "-n ops", 1, 100000000000ull); break;
+        case 'w': n_slots = bench_parse_u64(optarg, "-w slots", 1, 100000000); break;
+        case 'l': large_min = bench_parse_u64(optarg, "-l large min", 2, 1ull << 30); break;
+        case 'L': large_max = bench_parse_u64(optarg, "-L large max", 2, 1ull << 30); break;
+        case 'r': seed = bench_parse_u64(optarg, "-r seed", 0, UINT64_MAX); break;
+        default: usage();
+        }
+    }
+    if (optind != argc)
+        usage();
+    if (large_min > large_max)
+        bench_die("-l %llu is above -L %llu", (unsigned long long)large_min,
+                  (unsigned long long)large_max);
+
+    workers = calloc(n_threads, sizeof *workers);
+    if (!workers)
+        bench_die("out of memory");
+    pthread_barrier_init(&barrier, NULL, n_threads + 1);
+    for (unsigned i = 0; i < n_threads; i++) {
+        workers[i].seed = seed * 1000003u + i;
+        if (pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]))
+            bench_die("pthread_create failed");
+    }
+    bench_usage_t u0 = bench_usage();
+    uint64_t cpu0 = bench_cpu_ns();
+    pthread_barrier_wait(&barrier);
+    pthread_barrier_wait(&barrier); /* every worker is done */
+    uint64_t t_end = bench_now_ns(), cpu1 = bench_cpu_ns();
+    size_t rss_end = bench_rss_now(), live_end = 0;
+    char usage_fields[256];
+    snprintf(usage_fields, sizeof usage_fields, "%s", bench_usage_fields(&u0));
+    for (unsigned i = 0; i < n_threads; i++)
+        live_end += workers[i].live;
+    pthread_barrier_wait(&barrier);
+    for (unsigned i = 0; i < n_threads; i++)
+        pthread_join(workers[i].tid, NULL);
+
+    double secs = (double)(t_end - t_start) / 1e9;
+    printf("res case=sparse time_ms=%.2f ns_per_op=%.3f peak_rss=%zu rss_end=%zu live_end=%zu "
+           "cpu_ms=%.2f%s\n",
+           secs * 1e3, secs * 1e9 / ((double)n_ops * n_threads), bench_rss_peak(), rss_end,
+           live_end, (double)(cpu1 - cpu0) / 1e6, usage_fields);
+    free(workers);
+    return 0;
+}
