@@ -193,7 +193,8 @@ print(any("liballoy" in l for l in open("/proc/self/maps")))'
     [ "$out" = "$("$root/usr/bin/alloy-sim" --help 2>&1)" ] || fail "alloy sim --help differs from alloy-sim --help"
     expect_rc 0 "alloy-sim validate (alloy-sim-real from libexec)" "$root/usr/bin/alloy-sim" validate \
         --out "$work/val" --seeds 1 --workloads sat384 --ops 20000 --no-progress
-    case "$err" in *"2 of 2 real runs match"*) ;; *) fail "validate: $err" ;; esac
+    # one run per policy validate checks: compact, clip and guard
+    case "$err" in *"3 of 3 real runs match"*) ;; *) fail "validate: $err" ;; esac
     if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
         expect_rc 0 "alloy-sim sweep with figures" "$root/usr/bin/alloy-sim" sweep --out "$work/sweep" \
             --policy clip,guard --threshold 2 --budget 256K --cap 1024 --seeds 1 --workloads sat384 \

@@ -40,8 +40,8 @@ static uint64_t rd_fmt(const char *fmt, unsigned i, const char *field) {
 /* The settings, as ALLOY_CONF set them, and the defaults for the rest. */
 static void check_settings(void) {
     CHECK(!strcmp(rd_str("version"), alloy_version()));
-    CHECK(!strcmp(rd_str("opt.batch_policy"), "guard"));
-    CHECK(!strcmp(rd_str("batch_policy"), "guard"));
+    CHECK(!strcmp(rd_str("opt.batch_policy"), "compact"));
+    CHECK(!strcmp(rd_str("batch_policy"), "compact"));
     CHECK_EQ_U(rd_u64("opt.batch_budget"), 256 * 1024);
     CHECK_EQ_U(rd_u64("opt.batch_cap"), 1024);
     CHECK_EQ_U(rd_uns("opt.return_threshold_halves"), EXPECTED_THRESHOLD_HALVES);
@@ -63,15 +63,17 @@ static void check_settings(void) {
     CHECK(alloy_heap_from_id(EXPECTED_HEAPS) == NULL);
 }
 
-/* Every class: its size, L(S) = min(256 KiB / S, 1024), a terminal batch
- * within it, and the other counters equal to alloy_class_stats_read's. */
+/* Every class: its size, L(S) under the default policy (compact: min(256
+ * KiB / S, 1024) up to 1 KiB, a sixteenth of that budget above), a terminal
+ * batch within it, and the other counters equal to alloy_class_stats_read's. */
 static void check_classes(void) {
     for (unsigned j = 0; j < NCLASSES; j++) {
         char name[64];
         snprintf(name, sizeof name, "stats.classes.%u.size", j);
         CHECK_EQ_U(rd_u64(name), class_size[j]);
         snprintf(name, sizeof name, "stats.classes.%u.batch_limit", j);
-        unsigned limit = rd_uns(name), want = (unsigned)(262144 / class_size[j]);
+        unsigned budget = class_size[j] <= 1024 ? 262144 : 262144 / 16;
+        unsigned limit = rd_uns(name), want = (unsigned)(budget / class_size[j]);
         want = want > 1024 ? 1024 : want < 1 ? 1 : want;
         CHECK_EQ_U(limit, want);
         snprintf(name, sizeof name, "stats.classes.%u.terminal_batch", j);
