@@ -72,11 +72,17 @@ static void free_pins(void) {
             alloy_free(dirty[k][i]);
 }
 
-/* Is p one of the blocks of size k that thread A dirtied and freed? */
+/* Does p's block overlap one of the blocks of size k that thread A dirtied
+ * and freed?  (A span of one large object goes back to the page heap when
+ * it is freed, and comes out again wherever the page heap places it: not
+ * always at the same start.) */
 static int was_dirty(unsigned k, const void *p) {
-    for (unsigned i = 0; i < per_class(size_of(k)); i++)
-        if (i % 8 != 7 && dirty[k][i] == p)
+    uintptr_t a = (uintptr_t)p, n = size_of(k);
+    for (unsigned i = 0; i < per_class(size_of(k)); i++) {
+        uintptr_t d = (uintptr_t)dirty[k][i];
+        if (i % 8 != 7 && a < d + n && d < a + n)
             return 1;
+    }
     return 0;
 }
 
