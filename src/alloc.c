@@ -48,6 +48,7 @@ void *ay_alloc_uncached(ay_heap_t *h, size_t size, bool zero) {
     void *head;
     if (!ay_central_fetch(ay_heap_central(h, b - 1), 1, &head, NULL))
         return NULL;
+    ay_link_clear(head); /* handed out (secure.h) */
     tag_live(head, b);
     size_t usable = ay_bin_size[b] - AY_TAG_BYTES;
     if (zero)
@@ -119,11 +120,9 @@ void *ay_malloc_slow(size_t size) {
     ay_tcache_t *tc = ay_tcache_get();
     unsigned b = ay_size_bin(size);
     void *p;
-    /* the fast path also misses on a head that is not an address: a link
-     * that a write into a freed block garbled (secure.h) */
-    if (AY_UNLIKELY(tc && tc->bins[b].head && !ay_link_plausible(tc->bins[b].head)))
-        ay_fatal_in("malloc()", "free list corrupted: a block was written to after it was freed",
-                    tc->bins[b].head);
+    /* (the fast path also misses on a head whose link is not an address: a
+     * block freed twice, or a link a write after free garbled: the refill's
+     * pop of that head reports it, secure.h) */
     if (b && tc && cached_for(tc, tc->heap)) {
         p = tag_live(ay_tcache_refill(tc, b), b);
         if (AY_UNLIKELY(ay_guard_hi) && p)

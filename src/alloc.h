@@ -38,15 +38,19 @@
 
 void *ay_malloc_slow(size_t size);
 
-/* malloc's fast path.  With free's (free.h), a pair of them (64 bytes) is 42
+/* malloc's fast path.  With free's (free.h), a pair of them (64 bytes) is 43
  * instructions in the release build, 2 of them the heap profiler's
- * countdown and 3 the hardening's tests (README, "Hardening", "Costs");
- * every instruction below is counted (tools/fastpath-instructions.sh).  The
- * bin is the cache plus the offset the size table gives (no shift).  The one branch
- * tests that the head is a user-space address (secure.h): an empty list
- * (NULL), a corrupted one, and the profiler's countdown running out (prof.h:
- * the subtraction's sign selects NULL for p with a conditional move) all
- * miss. */
+ * countdown and 5 the hardening's (README, "Hardening", "Costs"); every
+ * instruction below is counted (tools/fastpath-instructions.sh).  The bin
+ * is the cache plus the offset the size table gives (no shift).  The head
+ * is never NULL (an empty list is AY_LIST_END: secure.h), so its first word
+ * can be read at once.  The one branch tests that the link in it decodes to
+ * a user-space address (secure.h): an empty list (AY_LIST_END's word is 0),
+ * a head handed out already (freed twice: its word was cleared when it was
+ * handed out), a corrupted list, and the profiler's countdown running out
+ * (prof.h: the subtraction's sign selects AY_LIST_END for p with a
+ * conditional move) all miss.  The block's word is then cleared: it is
+ * handed out. */
 AY_INLINE void *ay_malloc_fast(size_t size) {
     unsigned off = ay_size_bin_offset(size);
     ay_bin_t *bin = (ay_bin_t *)((char *)ay_tls.bins + off);
@@ -55,12 +59,14 @@ AY_INLINE void *ay_malloc_fast(size_t size) {
     __builtin_sub_overflow(ay_tls.prof_left, (int64_t)size, &left);
     ay_tls.prof_left = left;
     p = left < 0 ? ay_prof_null : p;
-    if (AY_UNLIKELY(!ay_link_plausible(p)))
+    uintptr_t next = *(uintptr_t *)p + (uintptr_t)p; /* ay_link_get_raw, in two steps */
+    next ^= ay_link_key;
+    if (AY_UNLIKELY(!ay_link_plausible((void *)next)))
         return ay_malloc_slow(size);
-    bin->room++;
-    uintptr_t next = *(uintptr_t *)p + (uintptr_t)p; /* ay_link_get, in two steps */
     AY_KEEP_IN_REGISTER(p);
-    bin->head = (void *)(next ^ ay_link_key);
+    ay_link_clear(p);
+    bin->room++;
+    bin->head = (void *)next;
     if (ay_secure)
         *ay_tag_at(p, ay_bin_size[off / AY_BIN_BYTES]) = ay_tag_live(p);
     return p;

@@ -111,11 +111,18 @@ static void fetch_append(fetch_t *f, void *o) {
 }
 
 /* Take up to `want` objects from span s onto the list: its returned objects
- * first (the whole list at once when it fits), then never-used ones from its
- * bump region. */
+ * first (the whole list at once when it fits, for a thread cache, whose
+ * malloc checks each link as it hands the object out: secure.h), then
+ * never-used ones from its bump region.  An object taken alone has its link
+ * checked here, and so has the last of a list taken whole, whose link the
+ * fetch is about to write: it must be the list's end.  One that holds no
+ * link was handed out already: it was freed twice, and is live. */
 static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
     uint32_t got = 0;
-    if (s->nfree && s->nfree <= want) {
+    if (s->nfree && s->nfree <= want && want > 1) {
+        if (AY_UNLIKELY(ay_link_get_raw(s->free_tail) != AY_LIST_END))
+            ay_fatal_in("malloc()", "double free, or a block written to after it was freed",
+                        s->free_tail);
         ay_link_set(f->link, s->free);
         f->link = (void **)s->free_tail;
         f->got += s->nfree;
@@ -126,6 +133,8 @@ static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
     while (got < want && s->free) {
         void *o = s->free;
         s->free = ay_link_get(o);
+        if (AY_UNLIKELY(s->free && !ay_link_plausible(s->free)))
+            ay_fatal_in("malloc()", "double free, or a block written to after it was freed", o);
         s->nfree--;
         fetch_append(f, o);
         got++;

@@ -32,17 +32,28 @@ void ay_free_unchecked(void *p);
  * pagemap's range compare (an address beyond 48 bits, never one alloy
  * handed out, reads the empty leaf: pagemap.h); the list's room: it takes
  * one from it (tcache.h), and a list without room (full, or bin 0) misses,
- * and ay_free_miss gives it back; and a block that is the list's head (freed
- * twice in a row) goes to the slow path, which reports it. */
+ * and ay_free_miss gives it back; and the pointer's low bits against the
+ * bin's align mask (tcache.h): a pointer that is not aligned as every block
+ * of its class is (p + 1, p + 8 in a 16-byte class) goes to the slow path,
+ * which reports it.  A block freed twice is not looked for here: malloc
+ * finds it before it hands it out a second time (secure.h). */
+#ifndef AY_FREE_OFFSET_CHECK /* 1: a build that measures the offset check here */
+#define AY_FREE_OFFSET_CHECK 0
+#endif
 AY_INLINE void ay_free_fast(void *p) {
     uintptr_t a = (uintptr_t)p;
-    unsigned off = AY_LOAD(&ay_pagemap_leaf(a)->list[ay_pagemap_index(a)]);
+    ay_pm_leaf_t *leaf = ay_pagemap_leaf(a);
+    unsigned off = AY_LOAD(&leaf->list[ay_pagemap_index(a)]);
     ay_bin_t *bin = (ay_bin_t *)(ay_tls.slots + off);
     AY_ROOM_TAKE(&bin->room, miss); /* no room left: the list is full, or bin 0 */
-    void *h = bin->head;
-    if (AY_UNLIKELY(h == p))
+    if (AY_UNLIKELY((uint8_t)a & ((const uint8_t *)bin)[AY_BIN_MASK_BYTE]))
         goto miss;
-    ay_link_set(p, h);
+    if (AY_FREE_OFFSET_CHECK) { /* (not in any flavour: README, "Hardening", "Costs") */
+        const ay_span_t *s = AY_LOAD(&leaf->span[ay_pagemap_index(a)]);
+        if (AY_UNLIKELY(!ay_offset_is_object(a - s->start, s->cls, s->size)))
+            goto miss;
+    }
+    ay_link_set_raw(p, bin->head);
     bin->head = p;
     return;
 miss:
@@ -68,7 +79,7 @@ AY_INLINE void ay_free_fast_secure(void *p) {
         return ay_free_secure(p);
     ay_quarantine_mark(p, size);
     if (!ay_secure_quarantine) { /* (a build without it, to measure it) */
-        ay_link_set(p, bin->head);
+        ay_link_set_raw(p, bin->head);
         bin->head = p;
         bin->room--;
         return;
@@ -83,7 +94,7 @@ AY_INLINE void ay_free_fast_secure(void *p) {
     ay_bin_t *ebin = (ay_bin_t *)(ay_tls.slots + out.off);
     if (AY_UNLIKELY(ebin->room <= 0))
         return ay_free_unchecked(e);
-    ay_link_set(e, ebin->head);
+    ay_link_set_raw(e, ebin->head);
     ebin->head = e;
     ebin->room--;
 }

@@ -30,7 +30,7 @@
 #include "prof_store.h"
 #include "unwind.h"
 
-void *const ay_prof_null = NULL;
+void *const ay_prof_null = AY_LIST_END;
 
 #define PROF_NEVER (INT64_MAX / 4) /* a countdown that never runs out */
 

@@ -49,7 +49,8 @@
 #include "span.h"
 #include "tcache.h"
 
-/* Always NULL: the fast path's conditional move reads it (alloc.h). */
+/* Always AY_LIST_END (an empty list, secure.h): the fast path's conditional
+ * move reads it (alloc.h). */
 extern AY_HIDDEN void *const ay_prof_null;
 
 /* ay_tls.prof_left went negative with the allocation of `size` bytes: re-arm

@@ -86,8 +86,10 @@ void *ay_realloc_in(ay_heap_t *h, void *p, size_t size) {
     void *q = ay_alloc_in(h, want);
     if (!q)
         return NULL; /* p is untouched */
-    if (AY_UNLIKELY(ay_prof_enabled()))
-        sampled_resized(ay_pagemap_span(q), q, size); /* it records size, not want */
+    /* it records size, not want (a sampled guarded block, guard.h, has no
+     * span and no record) */
+    if (AY_UNLIKELY(ay_prof_enabled()) && !ay_guard_owns(q))
+        sampled_resized(ay_pagemap_span(q), q, size);
     memcpy(q, p, usable < size ? usable : size);
     alloy_free(p);
     return q;

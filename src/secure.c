@@ -11,7 +11,11 @@
 
 #include "os.h"
 
-uintptr_t ay_link_key;
+/* Drawn at initialisation; until then (no list exists yet) a key whose top
+ * bits make AY_LIST_END's word decode to no address, as every key's do, so
+ * that a malloc before initialisation misses (secure.h). */
+uintptr_t ay_link_key = (uintptr_t)0x5a5a << AY_USER_ADDR_BITS;
+const uintptr_t ay_list_end = 0; /* (read-only: no path ever writes the end of a list) */
 uintptr_t ay_tag_key;
 uint64_t ay_class_magic[AY_NUM_CLASSES];
 static uint64_t random_state;
@@ -33,7 +37,15 @@ void ay_secure_init(void) {
         for (unsigned i = 0; i < 3; i++)
             seed[i] = splitmix64(&s);
     }
-    ay_link_key = (uintptr_t)seed[0];
+    /* The key's top 17 bits (those above a user-space address) are never
+     * 0, 1, 0x1fffe or 0x1ffff: a word a program often writes (0, a small
+     * integer or a pointer, whose sum with a block's address has 0 or 1
+     * there, or a small negative integer, whose sum has all ones or all
+     * ones but the last) then never decodes to a user-space address, so a
+     * handed-out block is never taken for a free one (secure.h). */
+    uint64_t top = 2 + (seed[0] >> AY_USER_ADDR_BITS) % ((1u << (64 - AY_USER_ADDR_BITS)) - 4);
+    ay_link_key = (uintptr_t)((seed[0] & (((uint64_t)1 << AY_USER_ADDR_BITS) - 1)) |
+                              top << AY_USER_ADDR_BITS);
     ay_tag_key = (uintptr_t)seed[1];
     __atomic_store_n(&random_state, seed[2], __ATOMIC_RELAXED);
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++)

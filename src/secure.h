@@ -17,10 +17,29 @@
  * mixes the same randomised bits in, and costs one instruction on each fast
  * path where the shift and its copy cost two: see README, "Hardening".)
  * Decoding anything but a link gives a value that is, with probability
- * 1 - 2^-17, not a user-space address; malloc's fast path tests the head it
- * is about to pop with ay_link_plausible (that test is also its test for an
- * empty list), so a corrupted list sends malloc to its slow path, which
- * aborts with a message instead of crashing on the garbage.
+ * 1 - 2^-17, not a user-space address (and never one for the words programs
+ * write most: 0, small integers, small negative ones and pointers, because
+ * the key's top 17 bits are drawn away from those patterns, ay_secure_init).
+ *
+ * A block's first word is therefore its "free" mark too: while the block is
+ * on a list it holds a link, and every block handed out has that word
+ * cleared (ay_link_clear: 0, which never decodes to an address).  malloc's
+ * fast path decodes the link of the block it is about to hand out and tests
+ * that the result is a user-space address (ay_link_plausible) before it
+ * hands the block out; a block that is still on a list although it was
+ * handed out already (a block freed twice: it is on two lists, or twice on
+ * one) fails that test at its second hand-out, and so does a list a write
+ * after free garbled: malloc's slow path then aborts with a message instead
+ * of handing the block out twice, or crashing on the garbage.  The test
+ * needs no list walk and no other memory than the word malloc reads anyway.
+ *
+ * End of a list.  Lists end with AY_LIST_END, a word in read-only memory
+ * whose own link decodes to no address (its value is 0), and an empty
+ * thread-cache list is AY_LIST_END, never NULL: so malloc's fast path can
+ * read the first word of whatever head it finds, and an empty list fails
+ * the same test as a corrupted one.  ay_link_set and ay_link_get translate
+ * NULL to AY_LIST_END and back, so that the slow paths see NULL-terminated
+ * lists; only the fast paths read and write the raw words.
  *
  * Offsets.  ay_offset_is_object tells whether an offset inside a span is a
  * multiple of the class size with a multiply and a shift (no division):
@@ -81,6 +100,7 @@ static const bool ay_secure_guards = AY_SECURE && AY_SECURE_GUARDS;
 #endif
 
 extern AY_HIDDEN uintptr_t ay_link_key;                   /* secret of the free-list links */
+extern AY_HIDDEN const uintptr_t ay_list_end;             /* the end of every list: 0 */
 extern AY_HIDDEN uintptr_t ay_tag_key;                    /* secret of the tags (secure flavour) */
 extern AY_HIDDEN uint64_t ay_class_magic[AY_NUM_CLASSES]; /* floor(2^40 / S) + 1 */
 
@@ -91,6 +111,9 @@ void ay_secure_init(void);
  * sequence seeded from a third random word, drawn with the keys.
  * Thread-safe. */
 uint64_t ay_random(void);
+
+/* The end of every list, and an empty thread-cache list (see above). */
+#define AY_LIST_END ((void *)&ay_list_end)
 
 /* p is a user-space address, and not NULL. */
 AY_INLINE bool ay_link_plausible(const void *p) {
@@ -105,13 +128,40 @@ AY_INLINE void *ay_link_decode(const void *at, uintptr_t stored) {
     return (void *)((stored + (uintptr_t)at) ^ ay_link_key);
 }
 
-/* The link stored in the free block at `at`, decoded. */
-AY_INLINE void *ay_link_get(const void *at) { return ay_link_decode(at, *(const uintptr_t *)at); }
+/* The link stored in the free block at `at`, decoded: AY_LIST_END as it
+ * is (the fast paths' view). */
+AY_INLINE void *ay_link_get_raw(const void *at) {
+    return ay_link_decode(at, *(const uintptr_t *)at);
+}
 
-/* Make the free block at `at` link to `next` (NULL: the end of a list). */
-AY_INLINE void ay_link_set(void *at, const void *next) {
+/* The link stored in the free block at `at`, decoded; NULL at the end of
+ * the list. */
+AY_INLINE void *ay_link_get(const void *at) {
+    void *next = ay_link_get_raw(at);
+    return next == AY_LIST_END ? NULL : next;
+}
+
+/* Make the free block at `at` link to `next`, a block or AY_LIST_END (the
+ * fast paths' form). */
+AY_INLINE void ay_link_set_raw(void *at, const void *next) {
     *(uintptr_t *)at = ay_link_encode(at, next);
 }
+
+/* Make the free block at `at` link to `next` (NULL or AY_LIST_END: the end
+ * of a list). */
+AY_INLINE void ay_link_set(void *at, const void *next) {
+    *(uintptr_t *)at = ay_link_encode(at, next ? next : AY_LIST_END);
+}
+
+/* Block p is handed out: its first word no longer holds a link, so that a
+ * list on which it still is (it was freed twice) fails malloc's test when
+ * it comes to p again, instead of handing p out a second time. */
+AY_INLINE void ay_link_clear(void *p) { *(uintptr_t *)p = 0; }
+
+/* Does the first word of block p hold a link (is p, as far as that word
+ * tells, on a list)?  Its decoded value is a user-space address: the next
+ * block, or AY_LIST_END. */
+AY_INLINE bool ay_link_holds(const void *p) { return ay_link_plausible(ay_link_get_raw(p)); }
 
 /* Is offset d (from a span's start) the start of an object of `size`
  * bytes, whose magic (ay_class_magic of its class) is given? */

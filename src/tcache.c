@@ -26,14 +26,15 @@
 #include "quarantine.h"
 #include "topology.h"
 
-__thread ay_tls_t ay_tls
-    __attribute__((tls_model("initial-exec"))) = {ay_tcache_empty, 0, (char *)ay_tcache_empty};
+__thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec"))) = {(ay_bin_t *)ay_malloc_empty,
+                                                                       0, (char *)ay_tcache_empty};
 /* All lists empty, all limits 0, for every slot.  Written only where
  * tcache.h says: every thread without a cache takes one from a room in
  * free's fast path, and puts it back with a store of 0 (ay_bin_undo_free);
  * nothing else writes it.  In .bss: only the pages those rooms are on are
  * ever touched. */
 ay_bin_t ay_tcache_empty[AY_MAX_AUTO_HEAPS * AY_NUM_BINS];
+const ay_bin_t ay_malloc_empty[AY_NUM_BINS] = {[0 ... AY_NUM_BINS - 1] = {AY_LIST_END, 0, 0}};
 
 enum { TC_NEW = 0, TC_SETTING_UP, TC_LIVE, TC_GONE };
 static __thread uint8_t tc_state __attribute__((tls_model("initial-exec")));
@@ -79,7 +80,7 @@ static void set_batch(ay_tcache_t *tc, unsigned b, uint32_t n) {
     tc->batch[b] = n;
     ay_bin_t *bin = &tc->bins[b];
     uint32_t len = ay_bin_len(bin), limit = ay_policy_list_limit(n, ay_conf.return_k_halves);
-    bin->limit = limit;
+    ay_bin_set_limit(bin, limit);
     bin->room = (int32_t)(limit - len); /* below 0 when the list is over the new limit */
 }
 
@@ -88,7 +89,8 @@ static void set_batch(ay_tcache_t *tc, unsigned b, uint32_t n) {
 static void foreign_slot(ay_tcache_t *tc, unsigned slot) {
     ay_bin_t *bins = tc->slots + (size_t)slot * AY_NUM_BINS;
     for (unsigned b = 0; b < AY_NUM_BINS; b++) {
-        bins[b].limit = 0;
+        bins[b].head = AY_LIST_END;
+        bins[b].limit = ay_bin_align_mask(ay_bin_size[b]) << AY_BIN_MASK_SHIFT;
         bins[b].room = 0;
     }
     memset(tc->remote_on[slot], 0, sizeof tc->remote_on[slot]);
@@ -101,11 +103,8 @@ static void own_slot(ay_tcache_t *tc, unsigned slot) {
     foreign_slot(tc, slot); /* no remote batch: its lists are the cache's */
     tc->slot = slot;
     tc->bins = tc->slots + (size_t)slot * AY_NUM_BINS;
-    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
-        tc->bins[b].limit = 0;
-        tc->bins[b].room = 0;
+    for (unsigned b = 1; b < AY_NUM_BINS; b++)
         set_batch(tc, b, tc->batch[b] ? tc->batch[b] : 1);
-    }
 }
 
 static ay_tcache_t *tcache_create(void) {
@@ -126,6 +125,9 @@ static ay_tcache_t *tcache_create(void) {
     tc->quarantine = q;
     tc->slots = (ay_bin_t *)((char *)tc + AY_TC_RECORD_BYTES);
     tc->nslots = ay_heaps_auto;
+    for (unsigned k = 0; k < tc->nslots; k++)
+        if (!tc->remote_slot_on[k]) /* (a slot on keeps its limits: its lists are empty) */
+            foreign_slot(tc, k);
     tc->node_pending = AY_NODE_NONE;
     tc->heap = ay_heap_bind();
     own_slot(tc, tc->heap->id);
@@ -142,7 +144,7 @@ static ay_tcache_t *tcache_create(void) {
 /* Point the fast paths at the thread's lists, or at the empty slots. */
 static void route(ay_tcache_t *tc) {
     bool on = tc->cache_on && !tc->explicit_heap;
-    ay_tls.bins = on ? tc->bins : ay_tcache_empty;
+    ay_tls.bins = on ? tc->bins : (ay_bin_t *)ay_malloc_empty;
     ay_tls.slots = on ? (char *)tc->slots : (char *)ay_tcache_empty;
 }
 
@@ -208,19 +210,30 @@ AY_NO_SANITIZE_THREAD size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b) 
     size_t n = 0;
     for (unsigned k = 0; k < tc->nslots; k++) {
         const ay_bin_t *bin = &tc->slots[(size_t)k * AY_NUM_BINS + b];
-        n += AY_LOAD(&bin->limit) - (uint32_t)AY_LOAD(&bin->room);
+        n += (AY_LOAD(&bin->limit) & AY_BIN_LIMIT_MASK) - (uint32_t)AY_LOAD(&bin->room);
     }
     return n * ay_bin_size[b];
 }
 
-/* The object after free object p of a list (secure.h).  A list that leads
- * somewhere else than a user-space address has been written to after a
- * free: that ends the process here, with a message, not with a crash. */
+/* The object after free object p of a list, which is about to be handed
+ * out (secure.h).  A p whose first word holds no link is not free: it was
+ * handed out already and freed twice (its word is still the 0 it got then),
+ * or the list was written to after a free.  Either ends the process here,
+ * with a message, instead of a block handed out twice or a crash. */
 static void *tcache_next(void *p) {
     void *next = ay_link_get(p);
     if (AY_UNLIKELY(next && !ay_link_plausible(next)))
-        ay_fatal("free list corrupted: a block was written to after it was freed", p);
+        ay_tcache_bad_link(p);
     return next;
+}
+
+void ay_tcache_bad_link(const void *p) {
+    if (*(const uintptr_t *)p == 0)
+        ay_fatal_in("malloc()",
+                    "double free: a block on a free list was handed out already (it was freed "
+                    "twice)",
+                    p);
+    ay_fatal_in("malloc()", "free list corrupted: a block was written to after it was freed", p);
 }
 
 #define CARVE_BATCH 32 /* never-used objects linked into a list at a time */
@@ -250,14 +263,14 @@ static void carve(ay_tcache_t *tc, unsigned b) {
         for (uint32_t i = 1; i < k; i++)
             ay_link_set((void *)(o + idx[i - 1] * size), (void *)(o + idx[i] * size));
         ay_link_set((void *)(o + idx[k - 1] * size), NULL);
-        tc->bins[b].head = (void *)(o + idx[0] * size);
+        ay_bin_set_head(&tc->bins[b], (void *)(o + idx[0] * size));
         r->next += k * size;
         return;
     }
     for (uint32_t i = 1; i < k; i++, o += size)
         ay_link_set((void *)o, (void *)(o + size));
     ay_link_set((void *)o, NULL);
-    tc->bins[b].head = (void *)r->next;
+    ay_bin_set_head(&tc->bins[b], (void *)r->next);
     r->next += k * size;
 }
 
@@ -297,8 +310,8 @@ static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
     uint32_t from_list = n < on_list ? n : on_list;
     bin->room += (int32_t)n;
     if (from_list) {
-        void *head = bin->head, *last = list_nth(head, from_list);
-        bin->head = tcache_next(last);
+        void *head = ay_bin_head(bin), *last = list_nth(head, from_list);
+        ay_bin_set_head(bin, tcache_next(last));
         ay_central_release(b - 1, head, from_list);
     }
     if (n > from_list) {
@@ -405,9 +418,9 @@ static void send_home(ay_tcache_t *tc, unsigned slot, unsigned b) {
     if (n == 0)
         return;
     ay_central_t *c = &ay_heaps[slot]->central[b - 1];
-    void *head = bin->head, *tail = remote_walk(c, head, n);
-    bin->head = NULL;
-    bin->room = (int32_t)bin->limit;
+    void *head = ay_bin_head(bin), *tail = remote_walk(c, head, n);
+    ay_bin_set_head(bin, NULL);
+    bin->room = (int32_t)ay_bin_limit(bin);
     ay_central_remote_push(c, head, tail, n);
 }
 
@@ -454,9 +467,9 @@ static void remote_tick(ay_tcache_t *tc) {
 
 void ay_tcache_push_remote(ay_tcache_t *tc, unsigned slot, unsigned b, void *p) {
     ay_bin_t *bin = slot_bin(tc, slot, b);
-    if (bin->limit == 0) { /* its first remote free since the list was made */
+    if (ay_bin_limit(bin) == 0) { /* its first remote free since the list was made */
         uint32_t r = ay_policy_remote_batch(ay_bin_size[b]);
-        bin->limit = r;
+        ay_bin_set_limit(bin, r);
         bin->room = (int32_t)r;
         tc->remote_on[slot][b / 64] |= (uint64_t)1 << (b % 64);
         tc->remote_slot_on[slot] = true;
@@ -471,7 +484,7 @@ void ay_tcache_push_remote(ay_tcache_t *tc, unsigned slot, unsigned b, void *p) 
 void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     ay_bin_t *bin = &tc->bins[b];
     ay_run_t *run = &tc->run[b];
-    bool miss = !bin->head && run->next == run->end;
+    bool miss = !ay_bin_head(bin) && run->next == run->end;
     if (miss) {
         ay_tc_step_t step = ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], tc->batch[b]);
         ay_central_t *c = ay_heap_central(tc->heap, b - 1);
@@ -491,13 +504,14 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
         if (!got)
             return NULL;
         set_batch(tc, b, step.batch);
-        bin->head = head;
-        bin->room = (int32_t)(bin->limit - got);
+        ay_bin_set_head(bin, head);
+        bin->room = (int32_t)(ay_bin_limit(bin) - got);
     }
-    if (!bin->head)
+    if (!ay_bin_head(bin))
         carve(tc, b); /* not a miss: the objects are the cache's already */
-    void *p = bin->head;
-    bin->head = tcache_next(p);
+    void *p = ay_bin_head(bin);
+    ay_bin_set_head(bin, tcache_next(p));
+    ay_link_clear(p); /* handed out (secure.h) */
     bin->room++;
     if (miss) {
         scavenge_maybe(tc, (uint64_t)(ay_bin_len(bin) + 1) * ay_bin_size[b]);
@@ -550,7 +564,7 @@ bool ay_tcache_contains(unsigned b, const void *p) {
         return true;                                 /* never handed out yet */
     for (unsigned k = 0; k < tc_self->nslots; k++) { /* its list, and the remote batches */
         const ay_bin_t *bin = slot_bin(tc_self, k, b);
-        void *q = bin->head;
+        void *q = ay_bin_head(bin);
         for (uint32_t i = 0, n = ay_bin_len(bin); i < n && ay_link_plausible(q);
              i++, q = ay_link_get(q))
             if (q == p)
@@ -562,7 +576,7 @@ bool ay_tcache_contains(unsigned b, const void *p) {
 static void tcache_thread_exit(void *arg) {
     ay_tcache_t *tc = arg;
     tc_state = TC_GONE; /* frees from later destructors go straight to central */
-    ay_tls.bins = ay_tcache_empty;
+    ay_tls.bins = (ay_bin_t *)ay_malloc_empty;
     ay_tls.slots = (char *)ay_tcache_empty;
     tc_self = NULL;
     ay_tcache_flush(tc);

@@ -10,8 +10,9 @@
  * this file only moves the objects.
  *
  * Every reason for the fast paths to miss is folded into their one branch:
- *   - a thread that has no cache yet points at ay_tcache_empty, whose lists
- *     are empty and whose limits are 0, so its first malloc and free miss;
+ *   - a thread that has no cache yet points at ay_tcache_empty (free) and
+ *     ay_malloc_empty (malloc), whose lists are empty and whose limits are
+ *     0, so its first malloc and free miss;
  *   - requests above 256 KiB map to bin 0, and so, for free, do pages
  *     alloy does not own, large blocks and the small blocks of explicit
  *     heaps (pagemap.h); bin 0 is always empty with limit 0;
@@ -25,7 +26,8 @@
  * program gets to them.
  *
  * Invariants: len = ay_bin_len(&bins[b]) (limit - room) is the length of
- * the NULL-terminated list at bins[b].head plus the objects of run[b]; the
+ * the list at bins[b].head (which ends with AY_LIST_END, and is AY_LIST_END
+ * when empty, never NULL: secure.h) plus the objects of run[b]; the
  * run's objects are handed out after the list's, and give back before none
  * of them (the state machine sees one list of len objects); len <= limit
  * (room >= 0) except transiently inside the slow path, or after a limit was
@@ -49,14 +51,46 @@ struct ay_heap;
  * and takes the slow path when that goes below zero, which undoes it
  * (ay_bin_undo_free).  The length is limit - room (ay_bin_len).  Room may
  * be negative after a limit was lowered, until the next free trims the
- * list. */
+ * list.  The word `limit` also holds, in its top byte, the low bits that
+ * every block of the bin's class has clear (7, or 15 for a class whose size
+ * is a multiple of 16): free's fast path tests a pointer against that byte
+ * with one instruction, and sends a pointer that is not aligned as its
+ * class's blocks are (p + 1, or p + 8 in a 16-byte class) to the slow path,
+ * which reports it. */
 typedef struct ay_bin {
-    void *head;     /* free objects, linked through their first word */
+    void *head;     /* free objects, linked through their first word; AY_LIST_END: none */
     int32_t room;   /* objects the list takes before its limit: limit - length */
-    uint32_t limit; /* the list's limit (the policy's, for its batch) */
+    uint32_t limit; /* the list's limit (the policy's, for its batch) | align mask << 24 */
 } ay_bin_t;
 
-AY_INLINE uint32_t ay_bin_len(const ay_bin_t *bin) { return bin->limit - (uint32_t)bin->room; }
+#define AY_BIN_MASK_SHIFT 24
+#define AY_BIN_LIMIT_MASK (((uint32_t)1 << AY_BIN_MASK_SHIFT) - 1)
+/* The byte of a bin that holds the align mask (limit's top byte). */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define AY_BIN_MASK_BYTE (offsetof(ay_bin_t, limit) + 3)
+#else
+#define AY_BIN_MASK_BYTE offsetof(ay_bin_t, limit)
+#endif
+
+AY_INLINE uint32_t ay_bin_limit(const ay_bin_t *bin) { return bin->limit & AY_BIN_LIMIT_MASK; }
+AY_INLINE uint32_t ay_bin_len(const ay_bin_t *bin) {
+    return ay_bin_limit(bin) - (uint32_t)bin->room;
+}
+/* Set the limit, keeping the align mask. */
+AY_INLINE void ay_bin_set_limit(ay_bin_t *bin, uint32_t limit) {
+    bin->limit = (bin->limit & ~AY_BIN_LIMIT_MASK) | limit;
+}
+/* The low address bits every block of bin b's class of `size` bytes has
+ * clear (0 for bin 0, which holds no blocks). */
+AY_INLINE uint32_t ay_bin_align_mask(size_t size) {
+    return size == 0 ? 0 : size % 16 == 0 ? 15 : 7;
+}
+/* The list's first block, NULL when it is empty (the slow paths' view). */
+AY_INLINE void *ay_bin_head(const ay_bin_t *bin) {
+    return bin->head == AY_LIST_END ? NULL : bin->head;
+}
+/* Make p (NULL: none) the list's first block. */
+AY_INLINE void ay_bin_set_head(ay_bin_t *bin, void *p) { bin->head = p ? p : AY_LIST_END; }
 
 /* ---- slots: one set of bins per automatic heap ----
  * A thread's lists are a region of slots, one per automatic heap, each
@@ -121,8 +155,12 @@ typedef struct ay_tls {
 } ay_tls_t;
 extern __thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec")));
 /* Every slot of every heap with all lists empty and all limits 0: where
- * a thread without a cache points. */
+ * free's slots of a thread without a cache point. */
 extern AY_HIDDEN ay_bin_t ay_tcache_empty[AY_MAX_AUTO_HEAPS * AY_NUM_BINS];
+/* One slot's bins with all lists empty (AY_LIST_END): where malloc's bins
+ * of a thread without a cache point.  Read-only: malloc's fast path reads a
+ * head and its first word, and writes nothing on a miss. */
+extern AY_HIDDEN const ay_bin_t ay_malloc_empty[AY_NUM_BINS];
 
 /* The record whose slot region starts at `slots` (it follows the record). */
 #define AY_TC_RECORD_BYTES ((sizeof(ay_tcache_t) + AY_CACHELINE - 1) & ~(size_t)(AY_CACHELINE - 1))
@@ -216,6 +254,9 @@ void ay_tcache_push(ay_tcache_t *tc, unsigned b, void *p);
  * slot `slot`, checked by the caller: push it onto the remote batch for that
  * heap and class; a full batch goes home, onto the heap's remote queue. */
 void ay_tcache_push_remote(ay_tcache_t *tc, unsigned slot, unsigned b, void *p);
+/* The list block p, about to be handed out, holds no link: report it (a
+ * double free, or a write after free) and abort. */
+AY_COLD __attribute__((noreturn)) void ay_tcache_bad_link(const void *p);
 /* Return every cached object to the central caches, and send every remote
  * batch home. */
 void ay_tcache_flush(ay_tcache_t *tc);

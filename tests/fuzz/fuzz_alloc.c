@@ -15,16 +15,24 @@
  *     come from memory that held a pattern);
  *   - malloc_usable_size >= the size asked for, and all of it writable;
  *   - the alignment: what was asked, or malloc's (16 for a multiple of 16,
- *     else 8), a page for valloc and pvalloc.
+ *     else 8; 4 KiB above 256 KiB, the README's promise), a page for valloc
+ *     and pvalloc.
  * Threads hand blocks to each other through a mailbox, so frees cross
  * threads, and a run may fork in the middle: the child goes on with its own
  * blocks (the other threads do not exist there), then frees everything.
  *
- *   fuzz_alloc [--seconds S] [--threads T] [--seed N] [--forks F] [--quiet]
- *              [--selftest-corrupt]
- * Exit status 0, or 1 after printing the failed check, the seed and the last
- * operations.  --selftest-corrupt damages one live block on purpose, so that
- * the run must fail (the test fuzz-selftest).  tools/fuzz.sh runs the short
+ *   fuzz_alloc [--seconds S | --ops N] [--threads T] [--seed N] [--forks F]
+ *              [--quiet] [--selftest-corrupt]
+ * A run lasts S seconds, or N operations in each thread (--ops: with one
+ * thread and a seed, the same operations every time, however loaded the
+ * machine).  Exit status 0, or 1 after printing the failed check, the seed
+ * and the last operations.  --selftest-corrupt damages one live block on
+ * purpose, after thread 0's 20000th operation, so that the run must fail
+ * (the test fuzz-selftest: with --ops above 20000 the damaged block is
+ * checked at the latest when the run frees what is left).  The settings
+ * (ALLOY_CONF) apply as to any program: CI runs the release library with
+ * sampled guards, the heap profiler and the fills on together as well
+ * (tests/fuzz/CMakeLists.txt).  tools/fuzz.sh runs the short
  * mode (CI) and the long one.  With -DFUZZ_LIBFUZZER, the same engine is a
  * libFuzzer target instead (LLVMFuzzerTestOneInput: the input bytes are the
  * decisions; one thread, no fork).
@@ -192,7 +200,13 @@ static void adopt(thread_state_t *t, void *p, size_t size, size_t align, bool al
 }
 
 /* malloc's alignment promise */
-static size_t min_align(size_t size) { return size % 16 == 0 ? 16 : 8; }
+static size_t min_align(size_t size) {
+#ifndef FUZZ_GLIBC
+    if (size > 256 * KiB)
+        return 4096;
+#endif
+    return size % 16 == 0 ? 16 : 8;
+}
 
 /* ---- sizes and alignments ---- */
 
@@ -407,7 +421,7 @@ static void op_aligned(thread_state_t *t) {
 #endif
         break;
     }
-    adopt(t, p, size, align < 8 ? 8 : align, true, false);
+    adopt(t, p, size, align < min_align(size) ? min_align(size) : align, true, false);
 }
 
 static void one_op(thread_state_t *t) {
@@ -526,7 +540,15 @@ static void fork_here(thread_state_t *t) {
 }
 
 static double deadline, start_time;
+static uint64_t ops_wanted; /* --ops: operations per thread (0: run for the seconds) */
 static unsigned forks_done;
+
+/* How far the run is, from 0 to 1: by thread t's operations, or by time. */
+static double progress(const thread_state_t *t) {
+    if (ops_wanted)
+        return (double)t->ops / (double)ops_wanted;
+    return (now() - start_time) / (deadline - start_time);
+}
 
 static void *run_thread(void *arg) {
     thread_state_t *t = arg;
@@ -540,12 +562,15 @@ static void *run_thread(void *arg) {
         }
         /* fork k of F at (k + 1) / (F + 1) of the run */
         if (t->id == 0 && forks_done < forks_wanted &&
-            now() > start_time + (deadline - start_time) * (forks_done + 1) / (forks_wanted + 1)) {
+            progress(t) > (double)(forks_done + 1) / (forks_wanted + 1)) {
             forks_done++;
             fork_here(t);
         }
-        if (t->id == 0 && now() > deadline)
-            stop = 1;
+        if (progress(t) >= 1) {
+            if (!ops_wanted)
+                stop = 1;
+            break;
+        }
     }
     return NULL;
 }
@@ -570,6 +595,8 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
             seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--ops") && i + 1 < argc)
+            ops_wanted = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
             nthreads = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
@@ -581,14 +608,18 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--selftest-corrupt"))
             selftest_corrupt = true;
         else {
-            fprintf(stderr, "usage: fuzz_alloc [--seconds S] [--threads T] [--seed N] [--forks F] "
-                            "[--quiet] [--selftest-corrupt]\n");
+            fprintf(stderr, "usage: fuzz_alloc [--seconds S | --ops N] [--threads T] [--seed N] "
+                            "[--forks F] [--quiet] [--selftest-corrupt]\n");
             return 2;
         }
     }
     if (nthreads < 1 || nthreads > 16)
         nthreads = 3;
-    if (!quiet)
+    if (!quiet && ops_wanted)
+        fprintf(stderr, "fuzz_alloc: seed %llu, %u threads, %llu operations each, up to %u forks\n",
+                (unsigned long long)base_seed, nthreads, (unsigned long long)ops_wanted,
+                forks_wanted);
+    else if (!quiet)
         fprintf(stderr, "fuzz_alloc: seed %llu, %u threads, %.1f s, up to %u forks\n",
                 (unsigned long long)base_seed, nthreads, seconds, forks_wanted);
     start_time = now();

@@ -102,6 +102,24 @@ static void double_free_small_later(void) {
         say("badinput: returns the same pointer twice\n");
 }
 
+/* freed, given back to the central cache, freed again: it is on the span's
+ * list and on the thread's (a neighbour stays live, so the span stays); then
+ * enough mallocs to take both */
+static void double_free_small_central(void) {
+    static char *got[300];
+    char *p = malloc(32);
+    hide(malloc(32));
+    free(p);
+    flush();
+    free(hide(p));
+    for (int i = 0; i < 300; i++) {
+        got[i] = malloc(32);
+        for (int j = 0; j < i; j++)
+            if (got[j] == got[i])
+                say("badinput: returns the same pointer twice\n");
+    }
+}
+
 /* the same, then the thread cache goes back to the central cache */
 static void double_free_small_later_flushed(void) {
     char *p = malloc(32), *q = malloc(32);
@@ -119,7 +137,17 @@ static void free_interior(size_t off) {
         say("badinput: returns the interior pointer\n");
 }
 static void free_interior_16(void) { free_interior(16); }
+static void free_interior_8(void) { free_interior(8); }
 static void free_interior_1(void) { free_interior(1); }
+
+/* p + 8 in a class whose blocks are only 8-aligned (24 bytes) */
+static void free_interior_8_of_24(void) {
+    char *p = malloc(24);
+    free(hide(p + 8));
+    char *q = malloc(24);
+    if (q == p + 8)
+        say("badinput: returns the interior pointer\n");
+}
 
 static void free_interior_16_flushed(void) {
     char *p = malloc(32);
@@ -213,12 +241,19 @@ static const bad_case_t cases[] = {
     {"double-free-small",
      "double free of a small block, then two `malloc(32)`",
      double_free_small,
-     {ABORT("free(): double free"), ABORT("free(): double free"), ABORT("free(): double free"),
+     {ABORT("malloc(): double free"), ABORT("free(): double free"), ABORT("free(): double free"),
       ABORT("double free detected in tcache")}},
     {"double-free-small-later",
-     "the same with another free in between (`free(p); free(q); free(p)`)",
+     "the same with another free in between (`free(p); free(q); free(p)`), then three "
+     "`malloc(32)`",
      double_free_small_later,
-     {RETURNS, ABORT("free(): double free"), ABORT("free(): double free"),
+     {ABORT("malloc(): double free"), ABORT("free(): double free"), ABORT("free(): double free"),
+      ABORT("double free detected in tcache")}},
+    {"double-free-small-central",
+     "`free(p)`, the thread's cache goes back (`alloy_thread_flush`), `free(p)`, then 300 "
+     "`malloc(32)`",
+     double_free_small_central,
+     {ABORT("malloc(): double free"), ABORT("free(): double free"), ABORT("free(): double free"),
       ABORT("double free detected in tcache")}},
     {"double-free-small-later-flushed",
      "... then the thread's cache goes back (`alloy_thread_flush`)",
@@ -229,9 +264,19 @@ static const bad_case_t cases[] = {
      free_interior_16,
      {RETURNS, ABORT("not the start of a block"), ABORT("not the start of a block"),
       ABORT("free(): invalid pointer")}},
+    {"free-interior-8",
+     "`free(p+8)` on a 32-byte block, then `malloc(32)`",
+     free_interior_8,
+     {ABORT("free(): pointer is not the start of a block"), ABORT("not the start of a block"),
+      ABORT("not the start of a block"), ABORT("free(): invalid pointer")}},
     {"free-interior-1",
      "`free(p+1)` on a small block, then `malloc(32)`",
      free_interior_1,
+     {ABORT("free(): pointer is not the start of a block"), ABORT("not the start of a block"),
+      ABORT("not the start of a block"), ABORT("free(): invalid pointer")}},
+    {"free-interior-8-of-24",
+     "`free(p+8)` on a 24-byte block, then `malloc(24)`",
+     free_interior_8_of_24,
      {RETURNS, ABORT("not the start of a block"), ABORT("not the start of a block"),
       ABORT("free(): invalid pointer")}},
     {"free-interior-16-flushed",

@@ -12,6 +12,12 @@
  *   test_guard rate N    (ALLOY_CONF=guard_sample:N) of 200000 blocks kept
  *                        live, about one in N is guarded (within a factor 2).
  *   test_guard off       (no setting) no block is ever guarded.
+ *   test_guard grow      (ALLOY_CONF=guard_sample:5,prof:true) a block grown
+ *                        by realloc from 8 bytes to 20 KB in steps of an
+ *                        eighth, 2000 times, keeps its bytes, and some of
+ *                        the steps land on guarded blocks (realloc once
+ *                        crashed there: it asked for the profiler's record of
+ *                        a guarded block, which has no span).
  * Linked against liballoy.a: ay_guard_owns tells a guarded block. */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -24,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "alloy.h"
 #include "check.h"
 #include "child.h"
 #include "guard.h"
@@ -179,6 +186,30 @@ static int off_case(void) {
     return CHECK_DONE();
 }
 
+static int grow_case(void) {
+    unsigned guarded_steps = 0;
+    for (int round = 0; round < 2000; round++) {
+        size_t n = 8;
+        unsigned char *p = malloc(n);
+        CHECK(p != NULL);
+        memset(p, 0x11, n);
+        while (n < 20000) {
+            size_t m = n + n / 8 + 1;
+            unsigned char *q = realloc(p, m);
+            CHECK(q != NULL && q[0] == 0x11 && q[n - 1] == (n > 8 ? 0x22 : 0x11));
+            guarded_steps += ay_guard_owns(q);
+            memset(q + n, 0x22, m - n);
+            p = q;
+            n = m;
+        }
+        free(p);
+        alloy_thread_flush(); /* the next round's blocks are fresh: sampling counts those */
+    }
+    fprintf(stderr, "grow: %u steps landed on a guarded block\n", guarded_steps);
+    CHECK(guarded_steps > 0);
+    return CHECK_DONE();
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "report"))
         return report_case();
@@ -186,6 +217,8 @@ int main(int argc, char **argv) {
         return rate_case((unsigned)atoi(argv[2]));
     if (argc > 1 && !strcmp(argv[1], "off"))
         return off_case();
-    fprintf(stderr, "usage: test_guard report | rate N | off\n");
+    if (argc > 1 && !strcmp(argv[1], "grow"))
+        return grow_case();
+    fprintf(stderr, "usage: test_guard report | rate N | off | grow\n");
     return 2;
 }

@@ -6,7 +6,11 @@
  * The saturated 384-byte workload of seed 002: one thread keeps many 384-byte
  * objects alive and cycles them.  Under clip the batch ends at 682 objects
  * while the span for it holds 32, so fetches come back short; under guard
- * and pow2 it stops at 512, which the span holds, and no fetch is short. */
+ * and pow2 it stops at 512, which the span holds, and no fetch is short.
+ * Guard and pow2 differ on a class whose limit L(S) is not a power of two
+ * and whose span holds L(S): the same workload on 3072-byte objects (L = 85)
+ * takes the thread's batch to L under guard and to the largest power of two
+ * below it (64) under pow2; the batch is read from the thread's own cache. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,19 +18,44 @@
 
 #include "alloy.h"
 #include "check.h"
+#include "tcache.h"
 
 #define LIVE 20000
 #define C384 31 /* class index of 384 bytes */
 
 static void *objs[LIVE];
 
-static void saturate(void) {
+static void saturate(size_t size, int live) {
     for (int round = 0; round < 20; round++) {
-        for (int i = 0; i < LIVE; i++)
-            objs[i] = malloc(384);
-        for (int i = 0; i < LIVE; i++)
+        for (int i = 0; i < live; i++)
+            objs[i] = malloc(size);
+        for (int i = 0; i < live; i++)
             free(objs[i]);
     }
+}
+
+/* The batch the thread reached on 3072-byte objects: the limit under guard,
+ * the largest power of two below it under pow2. */
+static void check_growth(const char *mode) {
+    unsigned b = ay_size_bin(3072);
+    alloy_class_stats_t c = {.size = sizeof c};
+    CHECK(b > 0 && alloy_class_stats_read(b - 1, &c) == 0);
+    CHECK_EQ_U(c.class_size, 3072);
+    saturate(3072, 2000);
+    ay_tcache_t *tc = ay_tcache_get();
+    CHECK(tc != NULL);
+    uint32_t reached = tc->batch[b], pow2 = 1;
+    while (pow2 * 2 <= c.batch_limit)
+        pow2 *= 2;
+    fprintf(stderr, "%s: 3072-byte batch %u (limit %u, terminal %u)\n", mode, reached,
+            c.batch_limit, c.terminal_batch);
+    CHECK(pow2 < c.batch_limit); /* the limit is not a power of two: the policies differ */
+    CHECK_EQ_U(c.short_fetches, 0);
+    if (!strcmp(mode, "guard"))
+        CHECK_EQ_U(reached, c.batch_limit);
+    else
+        CHECK_EQ_U(reached, pow2);
+    CHECK_EQ_U(c.terminal_batch, reached);
 }
 
 int main(int argc, char **argv) {
@@ -65,7 +94,7 @@ int main(int argc, char **argv) {
         return CHECK_DONE();
     }
 
-    saturate();
+    saturate(384, LIVE);
     CHECK(alloy_class_stats_read(C384, &c) == 0);
     CHECK(c.slow_path_calls > 0);
     CHECK_EQ_U(c.objects_fetched - c.objects_released, (c.tcache_bytes + c.allocated) / 384);
@@ -76,6 +105,7 @@ int main(int argc, char **argv) {
     } else {
         CHECK_EQ_U(c.terminal_batch, 512);
         CHECK_EQ_U(c.short_fetches, 0);
+        check_growth(mode);
     }
 
     /* exact accounting: 1000 live 384-byte blocks are 384000 bytes */

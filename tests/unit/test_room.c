@@ -23,7 +23,7 @@
 
 static uint32_t list_length(const ay_bin_t *bin) {
     uint32_t n = 0;
-    for (void *q = bin->head; q && n <= bin->limit + 1; q = ay_link_get(q))
+    for (void *q = ay_bin_head(bin); q && n <= ay_bin_limit(bin) + 1; q = ay_link_get(q))
         n++;
     return n;
 }

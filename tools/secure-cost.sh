@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# secure-cost.sh - what the secure flavour and each of its parts cost
+# (README, "Hardening", "Costs"):
+#  1. builds the secure flavour with one part off at a time, into
+#     BUILD/secure-cost/NAME (cmake with CMAKE_C_FLAGS): noquarantine
+#     (-DAY_SECURE_QUARANTINE=0), norandom (-DAY_SECURE_RANDOM=0), noguards
+#     (-DAY_SECURE_GUARDS=0), and tagsonly (all three off: the tags and the
+#     checks on every free are what is left);
+#  2. prints instructions per malloc+free pair of 64 and 4096 bytes for the
+#     release library, the secure one and each part-off build, counted by
+#     callgrind as fastpath-instructions.sh counts them (the difference
+#     between runs of 1.1 M and 0.1 M pairs, less the loop's own 10; exact
+#     figures, not truncated);
+#  3. with --suite [REPS], runs the benchmark suite in short mode with all of
+#     them interleaved (REPS runs each, default 5) into BUILD/secure-cost/suite,
+#     and prints each one's geometric mean of time over the release library
+#     (bench/compare.py) and its peak RSS over the release library's
+#     (geometric mean over the rows that report one).
+# Usage: secure-cost.sh [build dir] [--suite [REPS]]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=$(pwd)
+build=$(cd "${1:-build}" && pwd)
+suite=${2:-}
+reps=${3:-5}
+out=$build/secure-cost
+mkdir -p "$out"
+variants=("noquarantine:-DAY_SECURE_QUARANTINE=0" "norandom:-DAY_SECURE_RANDOM=0"
+          "noguards:-DAY_SECURE_GUARDS=0"
+          "tagsonly:-DAY_SECURE_QUARANTINE=0 -DAY_SECURE_RANDOM=0 -DAY_SECURE_GUARDS=0")
+libs=("release=$build/liballoy.so" "secure=$build/liballoy_secure.so")
+for v in "${variants[@]}"; do
+    name=${v%%:*} flags=${v#*:}
+    cmake -S "$src" -B "$out/$name" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS=$flags" \
+        >/dev/null
+    cmake --build "$out/$name" --target alloy_secure -j"$(nproc)" >/dev/null
+    libs+=("secure-$name=$out/$name/liballoy_secure.so")
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for size in 64 4096; do
+    cat >"$tmp/pair$size.c" <<C
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 1000000;
+    void *volatile sink;
+    for (long i = 0; i < n; i++) { void *p = malloc($size); sink = p; free(p); }
+    (void)sink;
+    return 0;
+}
+C
+    gcc -O2 -o "$tmp/pair$size" "$tmp/pair$size.c"
+done
+count() { # lib, program, pairs
+    LD_PRELOAD="$1" valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$2" "$3" 2>&1 |
+        awk '/Collected/ {print $4}'
+}
+if command -v valgrind >/dev/null; then
+    for entry in "${libs[@]}"; do
+        name=${entry%%=*} lib=${entry#*=}
+        line="$name:"
+        for size in 64 4096; do
+            a=$(count "$lib" "$tmp/pair$size" 100000)
+            b=$(count "$lib" "$tmp/pair$size" 1100000)
+            line+=" $(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.2f", (b - a) / 1e6 - 10}') ($size B)"
+        done
+        echo "$line instructions per malloc+free pair"
+    done
+else
+    echo "secure-cost.sh: no valgrind: no instruction counts"
+fi
+[ "$suite" = --suite ] || exit 0
+list=$(
+    IFS=,
+    echo "${libs[*]}"
+)
+bench/run.py --build-dir "$build" --mode short --reps "$reps" --no-charts --quiet \
+    --out "$out/suite" --allocators "$list" || true
+bench/compare.py "$out/suite" --base release
+/usr/bin/python3 - "$out/suite/results.json" <<'PY'
+import json, math, statistics, sys
+rows = json.load(open(sys.argv[1]))
+rows = rows.get("results", rows) if isinstance(rows, dict) else rows
+rss = {}
+for r in rows:
+    v = r.get("metrics", {}).get("peak_rss_kb") if isinstance(r, dict) else None
+    if v:
+        rss.setdefault((r["workload"], r.get("case", ""), r["allocator"]), []).append(v)
+names = sorted({k[2] for k in rss})
+cells = {k[:2] for k in rss}
+for n in names:
+    if n == "release":
+        continue
+    logs = [math.log(statistics.median(rss[c + (n,)]) / statistics.median(rss[c + ("release",)]))
+            for c in sorted(cells) if c + (n,) in rss and c + ("release",) in rss]
+    if logs:
+        print("%s: peak RSS %.3fx release (geometric mean of %d rows)"
+              % (n, math.exp(sum(logs) / len(logs)), len(logs)))
+PY
