@@ -472,7 +472,8 @@ static void shrink_in_place(ay_pageheap_t *ph, ay_span_t *s, uintptr_t npages, b
     ay_span_t *t = record_take(ph);
     t->start = s->start + AY_PAGES_BYTES(npages);
     t->npages = s->npages - npages;
-    t->dirty = s->dirty && !purged;
+    t->dirty = !purged; /* the block's owner wrote there, whatever s's pages were when
+                           they came out (its dirty mark tells only that) */
     if (purged)
         ph->purges++;
     t->block = s->block;

@@ -226,6 +226,24 @@ static void after_purge(int how) {
     }
 }
 
+/* realloc shrinks a large block in place and gives its tail back (the
+ * bug: the tail kept the span's "clean" mark from when it came from the
+ * OS, so a calloc that got those pages skipped the clear and returned
+ * 0xff bytes).  A fresh calloc'd block, all written, shrunk to a quarter;
+ * a calloc of two quarters then takes the freed tail. */
+static void after_shrink(void) {
+    unsigned char *p = alloy_calloc(1, 4 * MiB);
+    CHECK(p != NULL);
+    memset(p, 0xff, 4 * MiB);
+    unsigned char *q = alloy_realloc(p, MiB);
+    CHECK(q == p);
+    unsigned char *r = alloy_calloc(2, MiB);
+    CHECK(r && all_zero(r, 2 * MiB));
+    CHECK(r >= p + MiB && r < p + 4 * MiB); /* it was the tail */
+    alloy_free(r);
+    alloy_free(q);
+}
+
 static void explicit_heap(void) {
     alloy_heap_t *h = alloy_heap_create();
     CHECK(h != NULL);
@@ -257,6 +275,7 @@ static void explicit_heap(void) {
 
 int main(void) {
     make_classes();
+    after_shrink();
     pthread_t a, b;
     pthread_create(&a, NULL, thread_a, NULL);
     pthread_join(a, NULL);
