@@ -81,9 +81,14 @@ AY_INLINE void ay_bin_set_limit(ay_bin_t *bin, uint32_t limit) {
     bin->limit = (bin->limit & ~AY_BIN_LIMIT_MASK) | limit;
 }
 /* The low address bits every block of bin b's class of `size` bytes has
- * clear (0 for bin 0, which holds no blocks). */
+ * clear (0 for bin 0, which holds no blocks): a span starts on a page and
+ * its blocks follow at multiples of the size, so each is aligned to the
+ * largest power of two that divides the size (capped at 256, the byte's
+ * reach): p + 16 in a 64-byte class is caught as p + 1 is, and p + 8 in a
+ * 24-byte class is not. */
 AY_INLINE uint32_t ay_bin_align_mask(size_t size) {
-    return size == 0 ? 0 : size % 16 == 0 ? 15 : 7;
+    size_t pow2 = size & -size;
+    return size == 0 ? 0 : (uint32_t)(pow2 < 256 ? pow2 : 256) - 1;
 }
 /* The list's first block, NULL when it is empty (the slow paths' view). */
 AY_INLINE void *ay_bin_head(const ay_bin_t *bin) {

@@ -140,14 +140,20 @@ static void free_interior_16(void) { free_interior(16); }
 static void free_interior_8(void) { free_interior(8); }
 static void free_interior_1(void) { free_interior(1); }
 
-/* p + 8 in a class whose blocks are only 8-aligned (24 bytes) */
-static void free_interior_8_of_24(void) {
-    char *p = malloc(24);
-    free(hide(p + 8));
-    char *q = malloc(24);
-    if (q == p + 8)
+/* p + off in a block of `size` bytes, then a malloc of that size */
+static void free_interior_of(size_t off, size_t size) {
+    char *p = malloc(size);
+    free(hide(p + off));
+    char *q = malloc(size);
+    if (q == p + off)
         say("badinput: returns the interior pointer\n");
 }
+/* the row: 64-byte blocks are 64-aligned */
+static void free_interior_16_of_64(void) { free_interior_of(16, 64); }
+/* p + 16 in a class whose blocks are only 16-aligned (48 bytes) */
+static void free_interior_16_of_48(void) { free_interior_of(16, 48); }
+/* p + 8 in a class whose blocks are only 8-aligned (24 bytes) */
+static void free_interior_8_of_24(void) { free_interior_of(8, 24); }
 
 static void free_interior_16_flushed(void) {
     char *p = malloc(32);
@@ -260,8 +266,18 @@ static const bad_case_t cases[] = {
      double_free_small_later_flushed,
      {ABORT("double free"), ABORT("free(): double free"), ABORT("free(): double free"), NA}},
     {"free-interior-16",
-     "`free(p+16)` on a small block, then `malloc(32)`",
+     "`free(p+16)` on a 32-byte block, then `malloc(32)`",
      free_interior_16,
+     {ABORT("free(): pointer is not the start of a block"), ABORT("not the start of a block"),
+      ABORT("not the start of a block"), ABORT("free(): invalid pointer")}},
+    {"free-interior-16-of-64",
+     "`free(p+16)` on a 64-byte block, then `malloc(64)`",
+     free_interior_16_of_64,
+     {ABORT("free(): pointer is not the start of a block"), ABORT("not the start of a block"),
+      ABORT("not the start of a block"), ABORT("free(): invalid pointer")}},
+    {"free-interior-16-of-48",
+     "`free(p+16)` on a 48-byte block, then `malloc(48)`",
+     free_interior_16_of_48,
      {RETURNS, ABORT("not the start of a block"), ABORT("not the start of a block"),
       ABORT("free(): invalid pointer")}},
     {"free-interior-8",
