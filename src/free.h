@@ -34,7 +34,7 @@ void ay_free_unchecked(void *p);
  * one from it (tcache.h), and a list without room (full, or bin 0) misses,
  * and ay_free_miss gives it back; and the pointer's low bits against the
  * bin's align mask (tcache.h): a pointer that is not aligned as every block
- * of its class is (p + 1, p + 8 in a 16-byte class) goes to the slow path,
+ * of its class is (p + 1, p + 8 in a 16-byte class, p + 16 in a 64-byte one) goes to the slow path,
  * which reports it.  A block freed twice is not looked for here: malloc
  * finds it before it hands it out a second time (secure.h). */
 #ifndef AY_FREE_OFFSET_CHECK /* 1: a build that measures the offset check here */

@@ -55,7 +55,7 @@ struct ay_heap;
  * every block of the bin's class has clear (7, or 15 for a class whose size
  * is a multiple of 16): free's fast path tests a pointer against that byte
  * with one instruction, and sends a pointer that is not aligned as its
- * class's blocks are (p + 1, or p + 8 in a 16-byte class) to the slow path,
+ * class's blocks are (p + 1, p + 8 in a 16-byte class, p + 16 in a 64-byte one) to the slow path,
  * which reports it. */
 typedef struct ay_bin {
     void *head;     /* free objects, linked through their first word; AY_LIST_END: none */
