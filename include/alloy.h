@@ -53,7 +53,7 @@ ALLOY_API const char *alloy_version(void);
  * while other threads run they are a consistent-enough snapshot.  Structs
  * carry their own size so that they can grow: set .size before the call. */
 
-#define ALLOY_STATS_VERSION 2
+#define ALLOY_STATS_VERSION 3
 
 typedef struct alloy_stats {
     size_t size;       /* in: sizeof(alloy_stats_t) */
@@ -100,6 +100,9 @@ typedef struct alloy_stats {
     size_t remote_bytes;   /* blocks sent home and not taken yet: on their heap's remote
                               queues (part of central_bytes; those still in the freeing
                               thread's remote batches are part of tcache_bytes) */
+    /* version 3 */
+    uint64_t os_failures; /* madvise and munmap calls the kernel refused (totals only):
+                             the pages stay dirty, or mapped, and nothing fails */
 } alloy_stats_t;
 
 typedef struct alloy_class_stats {

@@ -304,6 +304,8 @@ static const ctl_entry_t table[] = {
          "Objects freed by a thread of another heap and sent home (per heap: to it)."),
     BOTH("remote_bytes", remote_bytes,
          "Bytes sent home and not taken yet: on remote queues (part of central_bytes)."),
+    TOTAL("os_failures", os_failures,
+          "madvise and munmap calls the kernel refused: the pages stay dirty, or mapped."),
     FUNC("stats.heaps.<i>.node", T_UNS, get_heap_node, NULL,
          "The NUMA node heap <i>'s pages are placed on (0 without NUMA)."),
     CLASS("size", T_U64, class_size, "Object size of class <j>."),

@@ -76,7 +76,16 @@ void *ay_os_map(size_t size, size_t align) {
     return (void *)a;
 }
 
-void ay_os_unmap(void *p, size_t size) { munmap(p, size); }
+static uint64_t failures; /* madvise and munmap calls refused */
+
+uint64_t ay_os_failures(void) { return __atomic_load_n(&failures, __ATOMIC_RELAXED); }
+
+static void count_failure(void) { __atomic_fetch_add(&failures, 1, __ATOMIC_RELAXED); }
+
+void ay_os_unmap(void *p, size_t size) {
+    if (munmap(p, size) != 0)
+        count_failure();
+}
 
 void *ay_os_map_guarded(size_t size, size_t align) {
     size_t page = (size_t)1 << 12;
@@ -104,14 +113,20 @@ void *ay_os_map_guarded(size_t size, size_t align) {
 
 void ay_os_unmap_guarded(void *p, size_t size) {
     size_t page = (size_t)1 << 12;
-    munmap((char *)p - page, size + 2 * page);
+    ay_os_unmap((char *)p - page, size + 2 * page);
 }
 
 int ay_os_protect(void *p, size_t size, int accessible) {
     return mprotect(p, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0 ? 0 : -errno;
 }
 
-int ay_os_purge(void *p, size_t size) { return madvise(p, size, MADV_DONTNEED) == 0 ? 0 : -errno; }
+int ay_os_purge(void *p, size_t size) {
+    if (madvise(p, size, MADV_DONTNEED) == 0)
+        return 0;
+    int err = errno;
+    count_failure();
+    return -err;
+}
 
 int ay_os_hugepages(void *p, size_t size) {
     return madvise(p, size, MADV_HUGEPAGE) == 0 ? 0 : -errno;

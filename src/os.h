@@ -35,8 +35,13 @@
 /* Map `size` bytes of zeroed, read-write memory aligned to `align` (a power of
  * two, at least a page).  Returns NULL on failure. */
 void *ay_os_map(size_t size, size_t align);
-/* Unmap a range previously mapped. */
+/* Unmap a range previously mapped.  A refusal (munmap fails: the kernel
+ * is out of map entries, say) is counted in ay_os_failures and the range
+ * stays mapped, unused: a leak of address space, never a crash. */
 void ay_os_unmap(void *p, size_t size);
+/* madvise and munmap calls the kernel refused, since start-up (the stats'
+ * os_failures). */
+uint64_t ay_os_failures(void);
 /* ay_os_map with an inaccessible guard page just before and just after the
  * `size` bytes it returns (the secure flavour's page-heap chunks, direct
  * maps, metadata chunks and pagemap leaves: ay_chunk_map, secure.h), and
@@ -46,7 +51,8 @@ void ay_os_unmap_guarded(void *p, size_t size);
 /* Make a range inaccessible (a guard) or read-write again.  0 or -errno. */
 int ay_os_protect(void *p, size_t size, int accessible);
 /* Tell the OS the range's contents may go; it reads back as zero.  Returns 0
- * or -errno. */
+ * or -errno (counted in ay_os_failures): the range then keeps its contents,
+ * and the caller must treat it as dirty still. */
 int ay_os_purge(void *p, size_t size);
 /* Grow or shrink a mapping, moving it if needed, or exactly to `to` when it
  * is not NULL.  Returns NULL on failure, in which case the old mapping is

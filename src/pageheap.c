@@ -229,10 +229,13 @@ static void purging_remove(ay_pageheap_t *ph, ay_span_t *s) {
 /* Purge every span that is due, oldest first: a batch at a time is taken off
  * the lists under the lock and purged without it.  A span that is a whole
  * block is unmapped, and its block forgotten; any other is purged with
- * madvise and put back clean. */
+ * madvise and put back clean, or dirty still when madvise failed (counted
+ * by ay_os_purge), and then this pass stops: what is due is tried again by
+ * the next one, not in a loop here. */
 static void decay(ay_pageheap_t *ph, bool all) {
     uint64_t now = ay_os_now_ms();
-    for (;;) {
+    for (bool refused = false; !refused;) {
+        bool clean[PURGE_BATCH];
         ay_span_t *batch[PURGE_BATCH]; /* NULL: an unmapped block, in gone[] */
         uintptr_t gone[PURGE_BATCH][2];
         unsigned n = 0;
@@ -253,7 +256,8 @@ static void decay(ay_pageheap_t *ph, bool all) {
             return;
         for (unsigned i = 0; i < n; i++) {
             if (batch[i])
-                ay_os_purge((void *)batch[i]->start, AY_PAGES_BYTES(batch[i]->npages));
+                clean[i] =
+                    ay_os_purge((void *)batch[i]->start, AY_PAGES_BYTES(batch[i]->npages)) == 0;
             else
                 ay_chunk_unmap((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
         }
@@ -262,8 +266,9 @@ static void decay(ay_pageheap_t *ph, bool all) {
             if (!batch[i])
                 continue;
             purging_remove(ph, batch[i]);
-            ph->purges++;
-            batch[i]->dirty = 0;
+            ph->purges += clean[i];
+            refused |= !clean[i];
+            batch[i]->dirty = !clean[i];
             free_coalesce(ph, batch[i], now);
         }
         pthread_mutex_unlock(&ph->lock);
@@ -523,17 +528,16 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
     /* decay_ms:0 purges the freed pages at once (only these: their free
      * neighbours were purged when they were freed); s is the caller's alone
      * until it is on the lists, so this needs no lock */
-    bool purge_now = ay_conf.decay_ms == 0;
-    if (purge_now)
-        ay_os_purge((void *)s->start, AY_PAGES_BYTES(s->npages));
+    bool purged =
+        ay_conf.decay_ms == 0 && ay_os_purge((void *)s->start, AY_PAGES_BYTES(s->npages)) == 0;
     uint64_t now = ay_os_now_ms();
     ay_usage_add(ph->usage, -(ptrdiff_t)AY_PAGES_BYTES(s->npages));
     ay_pagemap_set(s->start, s->npages, NULL, 0); /* s is still the caller's alone */
     pthread_mutex_lock(&ph->lock);
     ph->active_pages -= s->npages;
-    if (purge_now)
+    if (purged)
         ph->purges++;
-    s->dirty = !purge_now;
+    s->dirty = !purged;
     s->free = NULL;
     s->used = s->capacity = 0;
     free_coalesce(ph, s, now);

@@ -51,6 +51,7 @@ const ay_report_field_t ay_report_total_fields[] = {
     TOT("metadata_resident", metadata_resident, B),
     TOT("remote_frees", remote_frees, V),
     TOT("remote_bytes", remote_bytes, B),
+    TOT("os_failures", os_failures, V),
 };
 const unsigned ay_report_ntotal_fields =
     sizeof ay_report_total_fields / sizeof ay_report_total_fields[0];

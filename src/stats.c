@@ -177,6 +177,7 @@ static void totals_read(alloy_stats_t *s) {
     s->mapped += s->metadata;
     s->metadata_resident = ay_meta_mapped(); /* pagemap leaves are sparse: not counted */
     s->resident += s->metadata_resident;
+    s->os_failures = ay_os_failures();
 }
 _Static_assert(sizeof(size_t) == sizeof(uint64_t), "stats sums assume 64-bit size_t");
 
