@@ -16,31 +16,10 @@ cd "$(dirname "$0")/.."
 build=$(cd "${1:-build}" && pwd)
 suite=${2:-}
 [ -f "$build/liballoy_prof.so" ] || cmake --build "$build" --target alloy_prof >/dev/null
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-for size in 64 4096; do
-  cat > "$tmp/pair$size.c" <<C
-#include <stdlib.h>
-int main(int argc, char **argv) {
-    long n = argc > 1 ? atol(argv[1]) : 1000000;
-    void *volatile sink;
-    for (long i = 0; i < n; i++) { void *p = malloc($size); sink = p; free(p); }
-    (void)sink;
-    return 0;
-}
-C
-  gcc -O2 -o "$tmp/pair$size" "$tmp/pair$size.c"
-done
-count() { # lib, program, pairs
-  LD_PRELOAD="$1" valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$2" "$3" 2>&1 |
-    awk '/Collected/ {print $4}'
-}
 for size in 64 4096; do
   for lib in liballoy.so liballoy_prof.so; do
-    a=$(count "$build/$lib" "$tmp/pair$size" 100000)
-    b=$(count "$build/$lib" "$tmp/pair$size" 1100000)
     printf '%-17s %4s-byte pairs: %s instructions per pair\n' "$lib" "$size" \
-      "$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.2f", (b - a) / 1e6 - 10}')"
+      "$(tools/pair-instructions.sh "$build/$lib" "$size")"
   done
 done
 [ "$suite" = --suite ] || exit 0

@@ -37,33 +37,12 @@ for v in "${variants[@]}"; do
     cmake --build "$out/$name" --target alloy_secure -j"$(nproc)" >/dev/null
     libs+=("secure-$name=$out/$name/liballoy_secure.so")
 done
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-for size in 64 4096; do
-    cat >"$tmp/pair$size.c" <<C
-#include <stdlib.h>
-int main(int argc, char **argv) {
-    long n = argc > 1 ? atol(argv[1]) : 1000000;
-    void *volatile sink;
-    for (long i = 0; i < n; i++) { void *p = malloc($size); sink = p; free(p); }
-    (void)sink;
-    return 0;
-}
-C
-    gcc -O2 -o "$tmp/pair$size" "$tmp/pair$size.c"
-done
-count() { # lib, program, pairs
-    LD_PRELOAD="$1" valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$2" "$3" 2>&1 |
-        awk '/Collected/ {print $4}'
-}
 if command -v valgrind >/dev/null; then
     for entry in "${libs[@]}"; do
         name=${entry%%=*} lib=${entry#*=}
         line="$name:"
         for size in 64 4096; do
-            a=$(count "$lib" "$tmp/pair$size" 100000)
-            b=$(count "$lib" "$tmp/pair$size" 1100000)
-            line+=" $(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.2f", (b - a) / 1e6 - 10}') ($size B)"
+            line+=" $(tools/pair-instructions.sh "$lib" "$size") ($size B)"
         done
         echo "$line instructions per malloc+free pair"
     done
