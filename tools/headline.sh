@@ -4,8 +4,9 @@
 # (liballoy.so) and the benchmark's workload programs into build/, and run the
 # short default comparison: alloy against all seven peers, glibc, jemalloc,
 # TCMalloc and mimalloc 2 (Debian's) and the strongest ones, mimalloc 3,
-# snmalloc and rpmalloc, 5 interleaved runs of each workload (3 for the
-# free-then-idle one).  mimalloc 3, snmalloc and rpmalloc are built from source
+# snmalloc and rpmalloc, 3 interleaved runs of each workload (tools/bench.sh
+# short runs 5: with all seven peers and fourteen workloads, 5 runs take four
+# minutes from a fresh clone, 3 keep it under three).  mimalloc 3, snmalloc and rpmalloc are built from source
 # by build-peers.sh ($ALLOY_PEERS_SCRIPT, default ../shared/peers/build-peers.sh
 # beside the repository) once, into build/peers, and reused by later runs.  A
 # peer that cannot be had is reported as MISSING, with the reason, and the
@@ -30,5 +31,5 @@ fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target alloy bench_programs >/dev/null
 [ -z "$peers" ] || wait "$peers" || true
-exec /usr/bin/python3 bench/run.py --build-dir build --mode short \
+exec /usr/bin/python3 bench/run.py --build-dir build --mode short --reps 3 \
     --allocators glibc,jemalloc,tcmalloc,mimalloc,mimalloc3,snmalloc,rpmalloc,alloy "$@"
