@@ -76,20 +76,20 @@ class Redis:
                 out[k] = v
         return out
 
-    def rss(self):
-        with open("/proc/%d/status" % self.proc.pid) as f:
+    def proc_bytes(self, name, key):
+        """The figure in kB on the line `key:` of /proc/PID/name, in bytes (0: none)."""
+        with open("/proc/%d/%s" % (self.proc.pid, name)) as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(key + ":"):
                     return int(line.split()[1]) * 1024
         return 0
 
+    def rss(self):
+        return self.proc_bytes("status", "VmRSS")
+
     def anon(self):
-        """The process's resident anonymous memory (smaps_rollup), bytes."""
-        with open("/proc/%d/smaps_rollup" % self.proc.pid) as f:
-            for line in f:
-                if line.startswith("Anonymous:"):
-                    return int(line.split()[1]) * 1024
-        return 0
+        """The process's resident anonymous memory, bytes."""
+        return self.proc_bytes("smaps_rollup", "Anonymous")
 
     def maps_has(self, what):
         with open("/proc/%d/maps" % self.proc.pid) as f:
