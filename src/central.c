@@ -16,6 +16,7 @@
 
 #include "conf.h"
 #include "error.h"
+#include "lock.h"
 #include "pagemap.h"
 #include "secure.h"
 
@@ -31,10 +32,8 @@ void ay_central_init(ay_central_t *c, ay_pageheap_t *pages, unsigned cls, int sl
 }
 
 void ay_central_lock(ay_central_t *c) {
-    if (AY_UNLIKELY(pthread_mutex_trylock(&c->lock) != 0)) {
-        pthread_mutex_lock(&c->lock);
+    if (AY_UNLIKELY(ay_lock_take(&c->lock)))
         c->contended++;
-    }
 }
 
 void ay_central_unlock(ay_central_t *c) { pthread_mutex_unlock(&c->lock); }

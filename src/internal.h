@@ -17,6 +17,15 @@
 #define AY_INLINE static inline __attribute__((always_inline))
 #define AY_COLD __attribute__((cold))
 #define AY_CACHELINE 64
+/* One step of a spin-wait: the CPU's pause hint (x86 `pause`, arm64
+ * `yield`), or nothing but a compiler barrier elsewhere. */
+#if defined(__x86_64__) || defined(__i386__)
+#define AY_CPU_PAUSE() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define AY_CPU_PAUSE() __asm__ __volatile__("yield")
+#else
+#define AY_CPU_PAUSE() __asm__ __volatile__("" ::: "memory")
+#endif
 /* Reads of counters that other threads write with plain stores, on purpose
  * (stats snapshots): ThreadSanitizer is told not to report them. */
 #define AY_NO_SANITIZE_THREAD __attribute__((no_sanitize("thread")))

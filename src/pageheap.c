@@ -7,6 +7,7 @@
 
 #include "conf.h"
 #include "error.h"
+#include "lock.h"
 #include "meta.h"
 #include "os.h"
 #include "pagemap.h"
@@ -59,7 +60,7 @@ static bool reserve(ay_pageheap_t *ph) {
         ay_span_t *s = ay_span_new();
         if (!s)
             return false;
-        pthread_mutex_lock(&ph->lock);
+        ay_pageheap_lock(ph);
         record_give(ph, s);
         pthread_mutex_unlock(&ph->lock);
     }
@@ -239,7 +240,7 @@ static void decay(ay_pageheap_t *ph, bool all) {
         ay_span_t *batch[PURGE_BATCH]; /* NULL: an unmapped block, in gone[] */
         uintptr_t gone[PURGE_BATCH][2];
         unsigned n = 0;
-        pthread_mutex_lock(&ph->lock);
+        ay_pageheap_lock(ph);
         while (n < PURGE_BATCH && purge_due(ph, now, all)) {
             ay_span_t *s = ph->dirty.dnext;
             free_remove(ph, s);
@@ -261,7 +262,7 @@ static void decay(ay_pageheap_t *ph, bool all) {
             else
                 ay_chunk_unmap((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
         }
-        pthread_mutex_lock(&ph->lock);
+        ay_pageheap_lock(ph);
         for (unsigned i = 0; i < n; i++) {
             if (!batch[i])
                 continue;
@@ -282,7 +283,7 @@ static unsigned release_free_blocks(ay_pageheap_t *ph, uintptr_t min_pages) {
     for (;;) {
         uintptr_t gone[PURGE_BATCH][2];
         unsigned n = 0;
-        pthread_mutex_lock(&ph->lock);
+        ay_pageheap_lock(ph);
         /* whole blocks are >= 256 pages */
         for (ay_span_t *s = ph->first[AY_MAX_SPAN_PAGES], *next; s && n < PURGE_BATCH; s = next) {
             next = s->next;
@@ -344,7 +345,7 @@ static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
     s->block = rec;
     s->dirty = 0; /* fresh pages are zero, and not resident until touched */
     uint64_t now = ay_os_now_ms();
-    pthread_mutex_lock(&ph->lock);
+    ay_pageheap_lock(ph);
     ay_list_push(&ph->blocks, rec);
     ph->mapped_pages += pages;
     free_insert(ph, s, now);
@@ -418,7 +419,7 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
     for (;;) { /* until a fit is found with the records it needs; leaves the lock held */
         if (!reserve(ph))
             return NULL;
-        pthread_mutex_lock(&ph->lock);
+        ay_pageheap_lock(ph);
         bool records = ph->nspare >= RECORDS_NEEDED;
         if (records && (s = best_fit(ph, want)) != NULL)
             break;
@@ -504,7 +505,7 @@ bool ay_pageheap_resize(ay_pageheap_t *ph, ay_span_t *s, uintptr_t npages) {
             purged = ay_os_purge((void *)tail, AY_PAGES_BYTES(old - npages)) == 0;
     }
     uint64_t now = ay_os_now_ms();
-    pthread_mutex_lock(&ph->lock);
+    ay_pageheap_lock(ph);
     bool done = true;
     if (npages > old)
         done = grow_in_place(ph, s, npages, now);
@@ -533,7 +534,7 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
     uint64_t now = ay_os_now_ms();
     ay_usage_add(ph->usage, -(ptrdiff_t)AY_PAGES_BYTES(s->npages));
     ay_pagemap_set(s->start, s->npages, NULL, 0); /* s is still the caller's alone */
-    pthread_mutex_lock(&ph->lock);
+    ay_pageheap_lock(ph);
     ph->active_pages -= s->npages;
     if (purged)
         ph->purges++;
@@ -564,7 +565,7 @@ static void forget_block_spans(ay_pageheap_t *ph, const ay_span_t *b) {
 }
 
 void ay_pageheap_release_all(ay_pageheap_t *ph) {
-    pthread_mutex_lock(&ph->lock);
+    ay_pageheap_lock(ph);
     for (ay_span_t *b = ph->blocks.next; b != &ph->blocks; b = b->next)
         forget_block_spans(ph, b);
     ay_span_t blocks;
@@ -618,7 +619,7 @@ void ay_pageheap_validate(ay_pageheap_t *ph) {
         ay_fatal("pageheap: page counters do not add up", ph);
 }
 
-void ay_pageheap_lock(ay_pageheap_t *ph) { pthread_mutex_lock(&ph->lock); }
+void ay_pageheap_lock(ay_pageheap_t *ph) { (void)ay_lock_take(&ph->lock); }
 void ay_pageheap_unlock(ay_pageheap_t *ph) { pthread_mutex_unlock(&ph->lock); }
 void ay_pageheap_after_fork_child(ay_pageheap_t *ph) {
     pthread_mutex_init(&ph->lock, NULL);

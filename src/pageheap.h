@@ -103,9 +103,11 @@ void ay_pageheap_release_all(ay_pageheap_t *ph);
 /* Check every invariant above; aborts on a violation (debug builds). */
 void ay_pageheap_validate(ay_pageheap_t *ph);
 
+/* Take ph's lock: tried, then spun on for a short while before the thread
+ * sleeps (lock.h).  Every path of this module takes it so, and fork too. */
+void ay_pageheap_lock(ay_pageheap_t *ph);
 /* Fork support.  In the child, spans that a thread of the parent was
  * purging go back on the lists, still dirty. */
-void ay_pageheap_lock(ay_pageheap_t *ph);
 void ay_pageheap_unlock(ay_pageheap_t *ph);
 void ay_pageheap_after_fork_child(ay_pageheap_t *ph);
 

@@ -10,16 +10,11 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "internal.h"
 #include "os.h"
 
 _Static_assert(sizeof(ay_snap_t) % sizeof(uint64_t) == 0, "a snapshot is whole words");
 _Static_assert(offsetof(ay_shm_seg_t, snap) % sizeof(uint64_t) == 0, "the words are aligned");
-
-#if defined(__x86_64__) || defined(__i386__)
-#define spin_pause() __builtin_ia32_pause()
-#else
-#define spin_pause() ((void)0)
-#endif
 
 /* s + the decimal digits of v; returns the end. */
 static char *put_u64(char *s, uint64_t v) {
@@ -66,7 +61,7 @@ int ay_shm_read(const ay_shm_seg_t *seg, ay_snap_t *out, unsigned tries) {
     for (unsigned t = 0; t < tries; t++) {
         uint64_t before = __atomic_load_n(&seg->seq, __ATOMIC_ACQUIRE);
         if (before & 1) {
-            spin_pause();
+            AY_CPU_PAUSE();
             continue;
         }
         for (size_t i = 0; i < AY_SNAP_WORDS; i++)
