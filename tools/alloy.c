@@ -16,15 +16,9 @@
  *   alloy names [--markdown|--man]      the alloy_ctl names   (alloy_describe.c)
  *   alloy --help | --version
  *
- * Where things are.  The command finds its own files from its real path
- * (/proc/self/exe), so it works from the build tree (build/alloy, next to
- * liballoy.so, alloy-sim and the bench programs) and after `cmake --install`
- * (PREFIX/bin/alloy and PREFIX/<libdir>/liballoy.so.0; the bin-to-lib path is
- * fixed at configure time in ALLOY_TOOL_LIBDIR_REL).  A build tree is
- * recognised by the CMakeCache.txt beside the command.  The command looks
- * for the library by its soname (ALLOY_TOOL_SONAME, liballoy.so.0), the file
- * the runtime package (liballoy0) ships: the liballoy.so link belongs to the
- * development files and may be absent.
+ * Where things are: alloy_util.c says how the command finds its own
+ * directory (self_dir) and liballoy.so.0 (find_library); alloy-sim and the
+ * bench programs are looked for in that directory, beside the command.
  *
  * Exit status: `run`, `bench` and `sim` replace themselves with the program
  * (exec), so its status passes through.  2: bad usage.  1: a part is missing
@@ -36,28 +30,30 @@
  * replace the command's malloc.  `stats` compiles in the library's report
  * layout, src/report.c with emit.c, fmt.c and os.c, which use libc only.)
  * Each subcommand that is more than a few lines has a file of its own,
- * declared in alloy_cmd.h.
+ * alloy_<name>.c, with its entry point declared in alloy_<name>.h; the
+ * helpers that these files and this one share are in alloy_util.{h,c}.
+ *
+ * Invariants: this file (the dispatcher) calls the subcommand files and
+ * alloy_util, the subcommand files call alloy_util, and nothing calls back
+ * up; a header declares only its own file's functions.
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <alloy.h>
 
-#include "alloy_cmd.h"
+#include "alloy_describe.h"
+#include "alloy_plot.h"
+#include "alloy_prof.h"
+#include "alloy_stats.h"
+#include "alloy_top.h"
+#include "alloy_util.h"
 
-#ifndef ALLOY_TOOL_LIBDIR_REL
-#define ALLOY_TOOL_LIBDIR_REL "../lib" /* from bin/ to the library directory */
-#endif
-#ifndef ALLOY_TOOL_SONAME
-#define ALLOY_TOOL_SONAME "liballoy.so.0" /* the library's soname */
-#endif
 #ifndef ALLOY_TOOL_SOURCE_DIR
 #define ALLOY_TOOL_SOURCE_DIR "" /* the source tree, for bench/run.py */
 #endif
@@ -118,87 +114,7 @@ static const char usage_text[] =
     "  alloy --help       this text\n"
     "  alloy --version    print the version\n";
 
-/* A usage error: one line on stderr, exit status 2. */
-void usage_error(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("alloy: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs(" (see alloy --help)\n", stderr);
-    va_end(ap);
-    exit(EXIT_USAGE);
-}
-
-static bool is_file(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 static bool is_executable(const char *path) { return is_file(path) && access(path, X_OK) == 0; }
-
-/* out = a + "/" + b, or exit when it does not fit. */
-static void path_join(char *out, size_t cap, const char *a, const char *b) {
-    int n = snprintf(out, cap, "%s/%s", a, b);
-    if (n < 0 || (size_t)n >= cap) {
-        fprintf(stderr, "alloy: path too long: %s/%s\n", a, b);
-        exit(EXIT_MISSING);
-    }
-}
-
-/* The directory holding this executable, resolved through symlinks. */
-void self_dir(char *out, size_t cap, const char *argv0) {
-    char buf[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n > 0) {
-        buf[n] = '\0';
-    } else if (!argv0 || !strchr(argv0, '/') || !realpath(argv0, buf)) {
-        fprintf(stderr, "alloy: cannot find where the alloy command lives "
-                        "(/proc/self/exe is unreadable; run it by its path)\n");
-        exit(EXIT_MISSING);
-    }
-    char *slash = strrchr(buf, '/');
-    if (slash == buf)
-        slash[1] = '\0';
-    else if (slash)
-        *slash = '\0';
-    if (strlen(buf) >= cap) {
-        fprintf(stderr, "alloy: path too long: %s\n", buf);
-        exit(EXIT_MISSING);
-    }
-    strcpy(out, buf);
-}
-
-static bool in_build_tree(const char *dir) {
-    char p[PATH_MAX];
-    path_join(p, sizeof p, dir, "CMakeCache.txt");
-    return is_file(p);
-}
-
-/* Absolute path of liballoy.so.0 (the soname): beside the command in a build
- * tree, in the library directory after install.  Both places are tried, that
- * one first. */
-void find_library(char *out, size_t cap, const char *dir) {
-    char installed[PATH_MAX];
-    path_join(installed, sizeof installed, dir, ALLOY_TOOL_LIBDIR_REL);
-    const char *order[2] = {installed, dir};
-    if (in_build_tree(dir)) {
-        order[0] = dir;
-        order[1] = installed;
-    }
-    for (int i = 0; i < 2; i++) {
-        char real[PATH_MAX];
-        if (realpath(order[i], real)) {
-            path_join(out, cap, real, ALLOY_TOOL_SONAME);
-            if (is_file(out))
-                return;
-        }
-    }
-    fprintf(stderr,
-            "alloy: " ALLOY_TOOL_SONAME " not found (looked in %s and %s); "
-            "build it (cmake --build) or reinstall\n",
-            order[0], order[1]);
-    exit(EXIT_MISSING);
-}
 
 /* A --conf value: non-empty, every non-empty item of the form KEY:VALUE. */
 static void check_conf(const char *v) {

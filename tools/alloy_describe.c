@@ -20,7 +20,8 @@
 
 #include <alloy/ctl.h>
 
-#include "alloy_cmd.h"
+#include "alloy_describe.h"
+#include "alloy_util.h"
 
 typedef enum { FMT_TEXT, FMT_MARKDOWN, FMT_MAN } fmt_t;
 

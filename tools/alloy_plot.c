@@ -23,7 +23,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "alloy_cmd.h"
+#include "alloy_plot.h"
+#include "alloy_util.h"
 #include "alloy_plot_py.h"
 
 #define PACKAGE_HINT "apt-get install python3-matplotlib"

@@ -29,7 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloy_cmd.h"
+#include "alloy_prof.h"
+#include "alloy_util.h"
 #include "symbolize.h"
 
 typedef struct stack {

@@ -29,7 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloy_cmd.h"
+#include "alloy_stats.h"
+#include "alloy_util.h"
 #include "report.h"
 
 #define MAX_FILE (256u << 20) /* larger is no report of ours */

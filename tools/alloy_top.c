@@ -40,7 +40,8 @@
 
 #include <alloy.h>
 
-#include "alloy_cmd.h"
+#include "alloy_top.h"
+#include "alloy_util.h"
 #include "emit.h"
 #include "shm.h"
 
