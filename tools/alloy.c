@@ -35,7 +35,8 @@
  *
  * Invariants: this file (the dispatcher) calls the subcommand files and
  * alloy_util, the subcommand files call alloy_util, and nothing calls back
- * up; a header declares only its own file's functions.
+ * up: tests/layers/check_layers.py fails on a cycle among the files of
+ * tools/, and on a header that declares another file's functions.
  */
 #include <errno.h>
 #include <limits.h>

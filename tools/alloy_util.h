@@ -5,9 +5,10 @@
  *
  * Invariants: this module is the bottom of the command.  It calls no other
  * file of tools/; the dispatcher (alloy.c) and the subcommand files
- * (alloy_<name>.c) call it.  A helper that cannot do its work exits with
- * one line on stderr (is_file only answers), so that callers need no error
- * path. */
+ * (alloy_<name>.c) call it, and tests/layers/check_layers.py fails on any
+ * cycle among the files of tools/.  A helper that cannot do its work
+ * exits with one line on stderr (is_file only answers), so that callers
+ * need no error path. */
 #ifndef ALLOY_UTIL_H
 #define ALLOY_UTIL_H
 #include <stdbool.h>

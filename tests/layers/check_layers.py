@@ -1,15 +1,16 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """check_layers.py - the module graph of src/ (includes and calls) against
-the layer order that docs/ARCHITECTURE.md writes down.
+the layer order that docs/ARCHITECTURE.md writes down, and the module graph
+of tools/ (the `alloy` command), which must have no cycle.
 
     check_layers.py ROOT [--expect-fail TEXT]
 
-ROOT holds docs/ARCHITECTURE.md and src/.  The doc's table under "## Layers"
-has a layer number in its first column and the layer's modules, in
-backquotes, in its third ("modules") column; a module is a file of src/
-without its extension (src/pageheap.{h,c} is `pageheap`, src/hot/pool.c is
-`hot/pool`; `hot/*` names every module of src/hot).
+ROOT holds docs/ARCHITECTURE.md and src/, and maybe tools/.  The doc's table
+under "## Layers" has a layer number in its first column and the layer's
+modules, in backquotes, in its third ("modules") column; a module is a file
+of src/ without its extension (src/pageheap.{h,c} is `pageheap`,
+src/hot/pool.c is `hot/pool`; `hot/*` names every module of src/hot).
 
 The graph has an edge from module A to module B when a file of A includes
 a header of B, or when a function that A defines (in its .c, or inline in
@@ -19,15 +20,25 @@ those names followed by "(" inside a definition's body (comments and
 strings left out).  Reading calls, not only includes, sees the cycles that a
 header shared by several .c files would hide.
 
+tools/ is read the same way, with its own names: a module of tools/ is one
+of its C files without the extension (tools/alloy_util.{h,c} is
+`alloy_util`), and its functions are named as the command names them
+(usage_error, cmd_stats, main), so a definition there is any function
+defined at file scope, and the functions another module can call are those
+a .c file defines without `static`, and those a header defines.  tools/ has
+no layer table: the `alloy` command is a dispatcher (alloy.c), a file per
+subcommand and the helpers they share (docs/ALLOY-COMMAND.md, "The command's
+files"), and the rule that keeps it so is that its graph has no cycle.
+
 It fails when:
   - a module of src/ is in no layer, or the table names a module that does
     not exist;
-  - a module includes or calls a module of a higher layer (an edge against
-    the order);
-  - the module graph has a cycle (also within a layer), named with one call
-    or include per edge;
-  - a header declares a function that another module defines (one header
-    per module, declaring only its own functions).
+  - a module of src/ includes or calls a module of a higher layer (an edge
+    against the order);
+  - the module graph of src/, or that of tools/, has a cycle (also within a
+    layer), named with one call or include per edge;
+  - a header of src/ or of tools/ declares a function that another module
+    defines (one header per module, declaring only its own functions).
 Exit status 0, or 1 with one line per problem.  With --expect-fail TEXT, it
 inverts: it succeeds only if the check fails and a problem line contains
 TEXT (for the fixtures that show the check can fail).
@@ -37,13 +48,33 @@ import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
-# a definition at file scope: a line starting at column 0 with the return
-# type, the name, the parameters (maybe over several lines), then "{"
-DEFN = re.compile(r'^(?!typedef\b|struct\b|enum\b|union\b|#)[A-Za-z_][^;{}()=]*?\b((?:ay|alloy)_\w+)'
-                  r'\s*\(([^;{}]*?)\)\s*\{', re.M | re.S)
-CALL = re.compile(r'\b((?:ay|alloy)_\w+)\s*\(')
-DECL = re.compile(r'^(?!static\b|typedef\b|extern\b|#|\s)[^;(){}=]*?\b((?:ay|alloy)_\w+)\s*\([^;{]*\)[^;{]*;', re.M)
-FUNC_START = r'^(?!static\b|#|\s)[^;(){}=]*?\b'
+
+
+def definition_re(name):
+    """A definition at file scope of a function whose name matches name: a
+    line starting at column 0 with the return type, the name, the
+    parameters (maybe over several lines), then "{"."""
+    return re.compile(r'^(?!typedef\b|struct\b|enum\b|union\b|#)[A-Za-z_][^;{}()=]*?\b(' + name +
+                      r')\s*\(([^;{}]*?)\)\s*\{', re.M | re.S)
+
+
+def declaration_re(name):
+    """A declaration at file scope, not static, of a function whose name
+    matches name."""
+    return re.compile(r'^(?!static\b|typedef\b|extern\b|#|\s)[^;(){}=]*?\b(' + name +
+                      r')\s*\([^;{]*\)[^;{]*;', re.M)
+
+
+SRC_NAME = r'(?:ay|alloy)_\w+'
+DEFN = definition_re(SRC_NAME)
+CALL = re.compile(r'\b(' + SRC_NAME + r')\s*\(')
+DECL = declaration_re(SRC_NAME)
+# tools/: any name; a call is not a member's (s.f(, s->f()
+TOOLS_NAME = r'[A-Za-z_]\w*'
+TOOLS_DEFN = definition_re(TOOLS_NAME)
+TOOLS_CALL = re.compile(r'(?<!\.)(?<!->)\b(' + TOOLS_NAME + r')\s*\(')
+TOOLS_DECL = declaration_re(TOOLS_NAME)
+ATTRIBUTE = r'__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)'
 
 
 def read(path):
@@ -59,18 +90,19 @@ def strip_comments(text):
     text = re.sub(r'^(?!\s*#\s*include)(.*)$',  # strings, but not an include's name
                   lambda m: re.sub(r'"(?:\\.|[^"\\\n])*"', '""', m.group(0)), text, flags=re.M)
     text = re.sub(r"'(?:\\.|[^'\\\n])*'", "''", text)
-    return re.sub(r'__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)', '', text)
+    return re.sub(ATTRIBUTE, '', text)
 
 
-def definitions(text):
-    """[(name, body)] of the functions a file defines at file scope."""
+def definitions(text, pattern=DEFN):
+    """[(name, body, is_static)] of the functions a file defines at file
+    scope."""
     out = []
-    for m in DEFN.finditer(text):
+    for m in pattern.finditer(text):
         i, depth = m.end(), 1
         while depth and i < len(text):
             depth += {'{': 1, '}': -1}.get(text[i], 0)
             i += 1
-        out.append((m.group(1), text[m.end():i]))
+        out.append((m.group(1), text[m.end():i], re.match(r'static\b', m.group(0)) is not None))
     return out
 
 
@@ -89,25 +121,115 @@ def layer_table(doc):
     return table
 
 
-def main(argv):
-    root = argv[1]
-    expect = argv[3] if len(argv) > 3 and argv[2] == '--expect-fail' else None
-    problems = []
-    src = os.path.join(root, 'src')
+def read_tree(top, strip=strip_comments):
+    """{path relative to top: text without comments} of its C files."""
+    files = {}
+    for dirpath, _, names in os.walk(top):
+        for n in names:
+            if n.endswith(('.c', '.h')):
+                rel = os.path.relpath(os.path.join(dirpath, n), top)
+                files[rel] = strip(read(os.path.join(dirpath, n)))
+    return files
+
+
+def module(rel):
+    return os.path.splitext(rel)[0]
+
+
+class Graph:
+    """The module graph of one tree (src/ or tools/): edges from includes
+    and calls, each with one reason; layer(module) gives its layer, or None,
+    and an edge to a higher layer is a problem."""
+
+    def __init__(self, top, files, problems, layer=lambda mod: None):
+        self.top, self.files, self.problems, self.layer = top, files, problems, layer
+        self.modules = sorted({module(f) for f in files})
+        self.edges, self.why, self.calls = {}, {}, 0
+        self.defined = {}  # function -> modules that define it (that others can call)
+
+    def edge(self, a, b, reason):
+        self.edges.setdefault(a, set()).add(b)
+        self.why.setdefault((a, b), reason)
+        la, lb = self.layer(a), self.layer(b)
+        if la is not None and lb is not None and la < lb:
+            self.problems.append(f'{reason}: module {a} (layer {la}) uses module {b} '
+                                 f'(layer {lb}): an edge against the layer order')
+
+    def include_edges(self):
+        for rel, text in sorted(self.files.items()):
+            a = module(rel)
+            for inc in INCLUDE.findall(text):
+                here = os.path.normpath(os.path.join(os.path.dirname(rel), inc))
+                target = here if here in self.files else (inc if inc in self.files else None)
+                if target is None:
+                    continue  # a public header (include/), another tree's or a system one
+                b = module(target)
+                if b != a:
+                    self.edge(a, b, f'{self.top}/{rel} includes {inc}')
+
+    def call_edges(self, defn, call, callable_def):
+        """Who defines each function (callable_def(rel, is_static) says
+        whether other files can call it), then who calls it."""
+        bodies = []  # (module, file, function, body)
+        for rel, text in sorted(self.files.items()):
+            for name, body, is_static in definitions(text, defn):
+                if callable_def(rel, is_static):
+                    self.defined.setdefault(name, set()).add(module(rel))
+                bodies.append((module(rel), rel, name, body))
+        for a, rel, fn, body in bodies:
+            for callee in sorted(set(call.findall(body))):
+                for b in sorted(self.defined.get(callee, ())):
+                    if b != a:
+                        self.calls += 1
+                        self.edge(a, b, f'{self.top}/{rel}: {fn} calls {callee}')
+
+    def cycles(self):
+        """Depth-first search, reporting each cycle once."""
+        state, stack, seen_cycles = {}, [], set()
+
+        def visit(m):
+            state[m] = 1
+            stack.append(m)
+            for n in sorted(self.edges.get(m, ())):
+                if state.get(n) == 1:
+                    cyc = stack[stack.index(n):] + [n]
+                    key = frozenset(cyc)
+                    if key not in seen_cycles:
+                        seen_cycles.add(key)
+                        steps = '; '.join(self.why[(x, y)] for x, y in zip(cyc, cyc[1:]))
+                        self.problems.append('cycle: ' + ' -> '.join(cyc) + f' ({steps})')
+                elif n not in state:
+                    visit(n)
+            stack.pop()
+            state[m] = 2
+
+        for m in self.modules:
+            if m not in state:
+                visit(m)
+
+    def own_declarations(self, decl):
+        """One header per module: a header declares only its own module's
+        functions."""
+        for rel, text in sorted(self.files.items()):
+            if not rel.endswith('.h'):
+                continue
+            owner = module(rel)
+            for name in decl.findall(text):
+                for d in sorted(self.defined.get(name, ())):
+                    if d != owner:
+                        self.problems.append(f'{self.top}/{rel} declares {name}, which module {d} '
+                                             f'defines: a header declares only its own module\'s '
+                                             f'functions')
+
+    def edge_count(self):
+        return sum(len(v) for v in self.edges.values())
+
+
+def check_src(root, problems):
     table = layer_table(read(os.path.join(root, 'docs', 'ARCHITECTURE.md')))
     if not table:
         problems.append('docs/ARCHITECTURE.md has no layer table under "## Layers"')
         table = {}
-
-    files = {}  # path relative to src -> text without comments
-    for dirpath, _, names in os.walk(src):
-        for n in names:
-            if n.endswith(('.c', '.h')):
-                rel = os.path.relpath(os.path.join(dirpath, n), src)
-                files[rel] = strip_comments(read(os.path.join(dirpath, n)))
-
-    def module(rel):
-        return os.path.splitext(rel)[0]
 
     def layer(mod):
         if mod in table:
@@ -115,84 +237,45 @@ def main(argv):
         star = os.path.dirname(mod) + '/*'
         return table.get(star)
 
-    modules = sorted({module(f) for f in files})
-    for mod in modules:
+    g = Graph('src', read_tree(os.path.join(root, 'src')), problems, layer)
+    for mod in g.modules:
         if layer(mod) is None:
             problems.append(f'module {mod} is in no layer of docs/ARCHITECTURE.md')
     for name in table:
-        if not name.endswith('/*') and name not in modules:
+        if not name.endswith('/*') and name not in g.modules:
             problems.append(f'docs/ARCHITECTURE.md names module {name}, which src/ does not have')
+    g.include_edges()
+    g.call_edges(DEFN, CALL, lambda rel, is_static: True)
+    g.cycles()
+    g.own_declarations(DECL)
+    return (f'check_layers: {len(g.modules)} modules, {g.edge_count()} module edges (from '
+            f'includes and {g.calls} calls), all in layer order, no cycle')
 
-    # edges between modules: includes, then calls; why[(a, b)] says one reason
-    edges, why = {}, {}
 
-    def edge(a, b, reason):
-        edges.setdefault(a, set()).add(b)
-        why.setdefault((a, b), reason)
-        la, lb = layer(a), layer(b)
-        if la is not None and lb is not None and la < lb:
-            problems.append(f'{reason}: module {a} (layer {la}) uses module {b} '
-                            f'(layer {lb}): an edge against the layer order')
+def check_tools(root, problems):
+    """tools/: no cycle, and one header per module; None without tools/."""
+    top = os.path.join(root, 'tools')
+    if not os.path.isdir(top):
+        return None
 
-    for rel, text in sorted(files.items()):
-        a = module(rel)
-        for inc in INCLUDE.findall(text):
-            here = os.path.normpath(os.path.join(os.path.dirname(rel), inc))
-            target = here if here in files else (inc if inc in files else None)
-            if target is None:
-                continue  # a public header (include/) or a system one
-            b = module(target)
-            if b != a:
-                edge(a, b, f'src/{rel} includes {inc}')
+    def strip(text):  # an attribute first on a line leaves the line at column 0
+        return strip_comments(re.sub(ATTRIBUTE + r'[ \t]*', '', text))
 
-    # call edges: who defines each function, then who calls it
-    defined = {}  # function -> modules that define it
-    bodies = []   # (module, file, function, body)
-    for rel, text in sorted(files.items()):
-        for name, body in definitions(text):
-            defined.setdefault(name, set()).add(module(rel))
-            bodies.append((module(rel), rel, name, body))
-    calls = 0
-    for a, rel, fn, body in bodies:
-        for callee in sorted(set(CALL.findall(body))):
-            for b in sorted(defined.get(callee, ())):
-                if b != a:
-                    calls += 1
-                    edge(a, b, f'src/{rel}: {fn} calls {callee}')
+    g = Graph('tools', read_tree(top, strip), problems)
+    g.include_edges()
+    # a static function of a .c file is its own; a header's is its includers'
+    g.call_edges(TOOLS_DEFN, TOOLS_CALL, lambda rel, is_static: rel.endswith('.h') or not is_static)
+    g.cycles()
+    g.own_declarations(TOOLS_DECL)
+    return (f'check_layers: tools/: {len(g.modules)} modules, {g.edge_count()} module edges (from '
+            f'includes and {g.calls} calls), no cycle')
 
-    # cycles: depth-first search, reporting each cycle once
-    state, stack, seen_cycles = {}, [], set()
 
-    def visit(m):
-        state[m] = 1
-        stack.append(m)
-        for n in sorted(edges.get(m, ())):
-            if state.get(n) == 1:
-                cyc = stack[stack.index(n):] + [n]
-                key = frozenset(cyc)
-                if key not in seen_cycles:
-                    seen_cycles.add(key)
-                    steps = '; '.join(why[(x, y)] for x, y in zip(cyc, cyc[1:]))
-                    problems.append('cycle: ' + ' -> '.join(cyc) + f' ({steps})')
-            elif n not in state:
-                visit(n)
-        stack.pop()
-        state[m] = 2
-
-    for m in modules:
-        if m not in state:
-            visit(m)
-
-    # one header per module: a header declares only its own module's functions
-    for rel, text in sorted(files.items()):
-        if not rel.endswith('.h'):
-            continue
-        owner = module(rel)
-        for name in DECL.findall(text):
-            for d in sorted(defined.get(name, ())):
-                if d != owner:
-                    problems.append(f'src/{rel} declares {name}, which module {d} defines: '
-                                    f'a header declares only its own module\'s functions')
+def main(argv):
+    root = argv[1]
+    expect = argv[3] if len(argv) > 3 and argv[2] == '--expect-fail' else None
+    problems = []
+    summaries = [check_src(root, problems), check_tools(root, problems)]
 
     if expect is not None:
         hit = [p for p in problems if expect in p]
@@ -205,8 +288,9 @@ def main(argv):
     for p in problems:
         print('check_layers:', p)
     if not problems:
-        print(f'check_layers: {len(modules)} modules, {sum(len(v) for v in edges.values())} '
-              f'module edges (from includes and {calls} calls), all in layer order, no cycle')
+        for s in summaries:
+            if s:
+                print(s)
     return 1 if problems else 0
 
 
