@@ -53,7 +53,9 @@ ALLOY_API const char *alloy_version(void);
  * while other threads run they are a consistent-enough snapshot.  Structs
  * carry their own size so that they can grow: set .size before the call. */
 
-#define ALLOY_STATS_VERSION 3
+/* 2: remote frees; 3: os_failures; 4: version 2's two fields are the
+ * transfer caches' (transfer_inserted, transfer_bytes) */
+#define ALLOY_STATS_VERSION 4
 
 typedef struct alloy_stats {
     size_t size;       /* in: sizeof(alloy_stats_t) */
@@ -95,11 +97,10 @@ typedef struct alloy_stats {
      * central_bytes + span_tail_bytes + pageheap_free_bytes + metadata_resident */
     size_t span_tail_bytes;   /* pages of small spans past their last object's room */
     size_t metadata_resident; /* the part of `metadata` counted in `resident` (totals only) */
-    /* version 2: remote frees (a block freed by a thread of another heap) */
-    uint64_t remote_frees; /* objects sent home (per heap: to this heap) */
-    size_t remote_bytes;   /* blocks sent home and not taken yet: on their heap's remote
-                              queues (part of central_bytes; those still in the freeing
-                              thread's remote batches are part of tcache_bytes) */
+    /* version 2, the transfer caches' since version 4 (the central tier's
+     * caches of whole batches, one per class and heap) */
+    uint64_t transfer_inserted; /* objects thread caches gave to transfer caches */
+    size_t transfer_bytes;      /* bytes held in transfer caches (part of central_bytes) */
     /* version 3 */
     uint64_t os_failures; /* madvise and munmap calls the kernel refused (totals only):
                              the pages stay dirty, or mapped, and nothing fails */
@@ -119,12 +120,12 @@ typedef struct alloy_class_stats {
     uint64_t lock_contended;
     size_t tcache_bytes;
     size_t central_bytes;
-    size_t allocated;      /* live objects of this class, in bytes */
-    uint64_t spans;        /* spans the class holds now */
-    uint64_t capacity;     /* objects those spans hold room for */
-    size_t span_bytes;     /* bytes of those spans' pages */
-    uint64_t remote_frees; /* objects of this class sent home (version 2) */
-    size_t remote_bytes;   /* on remote queues, as above (version 2) */
+    size_t allocated;           /* live objects of this class, in bytes */
+    uint64_t spans;             /* spans the class holds now */
+    uint64_t capacity;          /* objects those spans hold room for */
+    size_t span_bytes;          /* bytes of those spans' pages */
+    uint64_t transfer_inserted; /* objects of this class given to transfer caches (v2, v4) */
+    size_t transfer_bytes;      /* bytes of this class in transfer caches (as above) */
 } alloy_class_stats_t;
 
 /* Fill *out.  Returns 0, or EINVAL when out is NULL or out->size is too small. */

@@ -80,7 +80,8 @@ static void main_usage(FILE *f) {
         "       --tcache-max-bytes N (validate: 256K, bench: none) the thread caches' byte limit,\n"
         "         for the model and liballoy alike (0: none)\n"
         "       --fault-at OP (test hook: leak one cached object after op OP)\n"
-        "       --diverge overflow-growth|scavenge|fullness|geometry (test hook, validate: the "
+        "       --diverge overflow-growth|scavenge|fullness|geometry|transfer (test hook, "
+        "validate: the "
         "model "
         "breaks\n"
         "         that rule of alloy's, so that validation must fail)\n");
@@ -245,9 +246,11 @@ static int main_parse(main_opts_t *o, int argc, char **argv) {
                 o->diverge |= SIM_DIVERGE_FULLNESS;
             else if (!strcmp(v, "geometry"))
                 o->diverge |= SIM_DIVERGE_GEOMETRY;
+            else if (!strcmp(v, "transfer"))
+                o->diverge |= SIM_DIVERGE_TRANSFER;
             else
-                return main_bad("--diverge wants overflow-growth, scavenge, fullness or geometry, "
-                                "got '%s'",
+                return main_bad("--diverge wants overflow-growth, scavenge, fullness, geometry or "
+                                "transfer, got '%s'",
                                 v);
         } else {
             return main_bad("unknown option '%s'", a);

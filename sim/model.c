@@ -22,8 +22,14 @@
  *  - miss: fetch n (current batch) from central, then the batch grows;
  *    the fetched objects are handed out in the order central took them;
  *  - free: push; a free that finds the list at its limit overflows: the
- *    most recently pushed objects go back, each to its own span, and the
- *    batch grows;
+ *    most recently pushed objects go back, and the batch grows;
+ *  - what goes back (overflow, scavenge) is one batch: with a transfer
+ *    cache (cfg.transfer_bytes), it is inserted whole into the class's ring
+ *    of at most AY_TRANSFER_SLOTS batches and transfer_bytes, whose oldest
+ *    batches go to their spans to make room, and a miss takes the batch
+ *    inserted last before it fetches from the spans (liballoy's decay
+ *    rounds run on the clock, and validate turns them off); without one,
+ *    each object goes back to its own span;
  *  - every AY_SCAVENGE_PERIOD misses and overflows, when the lists hold more
  *    than tcache_max_bytes (if set), every list gives back half and halves
  *    its batch;
@@ -49,6 +55,7 @@ enum { SPAN_UNUSED = 0, SPAN_FREE = 1, SPAN_USED = 2 };
 typedef struct model_span {
     uint32_t start, pages; /* first page, page count */
     uint32_t cap, nfree;   /* objects it holds, of which free in central */
+    uint32_t fresh;        /* of those, never used: the bottom of the slot stack */
     uint32_t *slots;       /* stack of free slot numbers (USED only) */
     uint32_t prev, next;   /* central list (USED) or page-heap bucket (FREE) */
     uint32_t cls, size;    /* class and object size (USED only) */
@@ -58,8 +65,22 @@ typedef struct model_span {
 typedef struct model_list {
     uint64_t *objs; /* stack: objs[len-1] is the head of the intrusive list */
     uint32_t len, cap;
-    uint32_t n; /* current batch */
+    uint32_t n;   /* current batch */
+    uint32_t run; /* of len, the never-used objects liballoy keeps unlinked (its run:
+                     tcache.h), at the bottom of the stack */
 } model_list_t;
+
+/* A batch in a transfer cache: objs[0] is its list's head (handed out first). */
+typedef struct model_batch {
+    uint64_t *objs;
+    uint32_t n;
+} model_batch_t;
+
+typedef struct model_ring {
+    model_batch_t slot[AY_TRANSFER_SLOTS];
+    uint32_t first, count; /* oldest batch, batches held */
+    uint64_t objects;      /* objects held */
+} model_ring_t;
 
 typedef struct model {
     const sim_config_t *cfg;
@@ -72,6 +93,7 @@ typedef struct model {
     uint32_t bucket[BLOCK_PAGES + 1]; /* free spans by page count */
     uint32_t central[AY_NUM_CLASSES]; /* spans with free slots, per class */
     model_list_t tc[AY_NUM_CLASSES];
+    model_ring_t ring[AY_NUM_CLASSES]; /* the transfer caches (cfg.transfer_bytes) */
     uint32_t k_halves;
     ay_tc_clock_t clock; /* misses and overflows since the last byte-limit check */
     uint64_t committed;
@@ -235,9 +257,14 @@ static int tcache_push(model_t *m, model_list_t *l, uint64_t obj) {
     return 0;
 }
 
-static uint32_t central_take(model_t *m, uint32_t i, uint32_t want, model_list_t *l) {
+/* Moves up to `want` objects of span i onto l, its returned ones first;
+ * *bump gets how many of them were never used (liballoy's bump region). */
+static uint32_t central_take(model_t *m, uint32_t i, uint32_t want, model_list_t *l,
+                             uint32_t *bump) {
     model_span_t *s = &m->spans[i];
-    uint32_t take = s->nfree < want ? s->nfree : want;
+    uint32_t take = s->nfree < want ? s->nfree : want, returned = s->nfree - s->fresh;
+    *bump = take > returned ? take - returned : 0;
+    s->fresh -= *bump;
     uint64_t base = (uint64_t)s->start << AY_PAGE_SHIFT;
     for (uint32_t k = 0; k < take; k++) {
         uint32_t slot = s->slots[--s->nfree];
@@ -263,13 +290,34 @@ static uint32_t central_fullest(model_t *m, unsigned cls) {
     return best;
 }
 
-/* Moves up to `want` objects of class cls into l; returns how many. */
+/* liballoy's fetch (central.c) defers the linking of up to FETCH_RUNS runs
+ * of two or more never-used objects, and the last one, when nothing was
+ * taken after it, goes to the thread cache unlinked (its run).  After one
+ * take of `bump` never-used objects among `took`: the run at the fetch's
+ * end so far (0: none). */
+#define MODEL_FETCH_RUNS 8
+#define MODEL_CARVE_BATCH 32 /* tcache.c's CARVE_BATCH: run objects linked at a time */
+static uint32_t fetch_run_after(uint32_t took, uint32_t bump, unsigned *runs, uint32_t run) {
+    if (took == 0)
+        return run; /* nothing appended */
+    if (bump >= 2 && *runs < MODEL_FETCH_RUNS) {
+        ++*runs;
+        return bump;
+    }
+    return 0; /* linked one by one: the fetch's end is not a run */
+}
+
+/* Moves up to `want` objects of class cls into l; returns how many, and
+ * sets l->run to the never-used objects at the fetch's end that liballoy
+ * leaves unlinked. */
 static uint32_t central_fetch(model_t *m, unsigned cls, uint32_t want, model_list_t *l) {
-    uint32_t got = 0;
+    uint32_t got = 0, run = 0, bump, took;
+    unsigned runs = 0;
     while (got < want && m->central[cls] != NIL) {
         uint32_t i =
             m->cfg->diverge & SIM_DIVERGE_FULLNESS ? m->central[cls] : central_fullest(m, cls);
-        got += central_take(m, i, want - got, l);
+        got += took = central_take(m, i, want - got, l, &bump);
+        run = fetch_run_after(took, bump, &runs, run);
         if (m->spans[i].nfree == 0)
             model_list_remove(m, &m->central[cls], i);
         if (m->oom)
@@ -294,22 +342,23 @@ static uint32_t central_fetch(model_t *m, unsigned cls, uint32_t want, model_lis
         }
         for (uint32_t k = 0; k < s->cap; k++)
             s->slots[k] = s->cap - 1 - k; /* slot 0 on top */
-        s->nfree = s->cap;
+        s->nfree = s->fresh = s->cap;
         if (m->measuring)
             m->met->spans_allocated++;
-        got += central_take(m, i, want - got, l);
+        got += took = central_take(m, i, want - got, l, &bump);
+        run = fetch_run_after(took, bump, &runs, run);
         if (m->spans[i].nfree > 0)
             model_list_push(m, &m->central[cls], i);
     }
+    l->run = run;
     return got;
 }
 
-static void central_release(model_t *m, uint64_t obj) {
-    uint32_t i = m->pagemap[obj >> AY_PAGE_SHIFT];
+/* Span i took slots back, and had `was` free before: it rejoins its
+ * class's list, or, with every slot free, goes back to the page heap. */
+static void span_took_back(model_t *m, uint32_t i, uint32_t was) {
     model_span_t *s = &m->spans[i];
-    uint32_t slot = (uint32_t)((obj - ((uint64_t)s->start << AY_PAGE_SHIFT)) / s->size);
-    s->slots[s->nfree++] = slot;
-    if (s->nfree == 1)
+    if (was == 0)
         model_list_push(m, &m->central[s->cls], i);
     if (s->nfree == s->cap) {
         model_list_remove(m, &m->central[s->cls], i);
@@ -321,14 +370,115 @@ static void central_release(model_t *m, uint64_t obj) {
     }
 }
 
+static void central_release(model_t *m, uint64_t obj) {
+    uint32_t i = m->pagemap[obj >> AY_PAGE_SHIFT];
+    model_span_t *s = &m->spans[i];
+    uint32_t slot = (uint32_t)((obj - ((uint64_t)s->start << AY_PAGE_SHIFT)) / s->size);
+    s->slots[s->nfree++] = slot;
+    span_took_back(m, i, s->nfree - 1);
+}
+
 /* ---- thread cache ---------------------------------------------------------- */
 
-/* Give the n most recently pushed objects of list l back to central. */
-static void tcache_release(model_t *m, model_list_t *l, uint32_t n) {
-    for (uint32_t k = 0; k < n; k++)
-        central_release(m, l->objs[--l->len]);
+/* ---- transfer caches --------------------------------------------------------- */
+
+static int transfer_on(const model_t *m, unsigned cls) {
+    return !(m->cfg->diverge & SIM_DIVERGE_TRANSFER) &&
+           m->cfg->transfer_bytes >= ay_policy_class_size(cls);
+}
+
+/* The ring's oldest batch, to its spans in its list's order. */
+static void ring_spill_oldest(model_t *m, model_ring_t *r) {
+    model_batch_t *b = &r->slot[r->first];
+    for (uint32_t k = 0; k < b->n; k++)
+        central_release(m, b->objs[k]);
+    free(b->objs);
+    r->objects -= b->n;
+    r->first = (r->first + 1) % AY_TRANSFER_SLOTS;
+    r->count--;
+}
+
+/* Insert the batch; the oldest make room first (src/transfer.c, insert). */
+static void ring_insert(model_t *m, unsigned cls, model_batch_t b) {
+    model_ring_t *r = &m->ring[cls];
+    uint64_t bound = m->cfg->transfer_bytes / ay_policy_class_size(cls);
+    while (r->count > 0 && (r->count == AY_TRANSFER_SLOTS || r->objects + b.n > bound))
+        ring_spill_oldest(m, r);
+    r->slot[(r->first + r->count) % AY_TRANSFER_SLOTS] = b;
+    r->count++;
+    r->objects += b.n;
+}
+
+/* A miss: the batch inserted last onto l, so that l pops its head first;
+ * how many (0: the ring was empty). */
+static uint32_t ring_take(model_t *m, unsigned cls, model_list_t *l) {
+    model_ring_t *r = &m->ring[cls];
+    if (!r->count)
+        return 0;
+    model_batch_t *b = &r->slot[(r->first + r->count - 1) % AY_TRANSFER_SLOTS];
+    uint32_t n = b->n;
+    for (uint32_t k = n; k > 0; k--)
+        if (tcache_push(m, l, b->objs[k - 1]))
+            return n - k;
+    free(b->objs);
+    r->count--;
+    r->objects -= n;
+    return n;
+}
+
+/* Give the last k objects of l's run back, as liballoy's
+ * ay_central_release_run does: they are the bottom of the stack (objs[0] the
+ * run's last), all of one span; while nothing was taken from that span's
+ * bump region since, it takes them back as never used, else they go back as
+ * returned objects, the lowest first. */
+static void run_release(model_t *m, model_list_t *l, uint32_t k) {
+    if (k == 0)
+        return;
+    uint32_t i = m->pagemap[l->objs[0] >> AY_PAGE_SHIFT];
+    model_span_t *s = &m->spans[i];
+    uint64_t base = (uint64_t)s->start << AY_PAGE_SHIFT;
+    uint32_t top = (uint32_t)((l->objs[0] - base) / s->size); /* the run's last slot */
+    int back = s->fresh ? s->slots[s->fresh - 1] == top + 1 : top + 1 == s->cap;
+    if (back) {
+        uint32_t was = s->nfree;
+        memmove(&s->slots[s->fresh + k], &s->slots[s->fresh],
+                sizeof(uint32_t) * (s->nfree - s->fresh));
+        for (uint32_t j = 0; j < k; j++)
+            s->slots[s->fresh + j] = (uint32_t)((l->objs[j] - base) / s->size);
+        s->fresh += k;
+        s->nfree += k;
+        span_took_back(m, i, was);
+    } else {
+        for (uint32_t j = k; j > 0; j--)
+            central_release(m, l->objs[j - 1]);
+    }
+    memmove(&l->objs[0], &l->objs[k], sizeof(uint64_t) * (l->len - k));
+    l->len -= k;
+    l->run -= k;
+}
+
+/* Give the n most recently pushed objects of list l (of class cls) back:
+ * those liballoy has linked as one batch, to the transfer cache (or each to
+ * its span), and those of its run, never used, to their span. */
+static void tcache_release(model_t *m, model_list_t *l, unsigned cls, uint32_t n) {
     if (m->measuring)
         m->met->objects_released += n;
+    uint32_t linked = l->len - l->run, from_run = n > linked ? n - linked : 0;
+    n -= from_run;
+    if (!transfer_on(m, cls)) {
+        for (uint32_t k = 0; k < n; k++)
+            central_release(m, l->objs[--l->len]);
+    } else if (n) {
+        model_batch_t b = {malloc(sizeof(uint64_t) * n), n};
+        if (!b.objs) {
+            m->oom = 1;
+            return;
+        }
+        for (uint32_t k = 0; k < n; k++) /* the list's head first */
+            b.objs[k] = l->objs[--l->len];
+        ring_insert(m, cls, b);
+    }
+    run_release(m, l, from_run);
 }
 
 /* One slow-path event, which brought bytes_in bytes in; the byte-limit check
@@ -347,7 +497,7 @@ static void tcache_scavenge_maybe(model_t *m, uint64_t bytes_in) {
         m->met->scavenges++;
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
         ay_tc_step_t step = ay_policy_on_scavenge(m->tc[c].n, m->tc[c].len);
-        tcache_release(m, &m->tc[c], step.move);
+        tcache_release(m, &m->tc[c], c, step.move);
         m->tc[c].n = step.batch;
     }
 }
@@ -359,18 +509,23 @@ static uint64_t tcache_alloc(model_t *m, size_t size, unsigned *cls_out) {
     if (l->len == 0) {
         size_t S = ay_policy_class_size(cls);
         ay_tc_step_t step = ay_policy_on_miss(&m->cfg->bp, S, l->n);
-        uint32_t got = central_fetch(m, cls, step.move, l);
-        /* the real fetch links objects in the order it takes them, first
-         * taken at the head: reverse our stack so that it pops in that order */
-        for (uint32_t a = 0, b = l->len; b > 1 && a < b - 1; a++, b--) {
-            uint64_t x = l->objs[a];
-            l->objs[a] = l->objs[b - 1];
-            l->objs[b - 1] = x;
+        uint32_t got = ring_take(m, cls, l); /* a whole batch: never short */
+        int fetched = !got;
+        if (fetched) {
+            got = central_fetch(m, cls, step.move, l);
+            /* the real fetch links objects in the order it takes them, first
+             * taken at the head: reverse our stack so that it pops in that
+             * order */
+            for (uint32_t a = 0, b = l->len; b > 1 && a < b - 1; a++, b--) {
+                uint64_t x = l->objs[a];
+                l->objs[a] = l->objs[b - 1];
+                l->objs[b - 1] = x;
+            }
         }
         if (m->measuring) {
             m->met->slow_path_calls++;
             m->met->objects_fetched += got;
-            if (got < step.move)
+            if (fetched && got < step.move)
                 m->met->short_fetches++;
         }
         if (l->len == 0) {
@@ -378,10 +533,14 @@ static uint64_t tcache_alloc(model_t *m, size_t size, unsigned *cls_out) {
             return 0;
         }
         l->n = step.batch;
+        if (l->len == l->run) /* liballoy carves the first objects of its run */
+            l->run -= l->run < MODEL_CARVE_BATCH ? l->run : MODEL_CARVE_BATCH;
         uint64_t obj = l->objs[--l->len];
         tcache_scavenge_maybe(m, (uint64_t)got * S);
         return obj;
     }
+    if (l->len == l->run) /* the linked objects are gone: carve (no miss) */
+        l->run -= l->run < MODEL_CARVE_BATCH ? l->run : MODEL_CARVE_BATCH;
     return l->objs[--l->len];
 }
 
@@ -395,7 +554,7 @@ static void tcache_free(model_t *m, uint64_t obj) {
     ay_tc_step_t step = ay_policy_on_overflow(&m->cfg->bp, ay_policy_class_size(cls), l->n, l->len);
     if (m->measuring)
         m->met->overflows++;
-    tcache_release(m, l, step.move);
+    tcache_release(m, l, cls, step.move);
     if (!(m->cfg->diverge & SIM_DIVERGE_OVERFLOW_GROWTH))
         l->n = step.batch;
     tcache_scavenge_maybe(m, 0);
@@ -410,8 +569,10 @@ typedef struct model_tally {
 static int model_check(model_t *m, uint64_t live, uint64_t op, model_tally_t *t, char *err,
                        size_t errlen) {
     memset(t, 0, sizeof *t);
-    for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
+    for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
         t->tcache += (uint64_t)m->tc[c].len * ay_policy_class_size(c);
+        t->central += m->ring[c].objects * ay_policy_class_size(c);
+    }
     uint64_t pages = 0;
     for (uint32_t i = 0; i < m->nspans; i++) {
         const model_span_t *s = &m->spans[i];
@@ -452,8 +613,11 @@ static void model_destroy(model_t *m) {
     for (uint32_t i = 0; i < m->nspans; i++)
         if (m->spans[i].state == SPAN_USED)
             free(m->spans[i].slots);
-    for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
+    for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
         free(m->tc[c].objs);
+        for (uint32_t i = 0; i < m->ring[c].count; i++)
+            free(m->ring[c].slot[(m->ring[c].first + i) % AY_TRANSFER_SLOTS].objs);
+    }
     free(m->spans);
     free(m->unused);
     free(m->pagemap);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* model.h - the discrete-event model of alloy's three tiers (seed 002, §5 and
  * Appendix A): one thread cache, a central cache per class that knows which
- * span every object belongs to, and a page heap of 256-page system blocks.
+ * span every object belongs to (with, when cfg.transfer_bytes is set, the
+ * class's transfer cache of whole batches, as liballoy's: src/transfer.h),
+ * and a page heap of 256-page system blocks.
  *
  * All policy decisions (size classes, L(S), span pages, capacity, batch
  * growth, return threshold) and the thread cache's whole state machine
@@ -11,7 +13,8 @@
  *
  * Conservation, checked at every sample point:
  *   committed = live bytes (at class sizes) + thread-cache bytes
- *             + central free-object bytes + span tail bytes + page-heap free bytes
+ *             + central free-object bytes (transfer caches included)
+ *             + span tail bytes + page-heap free bytes
  * A violation ends the run with an error naming the op at which it was seen.
  */
 #ifndef ALLOY_SIM_MODEL_H
@@ -30,12 +33,18 @@ enum {
     SIM_DIVERGE_SCAVENGE = 2,        /* the byte limit is never checked */
     SIM_DIVERGE_FULLNESS = 4,        /* a fetch takes the first span, not the fullest */
     SIM_DIVERGE_GEOMETRY = 8,        /* spans are the paper's P(S,n) whatever the policy */
+    SIM_DIVERGE_TRANSFER = 16,       /* no transfer cache: batches go straight to their spans */
 };
+
+/* The transfer caches' bound that `validate` gives liballoy and the model
+ * (liballoy's default, transfer_bytes:512k). */
+#define SIM_TRANSFER_BYTES (512u << 10)
 
 typedef struct sim_config {
     ay_batch_params_t bp;      /* policy, byte budget, object cap */
     uint32_t k_halves;         /* return threshold k*n, k in halves (3, 4, 6, 8) */
     uint64_t tcache_max_bytes; /* the thread cache's byte limit; 0: none (the paper's model) */
+    uint64_t transfer_bytes;   /* a class's transfer cache at most; 0: none (the paper's model) */
     unsigned diverge;          /* SIM_DIVERGE_* bits; 0 outside tests */
 } sim_config_t;
 

@@ -37,6 +37,9 @@
  * default, in liballoy, and the validation without a limit disagreed) */
 #define REAL_CONF_FMT                                                                              \
     "batch_policy:%s,return_threshold:2,tcache_max_bytes:%" PRIu64 ",tcache_total_bytes:%" PRIu64
+/* validate: the transfer caches' bound as the model's, and no decay rounds
+ * (they run on the clock, which the model does not have: transfer.h) */
+#define REAL_VALIDATE_CONF ",transfer_bytes:%" PRIu64 ",decay_ms:-1"
 #define REAL_MAX_FIELDS 24
 
 static int real_find(const sim_real_opts_t *o, char *path, size_t len) {
@@ -61,9 +64,11 @@ static int real_find(const sim_real_opts_t *o, char *path, size_t len) {
 }
 
 /* Runs the harness with argv and ALLOY_CONF for policy; parses the second
- * line of its stdout into v (numbers) and hash.  Returns 0 or -1. */
+ * line of its stdout into v (numbers) and hash.  validate: the settings
+ * that make liballoy's run the model's (REAL_VALIDATE_CONF).  Returns 0 or
+ * -1. */
 static int real_spawn(const char *exe, char *const argv[], const char *policy, uint64_t tcache_max,
-                      uint32_t heaps, double *v, unsigned nv, uint64_t *hash) {
+                      uint32_t heaps, int validate, double *v, unsigned nv, uint64_t *hash) {
     int fd[2];
     if (pipe(fd))
         return -1;
@@ -79,7 +84,10 @@ static int real_spawn(const char *exe, char *const argv[], const char *policy, u
         uint64_t limit = tcache_max ? tcache_max : (uint64_t)1 << 40;
         int len = snprintf(conf, sizeof conf, REAL_CONF_FMT, policy, limit, limit);
         if (heaps && len > 0 && (size_t)len < sizeof conf)
-            snprintf(conf + len, sizeof conf - (size_t)len, ",heaps:%u", heaps);
+            len += snprintf(conf + len, sizeof conf - (size_t)len, ",heaps:%u", heaps);
+        if (validate && len > 0 && (size_t)len < sizeof conf)
+            snprintf(conf + len, sizeof conf - (size_t)len, REAL_VALIDATE_CONF,
+                     (uint64_t)SIM_TRANSFER_BYTES);
         setenv("ALLOY_CONF", conf, 1);
         dup2(fd[1], STDOUT_FILENO);
         close(fd[0]);
@@ -177,6 +185,7 @@ int sim_real_validate(const sim_real_opts_t *o) {
                 spec.cfg.bp.policy = pol;
                 spec.cfg.k_halves = 4;
                 spec.cfg.tcache_max_bytes = o->tcache_max_bytes;
+                spec.cfg.transfer_bytes = SIM_TRANSFER_BYTES;
                 spec.cfg.diverge = o->diverge;
                 spec.tp = o->tp[wl];
                 sim_metrics_t m;
@@ -196,7 +205,7 @@ int sim_real_validate(const sim_real_opts_t *o) {
                                 ta[4],    NULL};
                 double v[REAL_MAX_FIELDS];
                 uint64_t hash = 0;
-                if (real_spawn(exe, argv, ay_policy_name(pol), o->tcache_max_bytes, 0, v, 15,
+                if (real_spawn(exe, argv, ay_policy_name(pol), o->tcache_max_bytes, 0, 1, v, 15,
                                &hash)) {
                     fprintf(stderr, "alloy-sim: real run failed: %s %s seed %" PRIu64 "\n",
                             sim_workload_name(wl), ay_policy_name(pol), seed);
@@ -309,8 +318,8 @@ int sim_real_bench(const sim_real_opts_t *o) {
                                     "--live", ta[3],        "--threads",
                                     thr,      "--timing",   NULL};
                     double v[6];
-                    if (real_spawn(exe, argv, ay_policy_name(pol), o->tcache_max_bytes, o->heaps, v,
-                                   6, NULL)) {
+                    if (real_spawn(exe, argv, ay_policy_name(pol), o->tcache_max_bytes, o->heaps, 0,
+                                   v, 6, NULL)) {
                         fprintf(stderr, "alloy-sim: real run failed: %s %s %u threads\n",
                                 sim_workload_name(wl), ay_policy_name(pol), t);
                         rc = 1;

@@ -20,13 +20,13 @@
 #include "pagemap.h"
 #include "secure.h"
 
-void ay_central_init(ay_central_t *c, ay_pageheap_t *pages, unsigned cls, int slot) {
+void ay_central_init(ay_central_t *c, ay_pageheap_t *pages, unsigned cls, bool cached) {
     pthread_mutex_init(&c->lock, NULL);
     ay_list_init(&c->nonempty);
     c->pages = pages;
     c->cls = cls;
-    c->bin = slot >= 0 ? (uint8_t)(cls + 1) : 0;
-    c->list = slot >= 0 ? (uint32_t)slot * AY_SLOT_BYTES + c->bin * AY_BIN_BYTES : 0;
+    c->bin = cached ? (uint8_t)(cls + 1) : 0;
+    c->list = (uint16_t)(c->bin * AY_BIN_BYTES);
     /* last, published: a size that is not 0 says the rest is set */
     __atomic_store_n(&c->size, (uint32_t)ay_policy_class_size(cls), __ATOMIC_RELEASE);
 }
@@ -264,6 +264,28 @@ uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, ay_run_t 
     return f.got;
 }
 
+/* Span s of c took n of its objects back (onto its free list or its bump
+ * region; was_exhausted: it had none free before): the counts follow, and
+ * the span goes back on the list of spans with free objects, or, when no
+ * object of it is out any more, leaves the class (true: the caller gives it
+ * to its page heap once c's lock is dropped).  Under c's lock. */
+static bool span_took_back(ay_central_t *c, ay_span_t *s, uint32_t n, bool was_exhausted) {
+    s->used -= n;
+    c->objects_in += n;
+    c->free_objects += n;
+    if (s->used == 0) {
+        if (!was_exhausted)
+            ay_list_remove(s);
+        c->free_objects -= s->capacity;
+        c->spans_freed++;
+        c->span_pages -= s->npages;
+        return true;
+    }
+    if (was_exhausted)
+        ay_list_push(&c->nonempty, s);
+    return false;
+}
+
 /* Objects of one span in a batch being released: a chain in the order the
  * objects would have been pushed one by one (the last one first). */
 typedef struct release_group {
@@ -300,25 +322,14 @@ static void release_groups(release_group_t *g, unsigned ng) {
         if (AY_UNLIKELY(g[i].top >= s->bump))
             ay_fatal("free(): invalid pointer (a block that was never allocated)",
                      (void *)g[i].top);
-        c->objects_in += g[i].count;
-        c->free_objects += g[i].count;
         bool was_exhausted = span_exhausted(s);
         ay_link_set(g[i].tail, s->free);
         if (!s->free)
             s->free_tail = g[i].tail;
         s->free = g[i].head;
         s->nfree += g[i].count;
-        s->used -= g[i].count;
-        if (s->used == 0) {
-            if (!was_exhausted)
-                ay_list_remove(s);
-            c->free_objects -= s->capacity;
-            c->spans_freed++;
-            c->span_pages -= s->npages;
+        if (span_took_back(c, s, g[i].count, was_exhausted))
             empty[nempty++] = &g[i];
-        } else if (was_exhausted) {
-            ay_list_push(&c->nonempty, s);
-        }
     }
     if (c)
         ay_central_unlock(c);
@@ -395,19 +406,7 @@ void ay_central_release_run(unsigned cls, ay_run_t *run) {
     if (back) {
         bool was_exhausted = span_exhausted(s);
         s->bump = run->next;
-        s->used -= n;
-        c->objects_in += n;
-        c->free_objects += n;
-        empty = s->used == 0;
-        if (empty) {
-            if (!was_exhausted)
-                ay_list_remove(s);
-            c->free_objects -= s->capacity;
-            c->spans_freed++;
-            c->span_pages -= s->npages;
-        } else if (was_exhausted) {
-            ay_list_push(&c->nonempty, s);
-        }
+        empty = span_took_back(c, s, n, was_exhausted);
     }
     ay_central_unlock(c);
     if (back) {
@@ -421,65 +420,6 @@ void ay_central_release_run(unsigned cls, ay_run_t *run) {
         ay_central_release(cls, (void *)run->next, n);
     }
     run->next = run->end = 0;
-}
-
-/* ---- the remote queue ---- */
-
-void ay_central_remote_check(const ay_central_t *c, const void *o) {
-    ay_span_t *s = ay_pagemap_span(o);
-    check_span(s, o, c->cls);
-    if (AY_UNLIKELY(s->owner.central != c))
-        ay_fatal("free(): object sent to the wrong heap", o);
-    if (AY_UNLIKELY(
-            !ay_offset_is_object_m((uintptr_t)o - s->start, ay_class_magic[c->cls], c->size)))
-        ay_fatal("free(): pointer is not the start of a block", o);
-}
-
-void ay_central_remote_push(ay_central_t *c, void *head, void *tail, uint32_t n) {
-    __atomic_add_fetch(&c->remote_in, n, __ATOMIC_RELAXED);
-    uintptr_t old = __atomic_load_n(&c->remote, __ATOMIC_RELAXED), want;
-    do {
-        uint64_t count = (old >> AY_REMOTE_SHIFT) + n;
-        if (AY_UNLIKELY(count > AY_REMOTE_MAX)) { /* nobody takes: into the spans */
-            void *first;
-            uint32_t k = ay_central_remote_take(c, &first);
-            ay_link_set(tail, first);
-            __atomic_add_fetch(&c->remote_out, n, __ATOMIC_RELAXED);
-            ay_central_release(c->cls, head, n + k);
-            return;
-        }
-        ay_link_set(tail, (void *)(old & (((uintptr_t)1 << AY_REMOTE_SHIFT) - 1)));
-        want = (uintptr_t)head | (uintptr_t)count << AY_REMOTE_SHIFT;
-    } while (!__atomic_compare_exchange_n(&c->remote, &old, want, true, __ATOMIC_RELEASE,
-                                          __ATOMIC_RELAXED));
-}
-
-uint32_t ay_central_remote_take(ay_central_t *c, void **head) {
-    if (!__atomic_load_n(&c->remote, __ATOMIC_RELAXED))
-        return 0;
-    uintptr_t v = __atomic_exchange_n(&c->remote, 0, __ATOMIC_ACQUIRE);
-    uint32_t n = (uint32_t)(v >> AY_REMOTE_SHIFT);
-    __atomic_add_fetch(&c->remote_out, n, __ATOMIC_RELAXED);
-    AY_STORE(&c->remote_seen_ms, 0);
-    *head = (void *)(v & (((uintptr_t)1 << AY_REMOTE_SHIFT) - 1));
-    return n;
-}
-
-void ay_central_remote_age(ay_central_t *c, uint64_t now_ms) {
-    if (!__atomic_load_n(&c->remote, __ATOMIC_RELAXED))
-        return;
-    uint64_t seen = AY_LOAD(&c->remote_seen_ms);
-    if (!seen)
-        AY_STORE(&c->remote_seen_ms, now_ms ? now_ms : 1);
-    else if (now_ms - seen >= AY_REMOTE_STALE_MS)
-        ay_central_remote_drain(c);
-}
-
-void ay_central_remote_drain(ay_central_t *c) {
-    void *head;
-    uint32_t n = ay_central_remote_take(c, &head);
-    if (n)
-        ay_central_release(c->cls, head, n);
 }
 
 bool ay_central_holds(ay_span_t *s, const void *p) {

@@ -72,6 +72,7 @@ GETTER(opt_heaps, unsigned, ay_heaps_auto)
 GETTER(opt_bg, bool, ay_conf.background_thread)
 GETTER(opt_thp, bool, ay_conf.thp)
 GETTER(opt_tcache_total, uint64_t, ay_conf.tcache_total_bytes)
+GETTER(opt_transfer_bytes, uint64_t, ay_conf.transfer_bytes)
 GETTER(opt_junk, bool, ay_conf.junk)
 GETTER(opt_zero, bool, ay_conf.zero)
 GETTER(opt_abort, bool, ay_conf.abort_on_error)
@@ -300,10 +301,10 @@ static const ctl_entry_t table[] = {
          "tcache_total_bytes) and scavenged."),
     BOTH("span_tail_bytes", span_tail_bytes, "Bytes of small spans past their last object's room."),
     TOTAL("metadata_resident", metadata_resident, "The part of `metadata` counted in `resident`."),
-    BOTH("remote_frees", remote_frees,
-         "Objects freed by a thread of another heap and sent home (per heap: to it)."),
-    BOTH("remote_bytes", remote_bytes,
-         "Bytes sent home and not taken yet: on remote queues (part of central_bytes)."),
+    BOTH("transfer_inserted", transfer_inserted,
+         "Objects thread caches gave to the transfer caches (per heap: to its own)."),
+    BOTH("transfer_bytes", transfer_bytes,
+         "Bytes held in the transfer caches (part of central_bytes)."),
     TOTAL("os_failures", os_failures,
           "madvise and munmap calls the kernel refused: the pages stay dirty, or mapped."),
     FUNC("stats.heaps.<i>.node", T_UNS, get_heap_node, NULL,
@@ -328,8 +329,9 @@ static const ctl_entry_t table[] = {
     CLASS("spans", T_U64, spans, "Spans this class holds now."),
     CLASS("capacity", T_U64, capacity, "Objects those spans hold room for."),
     CLASS("span_bytes", T_U64, span_bytes, "Bytes of those spans' pages."),
-    CLASS("remote_frees", T_U64, remote_frees, "Objects of this class sent home."),
-    CLASS("remote_bytes", T_U64, remote_bytes, "Bytes of this class on remote queues."),
+    CLASS("transfer_inserted", T_U64, transfer_inserted,
+          "Objects of this class given to the transfer caches."),
+    CLASS("transfer_bytes", T_U64, transfer_bytes, "Bytes of this class in transfer caches."),
     FUNC("opt.batch_policy", T_STR, opt_policy, NULL, "The batch_policy setting."),
     FUNC("opt.batch_budget", T_U64, opt_budget, NULL, "The batch_budget setting, in bytes."),
     FUNC("opt.batch_cap", T_U64, opt_cap, NULL, "The batch_cap setting."),
@@ -345,6 +347,8 @@ static const ctl_entry_t table[] = {
     FUNC("opt.thp", T_BOOL, opt_thp, NULL, "The thp setting."),
     FUNC("opt.tcache_total_bytes", T_U64, opt_tcache_total, NULL,
          "The tcache_total_bytes setting."),
+    FUNC("opt.transfer_bytes", T_U64, opt_transfer_bytes, NULL,
+         "The transfer_bytes setting: one class's transfer cache, per heap, at most."),
     FUNC("opt.junk", T_BOOL, opt_junk, NULL, "The junk setting."),
     FUNC("opt.zero", T_BOOL, opt_zero, NULL, "The zero setting."),
     FUNC("opt.abort_on_error", T_BOOL, opt_abort, NULL, "The abort_on_error setting."),

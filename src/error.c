@@ -38,6 +38,15 @@ void ay_fatal_in(const char *fn, const char *what, const void *ptr) {
     abort();
 }
 
+void ay_fatal_bad_link(const void *p) {
+    if (*(const uintptr_t *)p == 0)
+        ay_fatal_in("malloc()",
+                    "double free: a block on a free list was handed out already (it was freed "
+                    "twice)",
+                    p);
+    ay_fatal_in("malloc()", "free list corrupted: a block was written to after it was freed", p);
+}
+
 void ay_warn(const char *msg) {
     ay_fmt_t f;
     ay_msg_begin(&f);

@@ -21,6 +21,10 @@ AY_COLD __attribute__((noreturn)) void ay_fatal(const char *what, const void *pt
 /* The same, for a public function's bad input: "alloy: <fn>: <what> (pointer <ptr>)". */
 AY_COLD __attribute__((noreturn)) void ay_fatal_in(const char *fn, const char *what,
                                                    const void *ptr);
+/* Free-list block p holds no link (its first word decodes to no address):
+ * report it as malloc's, a double free (a word of 0: the block was handed
+ * out already) or a write after free, and abort. */
+AY_COLD __attribute__((noreturn)) void ay_fatal_bad_link(const void *p);
 /* Print "alloy: <msg>" on stderr. */
 AY_COLD void ay_warn(const char *msg);
 

@@ -19,6 +19,7 @@
 #include "large.h"
 #include "quarantine.h"
 #include "secure.h"
+#include "transfer.h"
 
 /* A small block's pointer, in every flavour: it must be the start of an
  * object (offset by multiply-shift, secure.h), and the block must not be
@@ -44,13 +45,13 @@ static void check_small(const char *fn, ay_span_t *s, const void *p) {
         ay_fatal_in(fn, "heap overflow: the canary after the block was overwritten", p);
     }
     if (ay_debug < 3) { /* the list free's fast path would push it onto */
-        if (AY_UNLIKELY(p == ((ay_bin_t *)(ay_tls.slots + s->owner.central->list))->head))
+        if (AY_UNLIKELY(p == ((ay_bin_t *)((char *)ay_tls.bins + s->owner.central->list))->head))
             ay_fatal_in(fn, "double free (block is in the thread cache)", p);
         return;
     }
     if (ay_tcache_contains(s->cls + 1u, p))
         ay_fatal_in(fn, "double free (block is in the thread cache)", p);
-    if (ay_central_holds(s, p))
+    if (ay_central_holds(s, p) || ay_transfer_holds(ay_span_heap(s)->node, s->cls, p))
         ay_fatal_in(fn, "double free (block is in the central cache)", p);
 }
 
@@ -75,10 +76,7 @@ ay_span_t *ay_block_span(const void *p, const char *fn) {
 static void free_small(ay_span_t *s, void *p) {
     const ay_central_t *c = s->owner.central;
     ay_tcache_t *tc = c->bin ? ay_tcache_get() : NULL;
-    if (tc && tc->cache_on) {
-        unsigned slot = c->list / AY_SLOT_BYTES;
-        if (slot != tc->slot) /* another heap's block: on its way home */
-            return ay_tcache_push_remote(tc, slot, c->bin, p);
+    if (tc && tc->cache_on) { /* onto the thread's list, whichever heap it came from */
         ay_bin_t *bin = &tc->bins[s->cls + 1u];
         if (ay_secure && bin->room > 0) { /* the fast push, without the slow path's work */
             ay_link_set(p, bin->head);

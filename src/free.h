@@ -44,7 +44,7 @@ AY_INLINE void ay_free_fast(void *p) {
     uintptr_t a = (uintptr_t)p;
     ay_pm_leaf_t *leaf = ay_pagemap_leaf(a);
     unsigned off = AY_LOAD(&leaf->list[ay_pagemap_index(a)]);
-    ay_bin_t *bin = (ay_bin_t *)(ay_tls.slots + off);
+    ay_bin_t *bin = (ay_bin_t *)((char *)ay_tls.bins + off);
     AY_ROOM_TAKE(&bin->room, miss); /* no room left: the list is full, or bin 0 */
     if (AY_UNLIKELY((uint8_t)a & ((const uint8_t *)bin)[AY_BIN_MASK_BYTE]))
         goto miss;
@@ -70,11 +70,11 @@ miss:
 AY_INLINE void ay_free_fast_secure(void *p) {
     uintptr_t a = (uintptr_t)p;
     unsigned off = AY_LOAD(&ay_pagemap_leaf(a)->list[ay_pagemap_index(a)]);
-    ay_bin_t *bin = (ay_bin_t *)(ay_tls.slots + off);
+    ay_bin_t *bin = (ay_bin_t *)((char *)ay_tls.bins + off);
     if (AY_UNLIKELY(bin->room <= 0)) /* not small, no cache, a full list */
         return ay_free_secure(p);
-    ay_tcache_t *tc = ay_tcache_of_slots(ay_tls.slots); /* (a list with room is a cache's) */
-    size_t size = ay_bin_size[off % AY_SLOT_BYTES / AY_BIN_BYTES];
+    ay_tcache_t *tc = ay_tcache_of_bins(ay_tls.bins); /* (a list with room is a cache's) */
+    size_t size = ay_bin_size[off / AY_BIN_BYTES];
     if (AY_UNLIKELY(*ay_tag_at(p, size) != ay_tag_live(p) || size > AY_QUARANTINE_MAX_BLOCK))
         return ay_free_secure(p);
     ay_quarantine_mark(p, size);
@@ -91,7 +91,7 @@ AY_INLINE void ay_free_fast_secure(void *p) {
         return;
     if (AY_UNLIKELY(!ay_quarantine_intact(e, out.size)))
         ay_fatal_in("free()", "a block was written to after it was freed", e);
-    ay_bin_t *ebin = (ay_bin_t *)(ay_tls.slots + out.off);
+    ay_bin_t *ebin = (ay_bin_t *)((char *)ay_tls.bins + out.off);
     if (AY_UNLIKELY(ebin->room <= 0))
         return ay_free_unchecked(e);
     ay_link_set_raw(e, ebin->head);

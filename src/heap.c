@@ -21,6 +21,7 @@
 
 #include "meta.h"
 #include "topology.h"
+#include "transfer.h"
 
 ay_heap_t *ay_heaps[AY_MAX_HEAPS];
 unsigned ay_heaps_auto;
@@ -31,6 +32,10 @@ static pthread_mutex_t heaps_lock = PTHREAD_MUTEX_INITIALIZER;
 /* NUMA: node index i's automatic heaps are ids node_first[i] ..
  * node_first[i] + node_heaps[i] - 1.  Written once, at initialisation. */
 static unsigned node_first[AY_MAX_NODES], node_heaps[AY_MAX_NODES];
+
+bool ay_heap_first_of_node(const ay_heap_t *h) {
+    return h->cached && node_heaps[h->node] && h->id == node_first[h->node];
+}
 static uint64_t numa_moves; /* see ay_heap_numa_moves (relaxed atomic) */
 
 /* h is zero (fresh: static or new metadata memory) or a destroyed heap's
@@ -52,7 +57,7 @@ void ay_heap_central_setup(ay_heap_t *h, unsigned cls) {
     ay_central_t *c = &h->central[cls];
     pthread_mutex_lock(&heaps_lock); /* fork's prepare handler waits for it (lock_all) */
     if (!c->size) {
-        ay_central_init(c, &h->pages, cls, h->cached ? (int)h->id : -1);
+        ay_central_init(c, &h->pages, cls, h->cached);
         __atomic_or_fetch(&h->central_ready[cls / 64], (uint64_t)1 << (cls % 64), __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&heaps_lock);
@@ -226,16 +231,12 @@ int ay_heap_destroy(ay_heap_t *h) {
 }
 
 void ay_heaps_purge(bool all) {
+    /* the transfer caches' idle batches (every batch, when all) go to their
+     * spans first, so that the spans they empty can go too */
+    ay_transfer_decay(all);
     for (unsigned i = 0; i < AY_LOAD(&ay_heaps_limit); i++) {
         ay_heap_t *h = ay_heap_pin(i);
         if (h) {
-            /* what was sent home to the heap and not collected (all of it,
-             * or a heap no thread is bound to) goes into its spans first,
-             * so that the spans it empties can go too */
-            bool drain = all || AY_LOAD(&h->nthreads) == 0;
-            for (unsigned c = 0; drain && c < AY_NUM_CLASSES; c++)
-                if (ay_heap_central_ready(h, c))
-                    ay_central_remote_drain(&h->central[c]);
             ay_pageheap_purge(&h->pages, all);
             ay_heap_unpin(h);
         }
@@ -254,9 +255,11 @@ void ay_heaps_lock_all(void) {
         ay_pageheap_lock(&h->pages);
         ay_direct_lock(&h->direct);
     }
+    ay_transfer_lock_all(); /* leaves: nothing is taken under them */
 }
 
 void ay_heaps_unlock_all(void) {
+    ay_transfer_unlock_all();
     for (unsigned i = 0; i < ay_heaps_limit; i++) {
         ay_heap_t *h = ay_heaps[i];
         if (!h)
@@ -272,6 +275,7 @@ void ay_heaps_unlock_all(void) {
 
 void ay_heaps_after_fork_child(void) {
     pthread_mutex_init(&heaps_lock, NULL);
+    ay_transfer_after_fork_child();
     for (unsigned i = 0; i < ay_heaps_limit; i++) {
         ay_heap_t *h = ay_heaps[i];
         if (!h)

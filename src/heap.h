@@ -102,7 +102,7 @@ void ay_heap_unpin(ay_heap_t *h);
  * 208 central caches (80 KiB) start as zeros that nothing writes, so that
  * only the pages of the classes a program uses become resident.  Every
  * fetch goes through here; a central cache reached through a span (a
- * release, a remote push) was set up when the span was made. */
+ * release) was set up when the span was made. */
 void ay_heap_central_setup(ay_heap_t *h, unsigned cls);
 AY_INLINE ay_central_t *ay_heap_central(ay_heap_t *h, unsigned cls) {
     ay_central_t *c = &h->central[cls];
@@ -117,11 +117,14 @@ AY_INLINE ay_central_t *ay_heap_central(ay_heap_t *h, unsigned cls) {
 AY_INLINE bool ay_heap_central_ready(const ay_heap_t *h, unsigned cls) {
     return AY_LOAD(&h->central_ready[cls / 64]) >> (cls % 64) & 1;
 }
+/* Is h the first automatic heap of its node?  (The stats count the node's
+ * transfer caches, which its heaps share, there.) */
+bool ay_heap_first_of_node(const ay_heap_t *h);
 /* The heap that owns span s (SMALL, LARGE or DIRECT). */
 ay_heap_t *ay_span_heap(const ay_span_t *s);
 /* Purge every heap's free pages: those due (all = false) or all of them;
- * before that, move remote queues into their spans (all, or a heap without
- * threads). */
+ * before that, a decay round of the transfer caches (every batch to its
+ * spans, when all: transfer.h). */
 void ay_heaps_purge(bool all);
 
 /* Fork support: every heap's locks, in the global order. */

@@ -49,10 +49,8 @@ static const int ay_debug = AY_DEBUG_LEVEL;
 /* Bytes of one bin of a thread cache (tcache.h): the fast paths and the
  * pagemap (pagemap.h) address a bin by its byte offset, index * this. */
 #define AY_BIN_BYTES 16
-/* Automatic heaps at most (the `heaps` setting's bound): each is a slot of
- * every thread's lists (tcache.h), of this many bytes. */
+/* Automatic heaps at most (the `heaps` setting's bound). */
 #define AY_MAX_AUTO_HEAPS 128
-#define AY_SLOT_BYTES (AY_NUM_BINS * AY_BIN_BYTES)
 
 /* Two hints for the fast paths' register allocation, each worth one
  * instruction with GCC 12, and measured by tools/fastpath-instructions.sh.

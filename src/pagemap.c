@@ -47,7 +47,7 @@ void ay_pagemap_set1(uintptr_t a, ay_span_t *s, uint32_t list) {
     ay_pm_leaf_t *leaf = ay_pagemap_leaf(a); /* ensured by the caller: not the zero leaf */
     uintptr_t i = ay_pagemap_index(a);
     AY_STORE(&leaf->span[i], s);
-    AY_STORE(&leaf->list[i], list);
+    AY_STORE(&leaf->list[i], (uint16_t)list);
 }
 
 void ay_pagemap_set(uintptr_t start, uintptr_t npages, ay_span_t *s, uint32_t list) {

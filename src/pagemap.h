@@ -3,13 +3,12 @@
  * addresses at 4 KiB granularity.
  *
  * The root has 2^18 entries, each covering 1 GiB; a leaf holds, for each of
- * its 2^18 pages, the span record and its list's offset: where a block of
- * the page goes in a thread's slot region (tcache.h), its heap's slot times
- * AY_SLOT_BYTES plus its bin's (size class + 1) offset, bin * AY_BIN_BYTES,
- * for a small object of an automatic heap; 0 for everything else (large
- * blocks, free pages, and the small objects of explicit heaps, whose frees
- * must take the slow path: bin 0 of slot 0, always empty with no room).
- * That is what free's fast path adds to the region.  Leaves are mmap'ed on
+ * its 2^18 pages, the span record and its bin's offset in a thread cache
+ * (tcache.h): bin * AY_BIN_BYTES, bin = size class + 1, for a small object
+ * of an automatic heap (a uint16_t); 0 for everything else (large blocks,
+ * free pages, and the small objects of explicit heaps, whose frees must take
+ * the slow path: bin 0, always empty with no room).  That is what free's
+ * fast path adds to the thread's lists.  Leaves are mmap'ed on
  * first use and never freed, so a lookup needs no lock: free's fast path
  * reads the offset with two loads.
  * A root entry stores its leaf as an offset from ay_pagemap_zero, an all-zero
@@ -20,8 +19,8 @@
  * is between the page heap and its user, which owns it alone; every page of
  * an explicit heap being destroyed) and the direct maps (a map's first
  * page).  The central caches and the front end only read.
- * An entry is the thread cache's byte offset, not the class and the heap,
- * so that free's fast path adds it to the region as it is
+ * An entry is the thread cache's byte offset, not the class, so that free's
+ * fast path adds it to the lists as it is
  * (docs/ARCHITECTURE.md, "Where a lower layer knows a higher one").
  */
 #ifndef ALLOY_PAGEMAP_H
@@ -37,7 +36,7 @@
 #define AY_PM_ADDR_BITS (AY_PAGE_SHIFT + AY_PM_LEAF_BITS + AY_PM_ROOT_BITS) /* 48 */
 
 typedef struct ay_pm_leaf {
-    uint32_t list[AY_PM_LEAF_PAGES]; /* slot * AY_SLOT_BYTES + bin * AY_BIN_BYTES, or 0 */
+    uint16_t list[AY_PM_LEAF_PAGES]; /* bin * AY_BIN_BYTES, or 0 */
     ay_span_t *span[AY_PM_LEAF_PAGES];
 } ay_pm_leaf_t;
 

@@ -188,8 +188,3 @@ int ay_policy_parse(const char *s, size_t len, ay_batch_policy_t *out) {
 const char *ay_policy_name(ay_batch_policy_t p) {
     return (unsigned)p < AY_NUM_POLICIES ? policy_names[p] : "?";
 }
-
-uint32_t ay_policy_remote_batch(size_t S) {
-    size_t n = AY_REMOTE_BATCH_BYTES / (S ? S : 1);
-    return (uint32_t)(n < AY_REMOTE_BATCH_CAP ? n : AY_REMOTE_BATCH_CAP);
-}

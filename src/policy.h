@@ -188,25 +188,15 @@ ay_tc_step_t ay_policy_on_scavenge(uint32_t n, uint32_t len);
  * front), and the simulator's model makes the same choice over the same
  * list. */
 #define AY_SPAN_SCAN 8u
+/* Batches a transfer cache holds at most (transfer.h); the simulator's
+ * model has the same ring. */
+#define AY_TRANSFER_SLOTS 16
 /* Is a span with used_a of cap_a objects in use fuller than one with used_b
  * of cap_b? */
 static inline int ay_policy_span_fuller(uint32_t used_a, uint32_t cap_a, uint32_t used_b,
                                         uint32_t cap_b) {
     return (uint64_t)used_a * cap_b > (uint64_t)used_b * cap_a;
 }
-
-/* ---- remote frees ----
- * A thread that frees a block of another heap keeps it in a remote batch
- * for that heap and class, and sends the batch home, onto the heap's remote
- * queue, when it holds more than ay_policy_remote_batch(S) objects:
- * AY_REMOTE_BATCH_BYTES of them, at most AY_REMOTE_BATCH_CAP, and 0 (each
- * goes home at once) for objects above AY_REMOTE_BATCH_BYTES.  Batches
- * amortise the atomic operation that queues them; the bound keeps what a
- * thread holds of other heaps' memory small.  The simulator's model has one
- * thread cache and so no remote frees. */
-#define AY_REMOTE_BATCH_BYTES 32768u
-#define AY_REMOTE_BATCH_CAP 64u
-uint32_t ay_policy_remote_batch(size_t S);
 
 /* The list limit for batch n: a free that finds this many objects on the
  * list overflows. */

@@ -49,8 +49,8 @@ const ay_report_field_t ay_report_total_fields[] = {
     TOT("tcache_scavenges", tcache_scavenges, V),
     TOT("span_tail_bytes", span_tail_bytes, B),
     TOT("metadata_resident", metadata_resident, B),
-    TOT("remote_frees", remote_frees, V),
-    TOT("remote_bytes", remote_bytes, B),
+    TOT("transfer_inserted", transfer_inserted, V),
+    TOT("transfer_bytes", transfer_bytes, B),
     TOT("os_failures", os_failures, V),
 };
 const unsigned ay_report_ntotal_fields =
@@ -73,8 +73,8 @@ const ay_report_field_t ay_report_class_fields[] = {
     CLS("spans", spans, 0),
     CLS("capacity", capacity, 0),
     CLS("span_bytes", span_bytes, B),
-    CLS("remote_frees", remote_frees, 0),
-    CLS("remote_bytes", remote_bytes, B),
+    CLS("transfer_inserted", transfer_inserted, 0),
+    CLS("transfer_bytes", transfer_bytes, B),
 };
 const unsigned ay_report_nclass_fields =
     sizeof ay_report_class_fields / sizeof ay_report_class_fields[0];

@@ -6,12 +6,12 @@
  * Counters are read without locks (relaxed loads), so a reading taken while
  * other threads allocate mixes slightly different moments; at a quiescent
  * point these hold exactly:
- *   allocated = sum over classes of (objects out - objects in) * size
- *               - thread-cache bytes + large blocks
- *               - bytes on remote queues (the central caches')
- *   (the blocks a thread freed for another heap, in its remote batches
- *   (tcache.h), are thread-cache bytes; once sent home, on the heap's remote
- *   queue (central.h), they are central-cache bytes)
+ *   allocated = sum over classes of (objects fetched - objects released)
+ *               * size - thread-cache bytes + large blocks
+ *   where fetched counts what central caches and transfer caches handed to
+ *   thread caches, and released what thread caches gave to either, less
+ *   what transfer caches sent on to the spans (transfer.h); the transfer
+ *   caches' objects are central-cache bytes
  *   allocated <= active <= resident <= mapped
  *   each total = the sum over heaps (+ metadata, for resident and mapped),
  *   but allocated: a heap's allocated subtracts what the threads bound to it
@@ -19,7 +19,9 @@
  *   figures are estimates then (clamped at 0 per class); the total, summed
  *   over classes, stays exact
  *   resident = allocated + tcache + central + span tails + page-heap free
- *              + resident metadata (and the same per heap, without metadata)
+ *              + resident metadata (and the same per heap, without metadata;
+ *              the blocks in a node's transfer caches in the heaps that own
+ *              them, the caches' traffic in the node's first heap)
  *   a class's capacity * size + its span tails = its span bytes
  * (per heap, the thread-cache bytes are those of the threads bound to the
  * heap: exact while no thread caches objects of another heap)
@@ -41,9 +43,10 @@
 #include "stats.h"
 #include "tcache.h"
 #include "topology.h"
+#include "transfer.h"
 
 /* Bytes cached for bin b by the thread caches bound to heap h (NULL: any
- * heap): their own lists and their remote batches. */
+ * heap). */
 static size_t tcache_bytes(const ay_heap_t *h, unsigned b) {
     size_t sum = 0;
     ay_tcache_registry_lock();
@@ -54,9 +57,17 @@ static size_t tcache_bytes(const ay_heap_t *h, unsigned b) {
     return sum;
 }
 
-/* Class cls of heap `only` (NULL: summed over heaps). */
-static void class_read(const ay_heap_t *only, unsigned cls, alloy_class_stats_t *s) {
+/* Class cls of heap `only` (NULL: summed over heaps).  A node's transfer
+ * caches, which its heaps share: the blocks they hold count in the heaps
+ * that own them (central bytes, `lent`), and their traffic (misses served,
+ * objects taken and given) in the node's first heap.  *net (when not NULL)
+ * gets the class's allocated bytes before they are clamped at 0: a heap's
+ * threads may cache another heap's blocks, so one heap's figure for one
+ * class can come out below 0, and heap_read sums the signed figures. */
+static void class_read_net(const ay_heap_t *only, unsigned cls, alloy_class_stats_t *s,
+                           int64_t *net) {
     size_t size = ay_policy_class_size(cls);
+    int64_t held = 0; /* objects out of the spans and not in a transfer cache */
     memset(s, 0, sizeof *s);
     s->size = sizeof *s;
     s->class_size = size;
@@ -76,20 +87,39 @@ static void class_read(const ay_heap_t *only, unsigned cls, alloy_class_stats_t 
         s->lock_contended += AY_LOAD(&c->contended);
         uint64_t out = AY_LOAD(&c->objects_out), in = AY_LOAD(&c->objects_in);
         uint64_t free_objects = AY_LOAD(&c->free_objects);
-        s->central_bytes += (size_t)free_objects * size;
+        uint64_t lent = AY_LOAD(&c->lent);
+        s->central_bytes += (size_t)(free_objects + lent) * size;
+        s->transfer_bytes += (size_t)lent * size;
+        held += (int64_t)(out - in - lent);
         /* a span's room = the objects out of it + the free ones it holds */
         s->capacity += (out > in ? out - in : 0) + free_objects;
         s->span_bytes += AY_PAGES_BYTES(AY_LOAD(&c->span_pages));
         uint64_t sa = AY_LOAD(&c->spans_allocated), sf = AY_LOAD(&c->spans_freed);
         s->spans += sa > sf ? sa - sf : 0;
-        s->remote_frees += AY_LOAD(&c->remote_in);
-        s->remote_bytes += (size_t)ay_central_remote_count(c) * size; /* queued */
     }
-    s->central_bytes += s->remote_bytes; /* a remote queue is its central cache's */
+    /* the transfer caches' traffic: misses they served are slow-path calls
+     * and fetches, what they took in and did not send on to the spans is
+     * released (transfer.h) */
+    for (unsigned n = 0; n < ay_topo.nnodes; n++) {
+        if (only && (only->node != n || !ay_heap_first_of_node(only)))
+            continue;
+        ay_transfer_counts_t t;
+        ay_transfer_read(n, cls, &t);
+        s->slow_path_calls += t.takes;
+        s->objects_fetched += t.taken;
+        s->objects_released += t.inserted - t.spilled;
+        s->lock_contended += t.contended;
+        s->transfer_inserted += t.inserted;
+    }
     s->tcache_bytes = tcache_bytes(only, cls + 1);
-    size_t out = (size_t)(s->objects_fetched - s->objects_released) * size;
-    size_t idle = s->tcache_bytes + s->remote_bytes;
-    s->allocated = out > idle ? out - idle : 0;
+    held = held * (int64_t)size - (int64_t)s->tcache_bytes;
+    s->allocated = held > 0 ? (size_t)held : 0;
+    if (net)
+        *net = held;
+}
+
+static void class_read(const ay_heap_t *only, unsigned cls, alloy_class_stats_t *s) {
+    class_read_net(only, cls, s, NULL);
 }
 
 /* Heap h's totals (without metadata, which no heap owns). */
@@ -99,10 +129,12 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
     s->version = ALLOY_STATS_VERSION;
     s->nclasses = AY_NUM_CLASSES;
     size_t small_pages = 0;
+    int64_t held = 0; /* the classes' signed figures (class_read_net) */
     for (unsigned cls = 0; cls < AY_NUM_CLASSES; cls++) {
         alloy_class_stats_t c;
-        class_read(h, cls, &c);
-        s->allocated += c.allocated;
+        int64_t net;
+        class_read_net(h, cls, &c, &net);
+        held += net;
         s->tcache_bytes += c.tcache_bytes;
         s->central_bytes += c.central_bytes;
         s->slow_path_calls += c.slow_path_calls;
@@ -112,8 +144,8 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
         s->spans_allocated += c.spans_allocated;
         s->spans_freed += c.spans_freed;
         s->central_lock_contended += c.lock_contended;
-        s->remote_frees += c.remote_frees;
-        s->remote_bytes += c.remote_bytes;
+        s->transfer_inserted += c.transfer_inserted;
+        s->transfer_bytes += c.transfer_bytes;
         if (ay_heap_central_ready(h, cls))
             small_pages += AY_LOAD(&h->central[cls].span_pages);
         size_t room = (size_t)c.capacity * c.class_size;
@@ -125,7 +157,7 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
     s->active = AY_PAGES_BYTES(active_pages) + direct;
     s->large_allocated =
         AY_PAGES_BYTES(active_pages > small_pages ? active_pages - small_pages : 0) + direct;
-    s->allocated += s->large_allocated;
+    s->allocated = (held > 0 ? (size_t)held : 0) + s->large_allocated;
     s->pageheap_free_bytes = AY_PAGES_BYTES(AY_LOAD(&ph->free_dirty_pages));
     s->pageheap_purged_bytes = AY_PAGES_BYTES(AY_LOAD(&ph->free_clean_pages));
     s->mapped = AY_PAGES_BYTES(AY_LOAD(&ph->mapped_pages)) + direct;

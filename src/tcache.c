@@ -11,7 +11,7 @@
  * changed under registry_lock, and live_caches counts the registry; a
  * record is never unmapped (metadata memory, reused through `spare`); a
  * list given back is walked with its links checked and Brent's cycle check,
- * and the central cache checks each object it takes. */
+ * and the central cache checks each object it takes into a span. */
 #include "tcache.h"
 
 #include <pthread.h>
@@ -25,20 +25,18 @@
 #include "os.h"
 #include "quarantine.h"
 #include "topology.h"
+#include "transfer.h"
 
-__thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec"))) = {(ay_bin_t *)ay_malloc_empty,
-                                                                       0, (char *)ay_tcache_empty};
-/* All lists empty, all limits 0, for every slot.  Written only where
- * tcache.h says: every thread without a cache takes one from a room in
- * free's fast path, and puts it back with a store of 0 (ay_bin_undo_free);
- * nothing else writes it.  In .bss: only the pages those rooms are on are
- * ever touched. */
-ay_bin_t ay_tcache_empty[AY_MAX_AUTO_HEAPS * AY_NUM_BINS];
-const ay_bin_t ay_malloc_empty[AY_NUM_BINS] = {[0 ... AY_NUM_BINS - 1] = {AY_LIST_END, 0, 0}};
+__thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec"))) = {ay_tcache_empty, 0};
+/* All lists empty, all limits 0.  Written only where tcache.h says: every
+ * thread without a cache takes one from a room in free's fast path, and
+ * puts it back with a store of 0 (ay_bin_undo_free); nothing else writes
+ * it. */
+ay_bin_t ay_tcache_empty[AY_NUM_BINS] = {[0 ... AY_NUM_BINS - 1] = {AY_LIST_END, 0, 0}};
 
 enum { TC_NEW = 0, TC_SETTING_UP, TC_LIVE, TC_GONE };
 static __thread uint8_t tc_state __attribute__((tls_model("initial-exec")));
-/* the thread's own record, also when ay_tls points at the empty slots
+/* the thread's own record, also when ay_tls points at the empty cache
  * (caches off, fills on, or an explicit heap set as the thread's default) */
 static __thread ay_tcache_t *tc_self __attribute__((tls_model("initial-exec")));
 
@@ -84,25 +82,14 @@ static void set_batch(ay_tcache_t *tc, unsigned b, uint32_t n) {
     bin->room = (int32_t)(limit - len); /* below 0 when the list is over the new limit */
 }
 
-/* Slot `slot` of tc is not its own (any more): its lists, empty, become
- * remote batches, turned on by their first remote free (limit 0). */
-static void foreign_slot(ay_tcache_t *tc, unsigned slot) {
-    ay_bin_t *bins = tc->slots + (size_t)slot * AY_NUM_BINS;
+/* Every list of tc empty, with the batches tc has (1 for a new cache), and
+ * each bin's align mask (tcache.h). */
+static void lists_init(ay_tcache_t *tc) {
     for (unsigned b = 0; b < AY_NUM_BINS; b++) {
-        bins[b].head = AY_LIST_END;
-        bins[b].limit = ay_bin_align_mask(ay_bin_size[b]) << AY_BIN_MASK_SHIFT;
-        bins[b].room = 0;
+        tc->bins[b].head = AY_LIST_END;
+        tc->bins[b].limit = ay_bin_align_mask(ay_bin_size[b]) << AY_BIN_MASK_SHIFT;
+        tc->bins[b].room = 0;
     }
-    memset(tc->remote_on[slot], 0, sizeof tc->remote_on[slot]);
-    tc->remote_slot_on[slot] = false;
-}
-
-/* Make slot `slot` tc's own: its bins become the cache's lists, with the
- * batches tc has (1 for a new cache).  Every list of the region is empty. */
-static void own_slot(ay_tcache_t *tc, unsigned slot) {
-    foreign_slot(tc, slot); /* no remote batch: its lists are the cache's */
-    tc->slot = slot;
-    tc->bins = tc->slots + (size_t)slot * AY_NUM_BINS;
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         set_batch(tc, b, tc->batch[b] ? tc->batch[b] : 1);
 }
@@ -113,24 +100,18 @@ static ay_tcache_t *tcache_create(void) {
     if (tc)
         spare = tc->next;
     pthread_mutex_unlock(&registry_lock);
-    /* a spare record's region has every list empty (its thread flushed it)
-     * and its own slot made foreign again (tcache_thread_exit) */
-    if (!tc && !(tc = ay_meta_alloc(AY_TC_RECORD_BYTES + (size_t)ay_heaps_auto * AY_SLOT_BYTES)))
+    /* a spare record's lists are empty: its thread flushed them */
+    if (!tc && !(tc = ay_meta_alloc(sizeof *tc)))
         return NULL;
     ay_quarantine_t *q = tc->quarantine; /* empty: kept for the next thread */
     if (ay_secure_quarantine && !q && !(q = ay_quarantine_new()))
         return NULL; /* (tc, zeroed, stays for the next thread) */
-    /* (the remote bits stay: they say which lists of the region are on) */
-    memset(tc, 0, offsetof(ay_tcache_t, remote_slot_on));
+    memset(tc, 0, sizeof *tc);
     tc->quarantine = q;
-    tc->slots = (ay_bin_t *)((char *)tc + AY_TC_RECORD_BYTES);
-    tc->nslots = ay_heaps_auto;
-    for (unsigned k = 0; k < tc->nslots; k++)
-        if (!tc->remote_slot_on[k]) /* (a slot on keeps its limits: its lists are empty) */
-            foreign_slot(tc, k);
+    lists_init(tc);
     tc->node_pending = AY_NODE_NONE;
     tc->heap = ay_heap_bind();
-    own_slot(tc, tc->heap->id);
+    tc->xfer = ay_transfer_set(tc->heap->node);
     pthread_mutex_lock(&registry_lock);
     tc->next = registry;
     if (registry)
@@ -141,11 +122,10 @@ static ay_tcache_t *tcache_create(void) {
     return tc;
 }
 
-/* Point the fast paths at the thread's lists, or at the empty slots. */
+/* Point the fast paths at the thread's lists, or at the empty cache. */
 static void route(ay_tcache_t *tc) {
     bool on = tc->cache_on && !tc->explicit_heap;
-    ay_tls.bins = on ? tc->bins : (ay_bin_t *)ay_malloc_empty;
-    ay_tls.slots = on ? (char *)tc->slots : (char *)ay_tcache_empty;
+    ay_tls.bins = on ? tc->bins : ay_tcache_empty;
 }
 
 ay_tcache_t *ay_tcache_get(void) {
@@ -197,22 +177,16 @@ void ay_tcache_rebind(ay_tcache_t *tc, struct ay_heap *h) {
     ay_heap_unbind(tc->heap);
     ay_heap_adopt(h);
     tc->heap = h;
-    foreign_slot(tc, tc->slot); /* the old heap's lists are remote batches now */
-    own_slot(tc, h->id);
-    if (tc_self == tc)
-        route(tc);
+    tc->xfer = ay_transfer_set(h->node);
 }
 
 /* Other threads' lists are read without synchronisation, on purpose: the
  * fast paths write room and head with plain stores, and stats are a
  * snapshot. */
 AY_NO_SANITIZE_THREAD size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b) {
-    size_t n = 0;
-    for (unsigned k = 0; k < tc->nslots; k++) {
-        const ay_bin_t *bin = &tc->slots[(size_t)k * AY_NUM_BINS + b];
-        n += (AY_LOAD(&bin->limit) & AY_BIN_LIMIT_MASK) - (uint32_t)AY_LOAD(&bin->room);
-    }
-    return n * ay_bin_size[b];
+    const ay_bin_t *bin = &tc->bins[b];
+    uint32_t n = (AY_LOAD(&bin->limit) & AY_BIN_LIMIT_MASK) - (uint32_t)AY_LOAD(&bin->room);
+    return (size_t)n * ay_bin_size[b];
 }
 
 /* The object after free object p of a list, which is about to be handed
@@ -223,17 +197,8 @@ AY_NO_SANITIZE_THREAD size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b) 
 static void *tcache_next(void *p) {
     void *next = ay_link_get(p);
     if (AY_UNLIKELY(next && !ay_link_plausible(next)))
-        ay_tcache_bad_link(p);
+        ay_fatal_bad_link(p);
     return next;
-}
-
-void ay_tcache_bad_link(const void *p) {
-    if (*(const uintptr_t *)p == 0)
-        ay_fatal_in("malloc()",
-                    "double free: a block on a free list was handed out already (it was freed "
-                    "twice)",
-                    p);
-    ay_fatal_in("malloc()", "free list corrupted: a block was written to after it was freed", p);
 }
 
 #define CARVE_BATCH 32 /* never-used objects linked into a list at a time */
@@ -274,30 +239,10 @@ static void carve(ay_tcache_t *tc, unsigned b) {
     r->next += k * size;
 }
 
-/* The n-th object (n >= 1) of the list at head, every link on the way
- * checked: each must decode to a user-space address (a write after free
- * garbles it), and a block freed twice while on the list makes the list
- * loop back to it (Brent's cycle detection, as the walk goes). */
-static void *list_nth(void *head, uint32_t n) {
-    void *last = head, *mark = head;
-    for (uint32_t i = 1, power = 1, lam = 0; i < n; i++) {
-        void *next = ay_link_get(last); /* not the end yet: an address */
-        if (AY_UNLIKELY(!ay_link_plausible(next)))
-            ay_fatal("free list corrupted: a block was written to after it was freed", last);
-        last = next;
-        if (AY_UNLIKELY(last == mark))
-            ay_fatal("free(): double free (a block is twice in a thread cache)", last);
-        if (++lam == power) {
-            mark = last;
-            power *= 2;
-            lam = 0;
-        }
-    }
-    return last;
-}
-
-/* Give n objects of bin b back to the central caches: the list's first,
- * then, when the list has fewer, some of the run.  Of the run, the last
+/* Give n objects of bin b back to the central tier: the list's first, as
+ * one batch, to its node's transfer cache (transfer.h, which walks and
+ * checks them as it cuts them off), then, when the list has fewer, some of
+ * the run, to its span.  Of the run, the last
  * objects go (they come from one span, as the first would): while nothing
  * else was taken from that span's bump region since, it takes them back
  * without a write to them. */
@@ -309,11 +254,9 @@ static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
     uint32_t in_run = run_count(run, b), on_list = ay_bin_len(bin) - in_run;
     uint32_t from_list = n < on_list ? n : on_list;
     bin->room += (int32_t)n;
-    if (from_list) {
-        void *head = ay_bin_head(bin), *last = list_nth(head, from_list);
-        ay_bin_set_head(bin, tcache_next(last));
-        ay_central_release(b - 1, head, from_list);
-    }
+    if (from_list)
+        ay_bin_set_head(
+            bin, ay_transfer_give(tc->xfer, tc->heap->node, b - 1, ay_bin_head(bin), from_list));
     if (n > from_list) {
         ay_run_t part = {run->end - (uintptr_t)(n - from_list) * ay_bin_size[b], run->end};
         run->end = part.next;
@@ -342,8 +285,6 @@ static void scavenge_maybe(ay_tcache_t *tc, uint64_t bytes_in) {
     size_t limit = ay_tcache_limit();
     if (!ay_policy_scavenge_due(&tc->clock, bytes_in, limit))
         return;
-    /* its own lists: the remote batches hold at most AY_REMOTE_BATCH_BYTES a
-     * class and heap, and go home every AY_SCAVENGE_PERIOD events anyway */
     size_t bytes = 0;
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         bytes += (size_t)ay_bin_len(&tc->bins[b]) * ay_bin_size[b];
@@ -375,110 +316,14 @@ AY_INLINE void node_check_maybe(ay_tcache_t *tc) {
         node_check(tc);
 }
 
-/* ---- remote frees: batches sent home ---- */
-
-static ay_bin_t *slot_bin(ay_tcache_t *tc, unsigned slot, unsigned b) {
-    return &tc->slots[(size_t)slot * AY_NUM_BINS + b];
-}
-
-/* The last of the n objects of a remote batch for central cache c, each
- * checked on the way, here, where the freeing thread has just written them:
- * its link (a user-space address), its place (an object of one of c's
- * spans: central.h), and the list itself, which was empty (NULL) when its
- * first block came, so that a list that goes on after its n-th object, or
- * loops back (Brent's cycle detection), holds a block freed twice. */
-static void *remote_walk(const ay_central_t *c, void *head, uint32_t n) {
-    void *last = head, *mark = head;
-    ay_central_remote_check(c, head);
-    for (uint32_t i = 1, power = 1, lam = 0; i < n; i++) {
-        void *next = ay_link_get(last);
-        if (AY_UNLIKELY(!ay_link_plausible(next)))
-            ay_fatal("free list corrupted: a block was written to after it was freed", last);
-        last = next;
-        if (AY_UNLIKELY(last == mark))
-            ay_fatal("free(): double free (a block is twice in a thread cache)", last);
-        ay_central_remote_check(c, last);
-        if (++lam == power) {
-            mark = last;
-            power *= 2;
-            lam = 0;
-        }
-    }
-    if (AY_UNLIKELY(ay_link_get(last) != NULL))
-        ay_fatal("free(): double free (a block is twice in a thread cache)", last);
-    return last;
-}
-
-/* Send the remote batch of bin b in slot `slot` home: the whole list goes
- * onto the remote queue of its heap's central cache (central.h), checked
- * as it is walked.  No lock. */
-static void send_home(ay_tcache_t *tc, unsigned slot, unsigned b) {
-    ay_bin_t *bin = slot_bin(tc, slot, b);
-    uint32_t n = ay_bin_len(bin);
-    if (n == 0)
+/* One slow-path event: every AY_SCAVENGE_PERIOD of them, a look at
+ * whether the transfer caches' decay round is due (transfer.h; it runs at
+ * most every AY_TRANSFER_DECAY_MS, whichever thread looks). */
+static void transfer_tick(ay_tcache_t *tc) {
+    if (AY_LIKELY(++tc->tick < AY_SCAVENGE_PERIOD))
         return;
-    ay_central_t *c = &ay_heaps[slot]->central[b - 1];
-    void *head = ay_bin_head(bin), *tail = remote_walk(c, head, n);
-    ay_bin_set_head(bin, NULL);
-    bin->room = (int32_t)ay_bin_limit(bin);
-    ay_central_remote_push(c, head, tail, n);
-}
-
-/* Every remote batch goes home (the bins turned on: remote_on). */
-static void send_all_home(ay_tcache_t *tc) {
-    for (unsigned k = 0; k < tc->nslots; k++) {
-        if (k == tc->slot || !tc->remote_slot_on[k])
-            continue;
-        for (unsigned w = 0; w < AY_REMOTE_WORDS; w++)
-            for (uint64_t m = tc->remote_on[k][w]; m; m &= m - 1)
-                send_home(tc, k, w * 64 + (unsigned)__builtin_ctzll(m));
-    }
-}
-
-/* Move what other heaps' threads sent home to tc's heap, for every class,
- * into the heap's spans: all of it, or what has waited too long (central.h;
- * the classes the heap's threads allocate take theirs on a miss,
- * ay_tcache_refill). */
-static void drain_home(ay_tcache_t *tc, bool all) {
-    uint64_t now = all ? 0 : ay_os_now_ms();
-    for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
-        ay_central_t *cc = &tc->heap->central[c];
-        if (!ay_heap_central_ready(tc->heap, c) ||
-            AY_LIKELY(!__atomic_load_n(&cc->remote, __ATOMIC_RELAXED)))
-            continue;
-        if (all)
-            ay_central_remote_drain(cc);
-        else
-            ay_central_remote_age(cc, now);
-    }
-}
-
-/* One slow-path event: every AY_SCAVENGE_PERIOD of them, the remote batches
- * go home and the heap's stale remote queues into its spans, so that
- * neither waits long for a thread that stopped freeing or allocating a
- * class. */
-static void remote_tick(ay_tcache_t *tc) {
-    if (AY_LIKELY(++tc->remote_clock < AY_SCAVENGE_PERIOD))
-        return;
-    tc->remote_clock = 0;
-    send_all_home(tc);
-    drain_home(tc, false);
-}
-
-void ay_tcache_push_remote(ay_tcache_t *tc, unsigned slot, unsigned b, void *p) {
-    ay_bin_t *bin = slot_bin(tc, slot, b);
-    if (ay_bin_limit(bin) == 0) { /* its first remote free since the list was made */
-        uint32_t r = ay_policy_remote_batch(ay_bin_size[b]);
-        ay_bin_set_limit(bin, r);
-        bin->room = (int32_t)r;
-        tc->remote_on[slot][b / 64] |= (uint64_t)1 << (b % 64);
-        tc->remote_slot_on[slot] = true;
-    }
-    ay_link_set(p, bin->head);
-    bin->head = p;
-    if (--bin->room < 0)
-        send_home(tc, slot, b);
-    remote_tick(tc);
+    tc->tick = 0;
+    ay_transfer_decay(false);
 }
 
 void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
@@ -487,20 +332,15 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     bool miss = !ay_bin_head(bin) && run->next == run->end;
     if (miss) {
         ay_tc_step_t step = ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], tc->batch[b]);
-        ay_central_t *c = ay_heap_central(tc->heap, b - 1);
         void *head;
-        /* what other heaps' threads sent home, when there is at least half a
-         * batch of it, instead of a fetch from the central cache: the list
-         * takes all of it, without reading it (it was checked as it was
-         * sent), even beyond its limit (the thread allocates from it, and a
-         * free that finds it over its limit gives some back).  Less waits
-         * for the next miss, or goes into its spans when it has waited
-         * long (remote_tick). */
-        uint32_t got = 0;
-        if (ay_central_remote_peek(c) >= (step.move + 1) / 2)
-            got = ay_central_remote_take(c, &head);
+        /* a batch some thread gave back, from the transfer cache, before a
+         * fetch from the heap's central cache: the list takes all of it,
+         * without reading it (it was checked as it was formed), even beyond
+         * its limit (the thread allocates from it, and a free that finds it
+         * over its limit gives some back) */
+        uint32_t got = ay_transfer_take(tc->xfer, b - 1, &head);
         if (!got)
-            got = ay_central_fetch(c, step.move, &head, run);
+            got = ay_central_fetch(ay_heap_central(tc->heap, b - 1), step.move, &head, run);
         if (!got)
             return NULL;
         set_batch(tc, b, step.batch);
@@ -515,7 +355,7 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     bin->room++;
     if (miss) {
         scavenge_maybe(tc, (uint64_t)(ay_bin_len(bin) + 1) * ay_bin_size[b]);
-        remote_tick(tc);
+        transfer_tick(tc);
         node_check_maybe(tc);
     }
     return p;
@@ -533,7 +373,7 @@ void ay_tcache_push(ay_tcache_t *tc, unsigned b, void *p) {
         set_batch(tc, b, step.batch);
     }
     scavenge_maybe(tc, 0);
-    remote_tick(tc);
+    transfer_tick(tc);
     node_check_maybe(tc);
 }
 
@@ -542,18 +382,13 @@ void ay_tcache_flush(ay_tcache_t *tc) {
     while (ay_secure_quarantine && tc->quarantine && ay_quarantine_take(tc->quarantine, &e)) {
         if (!ay_quarantine_intact(e.block, e.size))
             ay_fatal("free(): a block was written to after it was freed", e.block);
-        unsigned slot = e.off / AY_SLOT_BYTES, b = e.off % AY_SLOT_BYTES / AY_BIN_BYTES;
-        if (slot != tc->slot) {
-            ay_tcache_push_remote(tc, slot, b, e.block);
-            continue;
-        }
+        unsigned b = e.off / AY_BIN_BYTES;
         ay_link_set(e.block, tc->bins[b].head);
         tc->bins[b].head = e.block;
         tc->bins[b].room--;
     }
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         bin_release(tc, b, ay_bin_len(&tc->bins[b]));
-    send_all_home(tc);
 }
 
 bool ay_tcache_contains(unsigned b, const void *p) {
@@ -561,27 +396,22 @@ bool ay_tcache_contains(unsigned b, const void *p) {
         return false;
     const ay_run_t *r = &tc_self->run[b];
     if ((uintptr_t)p >= r->next && (uintptr_t)p < r->end)
-        return true;                                 /* never handed out yet */
-    for (unsigned k = 0; k < tc_self->nslots; k++) { /* its list, and the remote batches */
-        const ay_bin_t *bin = slot_bin(tc_self, k, b);
-        void *q = ay_bin_head(bin);
-        for (uint32_t i = 0, n = ay_bin_len(bin); i < n && ay_link_plausible(q);
-             i++, q = ay_link_get(q))
-            if (q == p)
-                return true;
-    }
+        return true; /* never handed out yet */
+    const ay_bin_t *bin = &tc_self->bins[b];
+    void *q = ay_bin_head(bin);
+    for (uint32_t i = 0, n = ay_bin_len(bin); i < n && ay_link_plausible(q);
+         i++, q = ay_link_get(q))
+        if (q == p)
+            return true;
     return false;
 }
 
 static void tcache_thread_exit(void *arg) {
     ay_tcache_t *tc = arg;
     tc_state = TC_GONE; /* frees from later destructors go straight to central */
-    ay_tls.bins = (ay_bin_t *)ay_malloc_empty;
-    ay_tls.slots = (char *)ay_tcache_empty;
+    ay_tls.bins = ay_tcache_empty;
     tc_self = NULL;
     ay_tcache_flush(tc);
-    drain_home(tc, true);       /* what was sent home to its heap, in case no thread stays there */
-    foreign_slot(tc, tc->slot); /* the record's next thread may own another slot */
     retire_events(tc);
     ay_heap_unbind(tc->heap);
     pthread_mutex_lock(&registry_lock);

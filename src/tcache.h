@@ -10,14 +10,18 @@
  * this file only moves the objects.
  *
  * Every reason for the fast paths to miss is folded into their one branch:
- *   - a thread that has no cache yet points at ay_tcache_empty (free) and
- *     ay_malloc_empty (malloc), whose lists are empty and whose limits are
- *     0, so its first malloc and free miss;
+ *   - a thread that has no cache yet points at ay_tcache_empty, whose
+ *     lists are empty and whose limits are 0, so its first malloc and free
+ *     miss;
  *   - requests above 256 KiB map to bin 0, and so, for free, do pages
  *     alloy does not own, large blocks and the small blocks of explicit
  *     heaps (pagemap.h); bin 0 is always empty with limit 0;
  *   - a list that has reached its limit misses on free.
  * No lock, no atomic read-modify-write: the cache belongs to its thread.
+ * A list holds blocks of any heap: free pushes a block onto the freeing
+ * thread's list whoever allocated it, so that it is handed out again where
+ * its line was last written; a list that overflows gives a batch back to
+ * its node's transfer cache (transfer.h), where any thread's miss takes it.
  *
  * Lazy carving: the never-used objects at the end of a fetch stay a run
  * (run[b]) that nothing has written yet; a malloc that finds the list empty
@@ -97,40 +101,16 @@ AY_INLINE void *ay_bin_head(const ay_bin_t *bin) {
 /* Make p (NULL: none) the list's first block. */
 AY_INLINE void ay_bin_set_head(ay_bin_t *bin, void *p) { bin->head = p ? p : AY_LIST_END; }
 
-/* ---- slots: one set of bins per automatic heap ----
- * A thread's lists are a region of slots, one per automatic heap, each
- * AY_NUM_BINS bins.  The slot of the thread's own heap holds its cache: the
- * lists malloc pops and free pushes the heap's blocks onto.  Every other
- * slot holds the blocks of that heap which this thread freed and is sending
- * home (remote frees): each such list is a batch, and when it is full the
- * whole list goes to the owning heap's central cache for its class, on a
- * lock-free queue (central.h) that the heap's threads collect when they
- * next need that class.
- * The pagemap entry of a small block is its heap's slot times
- * AY_SLOT_BYTES plus its bin's offset (pagemap.h), and free's fast path
- * adds it to the thread's slot region (ay_tls.slots): a block of the
- * thread's own heap lands on its own list, another heap's block on the
- * batch for that heap, with no test and no extra instruction.  A remote
- * list has room (limit - length) for a batch of the class
- * (ay_policy_remote_batch), 0 until its first use, so the first remote free
- * of a class takes the slow path, which turns its batching on. */
-_Static_assert((uint64_t)AY_MAX_AUTO_HEAPS *AY_SLOT_BYTES < ((uint64_t)1 << 32),
-               "slot offsets fit the pagemap's 32-bit entries");
-
-#define AY_REMOTE_WORDS ((AY_NUM_BINS + 63) / 64)
-
 typedef struct ay_tcache {
-    ay_bin_t *bins;                /* the own slot's bins: slots + slot * AY_NUM_BINS */
-    ay_bin_t *slots;               /* the slot region: ay_heaps_auto slots, after this record */
-    unsigned slot;                 /* the own slot: the id of the automatic heap it is bound to */
-    unsigned nslots;               /* slots in the region (ay_heaps_auto at its creation) */
-    uint32_t remote_clock;         /* slow-path events since the remote batches last went home */
+    ay_bin_t bins[AY_NUM_BINS];    /* the lists (first: ay_tls.bins points here) */
     uint32_t batch[AY_NUM_BINS];   /* current batch n, per bin */
     ay_run_t run[AY_NUM_BINS];     /* never-used objects not carved yet, per bin */
     ay_tc_clock_t clock;           /* slow-path events and bytes since the last byte-limit check */
     bool cache_on;                 /* lists in use (caches on, no fills) */
     struct ay_heap *heap;          /* the automatic heap misses go to */
     struct ay_heap *explicit_heap; /* an explicit heap set as the thread's default, or NULL */
+    struct ay_transfer_set *xfer;  /* its heap's node's transfer caches (transfer.h), or NULL */
+    uint32_t tick;                 /* slow-path events since the last transfer decay look */
     uint64_t overflows;            /* lists that reached their limit (events) */
     uint64_t scavenges;            /* byte-limit checks that found the cache too big */
     uint8_t node_clock;            /* NUMA: slow-path events since the last node check */
@@ -138,40 +118,29 @@ typedef struct ay_tcache {
     bool heap_chosen;              /* the thread chose its automatic heap: no NUMA moves */
     struct ay_tcache *prev, *next; /* registry of live caches */
     struct ay_quarantine *quarantine; /* secure flavour: freed blocks waiting (quarantine.h) */
-    /* Which lists of other slots are remote batches turned on (limit > 0):
-     * a bit each, and a flag per slot; a list whose bit is clear has limit
-     * 0.  Kept when the record passes to another thread (tcache_create). */
-    bool remote_slot_on[AY_MAX_AUTO_HEAPS];
-    uint64_t remote_on[AY_MAX_AUTO_HEAPS][AY_REMOTE_WORDS];
 } ay_tcache_t;
 
 /* The thread's hot TLS, in one struct so that the fast paths reach their
- * words through one GOT load: the own slot's bins, which malloc pops (at its
- * size's offset); the slot region, which free pushes onto (at its block's
- * pagemap entry); and the heap profiler's byte countdown (prof.h), which
- * malloc's fast path decrements by the size; a negative countdown takes the
- * slow path through the fast path's one branch (alloc.h).  prof_left starts
- * at 0, so a thread's first malloc also arms it.  Until the thread has a
- * cache (and whenever its lists are off), both point at the empty slots. */
+ * words through one GOT load: its lists, which malloc pops (at its size's
+ * offset) and free pushes onto (at its block's pagemap entry), whichever
+ * heap the block came from; and the heap profiler's byte countdown
+ * (prof.h), which malloc's fast path decrements by the size; a negative
+ * countdown takes the slow path through the fast path's one branch
+ * (alloc.h).  prof_left starts at 0, so a thread's first malloc also arms
+ * it.  Until the thread has a cache (and whenever its lists are off), bins
+ * points at the empty cache. */
 typedef struct ay_tls {
-    ay_bin_t *bins;    /* the own slot's bins (malloc) */
+    ay_bin_t *bins;    /* the thread's lists: its record's bins, or ay_tcache_empty */
     int64_t prof_left; /* bytes until the next heap-profile sample (prof.h) */
-    char *slots;       /* the slot region (free): slot 0's first bin */
 } ay_tls_t;
 extern __thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec")));
-/* Every slot of every heap with all lists empty and all limits 0: where
- * free's slots of a thread without a cache point. */
-extern AY_HIDDEN ay_bin_t ay_tcache_empty[AY_MAX_AUTO_HEAPS * AY_NUM_BINS];
-/* One slot's bins with all lists empty (AY_LIST_END): where malloc's bins
- * of a thread without a cache point.  Read-only: malloc's fast path reads a
- * head and its first word, and writes nothing on a miss. */
-extern AY_HIDDEN const ay_bin_t ay_malloc_empty[AY_NUM_BINS];
+/* All lists empty (AY_LIST_END), all limits 0: the lists of every thread
+ * without a cache.  malloc's fast path reads a head and its first word and
+ * writes nothing on a miss; free's takes one from a room and misses. */
+extern AY_HIDDEN ay_bin_t ay_tcache_empty[AY_NUM_BINS];
 
-/* The record whose slot region starts at `slots` (it follows the record). */
-#define AY_TC_RECORD_BYTES ((sizeof(ay_tcache_t) + AY_CACHELINE - 1) & ~(size_t)(AY_CACHELINE - 1))
-AY_INLINE ay_tcache_t *ay_tcache_of_slots(char *slots) {
-    return (ay_tcache_t *)(slots - AY_TC_RECORD_BYTES);
-}
+/* The record whose lists are at bins (they come first in it). */
+AY_INLINE ay_tcache_t *ay_tcache_of_bins(ay_bin_t *bins) { return (ay_tcache_t *)bins; }
 
 /* free's fast path took one from bin's room and missed: give it back.  The
  * empty cache is every new thread's, and its threads write its rooms without
@@ -246,29 +215,23 @@ struct ay_heap *ay_tcache_heap(void);
 void ay_tcache_set_explicit(ay_tcache_t *tc, struct ay_heap *h);
 /* Bind tc to automatic heap h: flush, and move the thread count. */
 void ay_tcache_rebind(ay_tcache_t *tc, struct ay_heap *h);
-/* The miss of bin b: refill the list from the central cache and pop one
- * object; NULL when the central cache could not get memory. */
+/* The miss of bin b: refill the list from the central tier (a batch of its
+ * node's transfer cache, else a fetch from its heap's central cache) and pop
+ * one object; NULL when the central cache could not get memory. */
 void *ay_tcache_refill(ay_tcache_t *tc, unsigned b);
-/* free's slow path for a small block p of bin b, checked by the caller:
- * push it onto the list, and when that takes the list past its limit (an
- * overflow), give objects back to the central caches and grow the batch
- * while it is below AY_OVERFLOW_GROWTH_BYTES (policy.h); then the byte
- * limit's and NUMA's periodic checks. */
+/* free's slow path for a small block p of bin b, checked by the caller,
+ * of whichever heap: push it onto the list, and when that takes the list
+ * past its limit (an overflow), give a batch back to the transfer cache and
+ * grow the batch while it is below AY_OVERFLOW_GROWTH_BYTES (policy.h); then
+ * the byte limit's, the transfer caches' and NUMA's periodic checks. */
 void ay_tcache_push(ay_tcache_t *tc, unsigned b, void *p);
-/* free's slow path for a small block p of bin b of another heap, the one of
- * slot `slot`, checked by the caller: push it onto the remote batch for that
- * heap and class; a full batch goes home, onto the heap's remote queue. */
-void ay_tcache_push_remote(ay_tcache_t *tc, unsigned slot, unsigned b, void *p);
-/* The list block p, about to be handed out, holds no link: report it (a
- * double free, or a write after free) and abort. */
-AY_COLD __attribute__((noreturn)) void ay_tcache_bad_link(const void *p);
-/* Return every cached object to the central caches, and send every remote
- * batch home. */
+/* Return every cached object to the central tier: each list's objects, as
+ * one batch, to its node's transfer cache (the objects of its run, never
+ * handed out, to their span). */
 void ay_tcache_flush(ay_tcache_t *tc);
 /* The byte limit of each thread's cache now (see tcache_total_bytes). */
 size_t ay_tcache_limit(void);
-/* Bytes cached in tc's bin b, its remote batches included (racy read when tc
- * is another thread's). */
+/* Bytes cached in tc's bin b (a racy read when tc is another thread's). */
 size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b);
 /* Is p in the calling thread's cache for bin b, on its list or in its run
  * of never-used objects?  (debug double-free check) */

@@ -20,6 +20,8 @@
 #include "prof.h"
 #include "prof_store.h"
 #include "tcache.h"
+#include "topology.h"
+#include "transfer.h"
 
 #define FLUSH_MS 1000u /* records reach the file at least this often */
 
@@ -83,7 +85,7 @@ AY_NO_SANITIZE_THREAD static ay_snap_class_t class_sum(unsigned cls, const ay_he
     static uint32_t sizes[AY_NUM_CLASSES]; /* the classes' sizes, looked up once */
     if (!sizes[cls])
         sizes[cls] = (uint32_t)ay_policy_class_size(cls);
-    uint64_t size = sizes[cls], out = 0, in = 0, free_objects = 0, pages = 0;
+    uint64_t size = sizes[cls], out = 0, in = 0, free_objects = 0, pages = 0, held_x = 0;
     *capacity = 0;
     for (unsigned i = 0; i < nheaps; i++) {
         const ay_central_t *c = &heaps[i]->central[cls];
@@ -96,15 +98,23 @@ AY_NO_SANITIZE_THREAD static ay_snap_class_t class_sum(unsigned cls, const ay_he
         pages += AY_LOAD(&c->span_pages);
         s->slow_path_calls += AY_LOAD(&c->fetches);
     }
+    for (unsigned n = 0; n < ay_topo.nnodes; n++) { /* the transfer caches, as class_read */
+        ay_transfer_counts_t t;
+        ay_transfer_read(n, cls, &t);
+        out += t.taken;
+        in += t.inserted - t.spilled;
+        held_x += t.objects;
+        s->slow_path_calls += t.takes;
+    }
     s->objects_fetched += out;
     s->objects_released += in;
-    uint64_t held = (out - in) * size;
+    uint64_t held = out > in ? (out - in) * size : 0;
     ay_snap_class_t w = {cls,
                          size,
                          0,
                          held > tcache ? held - tcache : 0,
                          tcache,
-                         free_objects * size,
+                         (free_objects + held_x) * size,
                          AY_PAGES_BYTES(pages)};
     w.unused = w.span_bytes > w.in_use ? w.span_bytes - w.in_use : 0;
     return w;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_calloc.c - calloc returns zeroed memory when the block it hands out
  * is recycled: from another thread's frees (through the central cache, and
- * through the remote queue of the blocks' heap after a cross-thread free:
- * run with ALLOY_CONF=heaps:2, so that the two threads' heaps differ), from the page
+ * through the transfer cache after a cross-thread free: run with
+ * ALLOY_CONF=heaps:2, so that the two threads' heaps differ), from the page
  * heap's dirty pages, in an explicit heap, and after a purge.  Each source
  * block is filled with 0xff first, and the test checks that calloc really
  * handed some of those blocks out again.  Only the alloy_* names are called. */
@@ -117,9 +117,9 @@ static void *thread_b(void *arg) {
 }
 
 /* Cross-thread free: C, bound to heap 1, allocates and dirties; the main
- * thread, bound to heap 0, frees them, which sends them home to heap 1's
- * remote queue; D, bound to heap 1 in its turn (the least loaded, once C
- * has gone), callocs them back. */
+ * thread, bound to heap 0, frees them, which gives them in batches to the
+ * node's transfer cache (and its flush the rest); D, bound to heap 1 in its
+ * turn (the least loaded, once C has gone), callocs them back. */
 static void *dirty_blocks[MAXN];
 static size_t dirty_size;
 static unsigned reused_d, bad_d;

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* test_remote_badinput.c - bad frees that travel through the remote path
- * (tcache.h, central.h) are caught as they are on the local one: at the bad
- * free in the debug and secure flavours, and in the release flavour at the
- * latest when the batch goes home or the owning heap takes it off its
- * queue, with the same message.  Each case runs in a forked child (run with
- * ALLOY_CONF=heaps:2); thread A is bound to heap 0 and allocates, threads B
- * and C to heap 1 and free:
- *   double-batch   B frees p, q, p: p is twice in B's remote batch;
- *   double-queue   B frees p and sends it home, then C frees p and sends it
- *                  home too: p is twice on heap 0's queue, and A mallocs;
- *   interior       B frees p + 16, sends it home, and A mallocs.
+/* test_remote_badinput.c - bad frees that travel through the cross-thread
+ * path (transfer.h) are caught as they are on the local one: at the bad free
+ * in the debug and secure flavours, and in the release flavour at the latest
+ * when the batch is formed or a malloc reaches the block, with the same
+ * message.  Each case runs in a forked child (run with ALLOY_CONF=heaps:2);
+ * thread A is bound to heap 0 and allocates, threads B and C to heap 1 and
+ * free:
+ *   double-batch   B frees p, q, p: p is twice in B's list;
+ *   double-queue   B frees p and flushes it to the transfer cache, then C
+ *                  frees p and flushes it too: p is in two batches there,
+ *                  and A mallocs;
+ *   interior       B frees p + 16, flushes, and A mallocs.
  * The child must abort with the expected text on stderr. */
 #include <pthread.h>
 #include <signal.h>
@@ -40,7 +41,7 @@ static void *alloc_pq(void *arg) {
 }
 
 /* A, on heap 0, allocates until its list of the class misses (and takes
- * heap 0's remote queue), a few times over. */
+ * a batch from the transfer cache), a few times over. */
 static void *alloc_many(void *arg) {
     (void)arg;
     bind_heap(0);
@@ -55,7 +56,7 @@ static void *double_batch(void *arg) {
     alloy_free(p);
     alloy_free(q);
     alloy_free(p);
-    alloy_thread_flush(); /* the batch goes home */
+    alloy_thread_flush(); /* what is left goes back, as a batch */
     return NULL;
 }
 

@@ -69,10 +69,13 @@ static int stats_add_up(void) {
         mapped += h.mapped;
         tcache += h.tcache_bytes;
     }
-    return total.allocated == allocated && total.active == active &&
-           total.mapped == mapped + total.metadata && total.tcache_bytes == tcache &&
-           total.allocated <= total.active && total.active <= total.resident &&
-           total.resident <= total.mapped;
+    /* a heap's allocated subtracts what its threads cache, which may be
+     * another heap's blocks, and is never below 0: the sum is the total, or
+     * above it by at most the thread-cache bytes */
+    return allocated >= total.allocated && allocated - total.allocated <= total.tcache_bytes &&
+           total.active == active && total.mapped == mapped + total.metadata &&
+           total.tcache_bytes == tcache && total.allocated <= total.active &&
+           total.active <= total.resident && total.resident <= total.mapped;
 }
 
 int main(void) {

@@ -134,9 +134,10 @@ static unsigned heap_node(unsigned id) {
     return rd_uns(name);
 }
 
-static uint64_t heap_sent_home(unsigned id) {
+/* Objects released to heap id's central caches (its spans). */
+static uint64_t heap_released(unsigned id) {
     char name[64];
-    snprintf(name, sizeof name, "stats.heaps.%u.remote_frees", id);
+    snprintf(name, sizeof name, "stats.heaps.%u.objects_released", id);
     return rd_u64(name);
 }
 
@@ -353,13 +354,13 @@ static void *move_thread(void *arg) {
     CHECK_EQ_U(block_heap(q), heap_b); /* new blocks: the new node's heap */
     free(q);
 
-    /* a block of heap A freed here, on node B, goes back to heap A (its
-     * remote queue) */
+    /* a block of heap A freed here, on node B, goes back to heap A's spans,
+     * not to node B's transfer cache (a batch with another node's blocks) */
     CHECK_EQ_U(block_heap(keep), heap_a);
-    uint64_t sent = heap_sent_home(heap_a);
+    uint64_t sent = heap_released(heap_a);
     free(keep);
     alloy_thread_flush();
-    CHECK(heap_sent_home(heap_a) > sent);
+    CHECK(heap_released(heap_a) > sent);
 
     /* one check on another node is not enough to move */
     ay_tcache_t *tc = ay_tcache_get();
@@ -395,10 +396,10 @@ static void *free_thread(void *arg) {
     CHECK_EQ_U(heap_node(owner), (unsigned)m->na);
     free(malloc(16)); /* bind this thread: on node B */
     CHECK_EQ_U(thread_node(), (unsigned)m->nb);
-    uint64_t sent = heap_sent_home(owner);
+    uint64_t sent = heap_released(owner);
     free(m->block);
     alloy_thread_flush();
-    CHECK(heap_sent_home(owner) > sent); /* back to its own heap, on node A */
+    CHECK(heap_released(owner) > sent); /* back to its own heap, on node A */
     return NULL;
 }
 

@@ -303,9 +303,11 @@ int main(int argc, char **argv) {
         alloy_class_stats_t cs = {.size = sizeof cs};
         CHECK(alloy_class_stats_read(c, &cs) == 0);
         CHECK(cs.objects_released <= cs.objects_fetched);
-        /* out of the spans: live, in thread caches, or on a remote queue */
+        /* out of the central tier (spans and transfer caches): live, or in
+         * thread caches */
         CHECK_EQ_U((cs.objects_fetched - cs.objects_released) * cs.class_size,
-                   cs.allocated + cs.tcache_bytes + cs.remote_bytes);
+                   cs.allocated + cs.tcache_bytes);
+        CHECK(cs.transfer_bytes <= cs.central_bytes);
     }
     /* and after a purge nothing dirty is left */
     alloy_purge();

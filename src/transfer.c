@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/* transfer.c - the cross-thread path (transfer.h): batches cut and checked
+ * in one walk, inserted into and taken from a node's transfer caches in O(1)
+ * under a short lock, sent on to their spans when a ring overflows or its
+ * batches sit unused.
+ *
+ * Invariants: transfer.h's for each ring; a node's set is mapped on its
+ * first use and never unmapped (node 0's is static, so a process whose
+ * metadata cannot be mapped still has one); a set's bit `used` c is set
+ * before its ring of class c first holds anything, and never cleared. */
+#include "transfer.h"
+
+#include "central.h"
+#include "conf.h"
+#include "error.h"
+#include "lock.h"
+#include "meta.h"
+#include "os.h"
+#include "pagemap.h"
+#include "secure.h"
+#include "topology.h"
+
+static ay_transfer_set_t set0;
+static ay_transfer_set_t *sets[AY_MAX_NODES] = {&set0};
+static uint64_t last_decay_ms; /* when the last round that was not `all` ran */
+
+ay_transfer_set_t *ay_transfer_set(unsigned node) {
+    ay_transfer_set_t *set = __atomic_load_n(&sets[node], __ATOMIC_ACQUIRE);
+    if (AY_LIKELY(set))
+        return set;
+    set = ay_meta_alloc(sizeof *set); /* zero: every ring empty and unlocked */
+    if (!set)
+        return NULL;
+    ay_transfer_set_t *none = NULL;
+    if (!__atomic_compare_exchange_n(&sets[node], &none, set, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return none; /* another thread mapped it first (ours stays unused: metadata) */
+    return set;
+}
+
+static void xfer_lock(ay_xfer_t *x) {
+    if (AY_UNLIKELY(ay_lock_take(&x->lock)))
+        AY_STORE(&x->contended, x->contended + 1);
+}
+
+/* Batches taken off a ring, to go to their spans once its lock is dropped. */
+typedef struct spill {
+    unsigned n;
+    ay_batch_t b[AY_TRANSFER_SLOTS];
+} spill_t;
+
+static void take_oldest(ay_xfer_t *x, spill_t *out) {
+    ay_batch_t *b = &x->slot[x->first];
+    out->b[out->n++] = *b;
+    x->first = (x->first + 1) % AY_TRANSFER_SLOTS;
+    AY_STORE(&x->count, x->count - 1);
+    AY_STORE(&x->objects, x->objects - b->n);
+    AY_STORE(&x->spilled, x->spilled + b->n);
+    if (x->low > x->count)
+        AY_STORE(&x->low, x->count);
+}
+
+/* The blocks of batch b are no longer in a transfer cache: their owners'
+ * `lent` counts go down (central.h). */
+static void unlend(const ay_batch_t *b) {
+    for (uint32_t k = 0; k < b->nown; k++)
+        __atomic_sub_fetch(&b->own[k]->lent, b->own_n[k], __ATOMIC_RELAXED);
+}
+
+static void spill_to_spans(unsigned cls, const spill_t *s) {
+    for (unsigned i = 0; i < s->n; i++) {
+        unlend(&s->b[i]);
+        ay_central_release(cls, s->b[i].head, s->b[i].n);
+    }
+}
+
+/* Insert batch b into set's ring of class cls; what no longer fits (the
+ * oldest batches first) goes to its spans. */
+static void insert(ay_transfer_set_t *set, unsigned cls, const ay_batch_t *b, uint32_t size) {
+    ay_xfer_t *x = &set->c[cls];
+    uint64_t bound = ay_conf.transfer_bytes / size, n = b->n;
+    spill_t s;
+    s.n = 0;
+    for (uint32_t k = 0; k < b->nown; k++) /* (before: stats never miss them) */
+        __atomic_add_fetch(&b->own[k]->lent, b->own_n[k], __ATOMIC_RELAXED);
+    uint64_t bit = (uint64_t)1 << (cls % 64);
+    if (AY_UNLIKELY(!(__atomic_load_n(&set->used[cls / 64], __ATOMIC_ACQUIRE) & bit))) {
+        /* its first insert: the decay rounds, the stats and fork see it from
+         * now on (fork holds use_lock while it locks the rings in use) */
+        pthread_mutex_lock(&set->use_lock);
+        __atomic_or_fetch(&set->used[cls / 64], bit, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&set->use_lock);
+    }
+    xfer_lock(x);
+    while (x->count > 0 && (x->count == AY_TRANSFER_SLOTS || x->objects + n > bound))
+        take_oldest(x, &s);
+    x->slot[(x->first + x->count) % AY_TRANSFER_SLOTS] = *b;
+    AY_STORE(&x->count, x->count + 1);
+    AY_STORE(&x->objects, x->objects + n);
+    AY_STORE(&x->inserted, x->inserted + n);
+    pthread_mutex_unlock(&x->lock);
+    spill_to_spans(cls, &s);
+}
+
+/* The span of block o of class cls, checked as a block given back to a
+ * central cache is (central.c); *here becomes false when the block may not
+ * go into node's transfer caches (an uncached heap's, or, with NUMA, another
+ * node's: the batch then goes to its spans). */
+static const ay_span_t *block_span(const void *o, unsigned cls, unsigned node, bool *here) {
+    const ay_span_t *s = ay_pagemap_span(o);
+    if (AY_UNLIKELY(!s || s->state != AY_SPAN_SMALL))
+        ay_fatal("free(): invalid pointer in a thread cache (not a small block)", o);
+    if (AY_UNLIKELY(s->cls != cls))
+        ay_fatal("free(): object returned to the wrong size class", o);
+    const ay_central_t *c = s->owner.central;
+    if (AY_UNLIKELY(!c->bin || (ay_numa && (unsigned)c->pages->node != node)))
+        *here = false;
+    return s;
+}
+
+/* The index of owner c in batch b's owners, added when new; -1 when b
+ * records AY_BATCH_OWNERS already. */
+static int owner_index(ay_batch_t *b, ay_central_t *c) {
+    for (uint32_t k = 0; k < b->nown; k++)
+        if (b->own[k] == c)
+            return (int)k;
+    if (b->nown == AY_BATCH_OWNERS)
+        return -1;
+    b->own[b->nown] = c;
+    b->own_n[b->nown] = 0;
+    return (int)b->nown++;
+}
+
+void *ay_transfer_give(ay_transfer_set_t *set, unsigned node, unsigned cls, void *head,
+                       uint32_t n) {
+    const uint64_t magic = ay_class_magic[cls];
+    const uint32_t size = (uint32_t)ay_policy_class_size(cls);
+    bool here = set && ay_conf.transfer_bytes >= size;
+    uintptr_t lo = 0, hi = 0; /* the objects of the last block's span */
+    void *last = head, *mark = head;
+    ay_batch_t b = {head, n, 0, {NULL}, {0}};
+    int own = 0; /* the last block's owner in b */
+    /* one walk: each block's place (its span looked up only when it leaves
+     * the last one's), its link, and Brent's cycle detection as it goes */
+    for (uint32_t i = 1, power = 1, lam = 0;; i++) {
+        uintptr_t a = (uintptr_t)last;
+        if (a - lo >= hi - lo) {
+            const ay_span_t *s = block_span(last, cls, node, &here);
+            lo = s->start;
+            hi = s->limit;
+            if (AY_UNLIKELY(a >= hi))
+                ay_fatal("free(): pointer is not the start of a block", last);
+            if ((own = owner_index(&b, s->owner.central)) < 0) {
+                here = false; /* blocks of too many heaps: to their spans */
+                own = 0;
+            }
+        }
+        b.own_n[own]++;
+        if (AY_UNLIKELY(!ay_offset_is_object_m(a - lo, magic, size)))
+            ay_fatal("free(): pointer is not the start of a block", last);
+        if (i == n)
+            break;
+        void *next = ay_link_get(last); /* not the end yet: an address */
+        if (AY_UNLIKELY(!ay_link_plausible(next)))
+            ay_fatal("free list corrupted: a block was written to after it was freed", last);
+        last = next;
+        if (AY_UNLIKELY(last == mark))
+            ay_fatal("free(): double free (a block is twice in a thread cache)", last);
+        if (++lam == power) {
+            mark = last;
+            power *= 2;
+            lam = 0;
+        }
+    }
+    void *rest = ay_link_get(last); /* read before the batch is anyone else's */
+    if (AY_UNLIKELY(rest && !ay_link_plausible(rest)))
+        ay_fatal_bad_link(last);
+    ay_link_set(last, NULL);
+    if (here)
+        insert(set, cls, &b, size);
+    else
+        ay_central_release(cls, head, n);
+    return rest;
+}
+
+uint32_t ay_transfer_take(ay_transfer_set_t *set, unsigned cls, void **head) {
+    ay_xfer_t *x = set ? &set->c[cls] : NULL;
+    if (!x || AY_LOAD(&x->count) == 0) /* a racy peek: an empty ring costs no lock */
+        return 0;
+    xfer_lock(x);
+    uint32_t n = 0;
+    ay_batch_t got;
+    if (x->count) {
+        ay_batch_t *b = &x->slot[(x->first + x->count - 1) % AY_TRANSFER_SLOTS];
+        got = *b;
+        *head = b->head;
+        n = b->n;
+        AY_STORE(&x->count, x->count - 1);
+        AY_STORE(&x->objects, x->objects - n);
+        AY_STORE(&x->taken, x->taken + n);
+        AY_STORE(&x->takes, x->takes + 1);
+        if (x->low > x->count)
+            AY_STORE(&x->low, x->count);
+    }
+    pthread_mutex_unlock(&x->lock);
+    if (n)
+        unlend(&got);
+    return n;
+}
+
+/* One round on one ring: the batches below its low-water mark (every batch
+ * when `all`) go to their spans. */
+static void decay_one(ay_xfer_t *x, unsigned cls, bool all) {
+    if (AY_LOAD(&x->count) == 0 && AY_LOAD(&x->low) == 0)
+        return;
+    spill_t s;
+    s.n = 0;
+    xfer_lock(x);
+    for (uint32_t k = all ? x->count : x->low; k > 0; k--)
+        take_oldest(x, &s);
+    AY_STORE(&x->low, x->count);
+    pthread_mutex_unlock(&x->lock);
+    spill_to_spans(cls, &s);
+}
+
+/* Call f on every used ring, in node and class order. */
+static void each_used(void (*f)(ay_xfer_t *, unsigned, bool), bool arg) {
+    for (unsigned n = 0; n < AY_MAX_NODES; n++) {
+        ay_transfer_set_t *set = AY_LOAD(&sets[n]);
+        for (unsigned w = 0; set && w < (AY_NUM_CLASSES + 63) / 64; w++)
+            for (uint64_t m = AY_LOAD(&set->used[w]); m; m &= m - 1) {
+                unsigned cls = w * 64 + (unsigned)__builtin_ctzll(m);
+                f(&set->c[cls], cls, arg);
+            }
+    }
+}
+
+void ay_transfer_decay(bool all) {
+    if (!all) {
+        uint64_t now = ay_os_now_ms(), last = AY_LOAD(&last_decay_ms);
+        if (ay_conf.decay_ms < 0 || now - last < AY_TRANSFER_DECAY_MS ||
+            !__atomic_compare_exchange_n(&last_decay_ms, &last, now, false, __ATOMIC_RELAXED,
+                                         __ATOMIC_RELAXED))
+            return; /* never, not due, or another thread runs this round */
+    }
+    each_used(decay_one, all);
+}
+
+void ay_transfer_read(unsigned node, unsigned cls, ay_transfer_counts_t *out) {
+    ay_transfer_set_t *set = node < AY_MAX_NODES ? AY_LOAD(&sets[node]) : NULL;
+    *out = (ay_transfer_counts_t){0, 0, 0, 0, 0, 0};
+    if (!set || !(AY_LOAD(&set->used[cls / 64]) >> (cls % 64) & 1))
+        return; /* (one never used is not read: its page may not be resident) */
+    const ay_xfer_t *x = &set->c[cls];
+    out->objects = AY_LOAD(&x->objects);
+    out->inserted = AY_LOAD(&x->inserted);
+    out->taken = AY_LOAD(&x->taken);
+    out->takes = AY_LOAD(&x->takes);
+    out->spilled = AY_LOAD(&x->spilled);
+    out->contended = AY_LOAD(&x->contended);
+}
+
+bool ay_transfer_holds(unsigned node, unsigned cls, const void *p) {
+    ay_transfer_set_t *set = node < AY_MAX_NODES ? AY_LOAD(&sets[node]) : NULL;
+    if (!set || !(AY_LOAD(&set->used[cls / 64]) >> (cls % 64) & 1))
+        return false;
+    ay_xfer_t *x = &set->c[cls];
+    bool found = false;
+    xfer_lock(x);
+    for (uint32_t i = 0; i < x->count && !found; i++) {
+        const ay_batch_t *b = &x->slot[(x->first + i) % AY_TRANSFER_SLOTS];
+        const void *q = b->head;
+        for (uint32_t k = 0; k < b->n && q && !found; k++, q = ay_link_get(q))
+            found = q == p;
+    }
+    pthread_mutex_unlock(&x->lock);
+    return found;
+}
+
+static void lock_one(ay_xfer_t *x, unsigned cls, bool arg) {
+    (void)cls;
+    (void)arg;
+    pthread_mutex_lock(&x->lock);
+}
+static void unlock_one(ay_xfer_t *x, unsigned cls, bool arg) {
+    (void)cls;
+    (void)arg;
+    pthread_mutex_unlock(&x->lock);
+}
+static void reset_one(ay_xfer_t *x, unsigned cls, bool arg) {
+    (void)cls;
+    (void)arg;
+    pthread_mutex_init(&x->lock, NULL);
+}
+
+/* Every set's use_lock, in node order: held, no ring comes into use. */
+static void each_set(int (*f)(pthread_mutex_t *)) {
+    for (unsigned n = 0; n < AY_MAX_NODES; n++) {
+        ay_transfer_set_t *set = AY_LOAD(&sets[n]);
+        if (set)
+            f(&set->use_lock);
+    }
+}
+
+static int reset_mutex(pthread_mutex_t *m) { return pthread_mutex_init(m, NULL); }
+
+void ay_transfer_lock_all(void) {
+    each_set(pthread_mutex_lock);
+    each_used(lock_one, false);
+}
+void ay_transfer_unlock_all(void) {
+    each_used(unlock_one, false);
+    each_set(pthread_mutex_unlock);
+}
+void ay_transfer_after_fork_child(void) {
+    each_used(reset_one, false);
+    each_set(reset_mutex);
+}
