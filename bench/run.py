@@ -38,12 +38,13 @@ PEERS = {
     "tcmalloc": (LIBDIR + "/libtcmalloc_minimal.so.4", "libtcmalloc-minimal4"),
     "mimalloc": (LIBDIR + "/libmimalloc.so.2", "libmimalloc2.0"),
 }
-# Peers built from source by the shared script build-peers.sh [OUTDIR], which
-# prints one "NAME PATH" line each: newer than anything Debian 12 ships.
+# Peers built from source by bench/build-peers.sh [OUTDIR], which prints one
+# "NAME PATH" line each, and "build-peers.sh: NAME MISSING: WHY" on stderr for
+# one it could not fetch or build: newer than anything Debian 12 ships.
 BUILT_PEERS = ["mimalloc3", "snmalloc", "rpmalloc"]
 BUILT = "<built by build-peers.sh>"      # their library, until the script has run
 PEERS_SCRIPT_ENV = "ALLOY_PEERS_SCRIPT"
-PEERS_SCRIPT_DEFAULT = os.path.join("..", "shared", "peers", "build-peers.sh")  # from the repo root
+PEERS_SCRIPT_DEFAULT = os.path.join("bench", "build-peers.sh")  # from the repo root
 PEERS_SCRIPT_TIMEOUT = 900
 ALLOY = "alloy"
 DEFAULT_ALLOCATORS = ["glibc", "jemalloc", "tcmalloc", "mimalloc"] + BUILT_PEERS + [ALLOY]
@@ -301,13 +302,25 @@ def build_parser():
 # the peers built from source
 
 def peers_script():
-    """Path of build-peers.sh: $ALLOY_PEERS_SCRIPT, else ../shared/peers/
-    build-peers.sh beside the repository's root."""
+    """Path of build-peers.sh: $ALLOY_PEERS_SCRIPT, else the repository's
+    bench/build-peers.sh."""
     env = os.environ.get(PEERS_SCRIPT_ENV)
     if env:
         return env
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return os.path.normpath(os.path.join(root, PEERS_SCRIPT_DEFAULT))
+
+
+def parse_missing_lines(text):
+    """build-peers.sh's stderr -> {name: reason} from its
+    "build-peers.sh: NAME MISSING: WHY" lines; other lines are ignored."""
+    out = {}
+    for line in text.splitlines():
+        head, sep, why = line.partition(" MISSING: ")
+        f = head.split()
+        if sep and len(f) == 2 and f[0].endswith(":"):
+            out[f[1]] = why.strip()
+    return out
 
 
 def parse_peer_lines(text):
@@ -323,8 +336,11 @@ def parse_peer_lines(text):
 
 def resolve_built_peers(names, script, out_dir, timeout=PEERS_SCRIPT_TIMEOUT):
     """Run build-peers.sh OUT_DIR (it builds once, later calls only print the
-    paths) and find each wanted peer's library.  Returns (found, missing):
-    {name: path} and {name: reason}; nothing is dropped silently."""
+    paths) and find each wanted peer's library.  A peer the script names as
+    MISSING gets its reason; the ones it printed are used even when it exits
+    non-zero (bench/build-peers.sh exits 1 when any peer is missing).  Returns
+    (found, missing): {name: path} and {name: reason}; nothing is dropped
+    silently."""
     if not names:
         return {}, {}
     if not os.path.isfile(script):
@@ -337,14 +353,16 @@ def resolve_built_peers(names, script, out_dir, timeout=PEERS_SCRIPT_TIMEOUT):
     except subprocess.TimeoutExpired:
         why = "%s did not finish in %d s" % (script, timeout)
         return {}, {n: why for n in names}
-    if r.returncode != 0:
-        tail = r.stderr.strip().splitlines()[-1:] or ["no message"]
-        why = "%s failed (exit %d): %s" % (script, r.returncode, tail[0])
-        return {}, {n: why for n in names}
     paths = parse_peer_lines(r.stdout)
+    reasons = parse_missing_lines(r.stderr)
+    tail = r.stderr.strip().splitlines()[-1:] or ["no message"]
     found, missing = {}, {}
     for n in names:
-        if n not in paths:
+        if n in reasons and n not in paths:
+            missing[n] = reasons[n]
+        elif n not in paths and r.returncode != 0:
+            missing[n] = "%s failed (exit %d): %s" % (script, r.returncode, tail[0])
+        elif n not in paths:
             missing[n] = "%s printed no %s line" % (script, n)
         elif not os.path.isfile(paths[n]):
             missing[n] = "%s: library missing after the build" % paths[n]

@@ -4,8 +4,9 @@
 nearest-rank percentiles, geomean), the parsing of workload output, the ratio
 table and both sets of targets (issue 3's and "Beyond the thread cache"'s)
 evaluated on synthetic data that meets and misses them, finding the peers that
-build-peers.sh builds (and reporting them when it cannot), the handling of
-crashing and hanging runs, and bad input (unknown allocator or workload,
+build-peers.sh builds (and reporting them, with the script's reason, when it
+cannot; its search for the archives is test_build_peers.py's), the handling
+of crashing and hanging runs, and bad input (unknown allocator or workload,
 malformed arguments) both in run.py and in the workload programs.  Asserts no
 timing, and needs none of the peers installed or built.
 
@@ -189,6 +190,24 @@ class BuiltPeers(unittest.TestCase):
             with open(os.path.join(d, "arg")) as f:          # OUTDIR is passed on
                 self.assertEqual(f.read().strip(), os.path.join(d, "out"))
 
+    def test_missing_lines_give_the_reason(self):
+        # bench/build-peers.sh: exit 1, the peers it has on stdout, one line per
+        # missing peer on stderr with its reason
+        self.assertEqual(run.parse_missing_lines(
+            "build-peers.sh: building rpmalloc from /a (ALLOY_PEERS_SRC)\n"
+            "build-peers.sh: snmalloc MISSING: no /s; download of u failed: curl: (6) x\n"
+            "snmalloc MISSING badly formed\n"),
+            {"snmalloc": "no /s; download of u failed: curl: (6) x"})
+        with tempfile.TemporaryDirectory() as d:
+            lib = os.path.join(d, "librp.so")
+            open(lib, "w").close()
+            sc = self.script(d, 'echo "rpmalloc %s"; echo "build-peers.sh: mimalloc3 MISSING: '
+                             'checksum mismatch" >&2; echo "done" >&2; exit 1' % lib)
+            found, missing = run.resolve_built_peers(["mimalloc3", "snmalloc", "rpmalloc"], sc, d)
+            self.assertEqual(found, {"rpmalloc": lib})
+            self.assertEqual(missing["mimalloc3"], "checksum mismatch")
+            self.assertIn("failed (exit 1): done", missing["snmalloc"])   # named by no line
+
     def test_nothing_wanted_runs_nothing(self):
         self.assertEqual(run.resolve_built_peers([], "/nonexistent", "/x"), ({}, {}))
 
@@ -197,8 +216,7 @@ class BuiltPeers(unittest.TestCase):
         try:
             os.environ.pop(run.PEERS_SCRIPT_ENV, None)
             root = os.path.dirname(HERE)
-            self.assertEqual(run.peers_script(), os.path.normpath(
-                os.path.join(root, "..", "shared", "peers", "build-peers.sh")))
+            self.assertEqual(run.peers_script(), os.path.join(root, "bench", "build-peers.sh"))
             os.environ[run.PEERS_SCRIPT_ENV] = "/elsewhere/b.sh"
             self.assertEqual(run.peers_script(), "/elsewhere/b.sh")
         finally:

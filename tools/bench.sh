@@ -2,8 +2,7 @@
 # SPDX-License-Identifier: MIT
 # bench.sh - the full benchmark mode: builds alloy, the workload programs and
 # the peers that Debian lacks (mimalloc 3, snmalloc, rpmalloc, built from
-# source by build-peers.sh: $ALLOY_PEERS_SCRIPT, default
-# ../shared/peers/build-peers.sh beside the repository, into build/peers),
+# source by bench/build-peers.sh, or $ALLOY_PEERS_SCRIPT, into build/peers),
 # then runs every workload against all seven peers (glibc, jemalloc, TCMalloc,
 # mimalloc 2 and 3, snmalloc, rpmalloc) at full scale, 5 interleaved runs
 # each: seed 001's tables (§5.1 sizes, §5.2 threads, §5.3 fragmentation), seed
@@ -23,11 +22,11 @@ case "${1:-}" in smoke|short|full) mode=$1; shift ;; esac
 tools/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target alloy bench_programs >/dev/null
-script=${ALLOY_PEERS_SCRIPT:-../shared/peers/build-peers.sh}
+script=${ALLOY_PEERS_SCRIPT:-bench/build-peers.sh}
 if [ -f "$script" ]; then
   echo "bench.sh: building the peers with $script (once, about 30 s)" >&2
   bash "$script" build/peers >/dev/null ||
-    echo "bench.sh: $script failed; the runner reports the peers it lacks as MISSING" >&2
+    echo "bench.sh: $script did not build every peer; the runner reports the ones it lacks as MISSING" >&2
 else
   echo "bench.sh: $script not found (set ALLOY_PEERS_SCRIPT); mimalloc3, snmalloc and" \
        "rpmalloc will be MISSING" >&2

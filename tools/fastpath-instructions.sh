@@ -2,11 +2,10 @@
 # SPDX-License-Identifier: MIT
 # fastpath-instructions.sh - instructions per 64-byte malloc+free pair, counted
 # by callgrind, for glibc, alloy and the peers: the Debian ones if installed,
-# and mimalloc 3, snmalloc and rpmalloc as built by build-peers.sh
-# ($ALLOY_PEERS_SCRIPT, default ../shared/peers/build-peers.sh beside the
-# repository) into BUILD/peers.  Each figure is the difference between runs of
-# 1.1 M and 0.1 M pairs (start-up cancels out), less the benchmark loop's own
-# 10 instructions.  A peer that is not there prints MISSING and why.
+# and mimalloc 3, snmalloc and rpmalloc as built by bench/build-peers.sh (or
+# $ALLOY_PEERS_SCRIPT) into BUILD/peers.  Each figure is the difference between
+# runs of 1.1 M and 0.1 M pairs (start-up cancels out), less the benchmark
+# loop's own 10 instructions.  A peer that is not there prints MISSING and why.
 # Usage: fastpath-instructions.sh [build dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,14 +29,14 @@ count() { # preload, pairs: prints the instruction count, or fails when the run 
           "$tmp/pair" "$2" 2>&1) || { grep -m1 -v -e '^==' -e '^$' <<<"$out" || echo "no message"; return 1; }
     awk '/Collected/ {print $4}' <<<"$out"
 }
-# The built peers: "NAME PATH" lines from the script, or the reason it gave none.
-script=${ALLOY_PEERS_SCRIPT:-../shared/peers/build-peers.sh}
+# The built peers: "NAME PATH" lines from the script, and its reasons for the
+# others ("build-peers.sh: NAME MISSING: WHY"), or why it gave none.
+script=${ALLOY_PEERS_SCRIPT:-bench/build-peers.sh}
 built="" why=""
 if [ ! -f "$script" ]; then
     why="$script not found (set ALLOY_PEERS_SCRIPT)"
 elif ! built=$(bash "$script" "$build/peers" 2>"$tmp/peers.err"); then
     why="$script failed: $(tail -n 1 "$tmp/peers.err")"
-    built=""
 fi
 lib=/usr/lib/x86_64-linux-gnu
 entries=("glibc=" "alloy=$build/liballoy.so" "jemalloc=$lib/libjemalloc.so.2"
@@ -49,7 +48,8 @@ done
 for entry in "${entries[@]}"; do
     name=${entry%%=*}; so=${entry#*=}
     if [ "$name" != glibc ] && [ -z "$so" ]; then
-        echo "$name: MISSING (${why:-$script printed no $name line})"; continue
+        told=$(sed -n "s/^[^ ]*: $name MISSING: //p" "$tmp/peers.err" 2>/dev/null | head -n 1)
+        echo "$name: MISSING (${told:-${why:-$script printed no $name line}})"; continue
     fi
     if [ -n "$so" ] && [ ! -f "$so" ]; then echo "$name: MISSING ($so)"; continue; fi
     # An allocator can fail under valgrind (snmalloc 0.7.5 cannot reserve its

@@ -7,8 +7,9 @@
 # snmalloc and rpmalloc, 3 interleaved runs of each workload (tools/bench.sh
 # short runs 5: with all seven peers and fourteen workloads, 5 runs take four
 # minutes from a fresh clone, 3 keep it under three).  mimalloc 3, snmalloc and rpmalloc are built from source
-# by build-peers.sh ($ALLOY_PEERS_SCRIPT, default ../shared/peers/build-peers.sh
-# beside the repository) once, into build/peers, and reused by later runs.  A
+# by bench/build-peers.sh ($ALLOY_PEERS_SCRIPT overrides it; the archives come
+# from $ALLOY_PEERS_SRC, ../shared/peers beside the repository or a checked
+# download) once, into build/peers, and reused by later runs.  A
 # peer that cannot be had is reported as MISSING, with the reason, and the
 # comparison goes on without it.  It prints the Markdown table
 # of medians (min-max) and alloy's ratio to the best peer, with the targets.
@@ -22,7 +23,7 @@ tools/install-deps.sh
 # The peers build (once) while alloy builds: their configure steps leave a CPU
 # free.  The runner calls the script again, which then only prints the paths,
 # or reports why it failed.
-script=${ALLOY_PEERS_SCRIPT:-../shared/peers/build-peers.sh}
+script=${ALLOY_PEERS_SCRIPT:-bench/build-peers.sh}
 peers=""
 if [ -f "$script" ]; then
   bash "$script" "$PWD/build/peers" >/dev/null 2>&1 &
