@@ -6,10 +6,15 @@
  * themselves, the size -> bin lookup, and the slow-path services: refill on
  * a miss, give back on an overflow, scavenging, thread start and thread
  * exit.
- * What happens on each event is decided by the state machine in policy.h;
- * this file only moves the objects.
+ * How many objects a miss, an overflow and a scavenge move, and the batch
+ * each leaves, is the state machine's in policy.h; where the objects come
+ * from and go to (a transfer cache, the heap's central cache, the list's
+ * run) is this file's and transfer.h's.
  *
- * Every reason for the fast paths to miss is folded into their one branch:
+ * Every reason for the fast paths to miss goes through one test, an empty
+ * list for malloc and a list without room for free (free's fast path has two
+ * more: an address beyond 48 bits and a pointer not aligned as its class's
+ * blocks are, free.h):
  *   - a thread that has no cache yet points at ay_tcache_empty, whose
  *     lists are empty and whose limits are 0, so its first malloc and free
  *     miss;
