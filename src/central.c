@@ -348,7 +348,7 @@ static void release_groups(release_group_t *g, unsigned ng) {
  * free's slow path, made here for the blocks that a thread cache took in on
  * its fast path, where nothing is checked but the last block freed).  The
  * span is checked once per group, the offset once per object. */
-static void check_span(const ay_span_t *s, const void *o, unsigned cls) {
+void ay_central_check_span(const ay_span_t *s, const void *o, unsigned cls) {
     if (AY_UNLIKELY(!s || s->state != AY_SPAN_SMALL))
         ay_fatal("free(): invalid pointer in a thread cache (not a small block)", o);
     if (AY_UNLIKELY(s->cls != cls))
@@ -370,7 +370,7 @@ void ay_central_release(unsigned cls, void *head, uint32_t n) {
         while (k < ng && g[k].span != s)
             k++;
         if (k == ng) {
-            check_span(s, o, cls);
+            ay_central_check_span(s, o, cls);
             if (ng == RELEASE_GROUPS) {
                 release_groups(g, ng);
                 k = ng = 0;

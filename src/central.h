@@ -90,6 +90,11 @@ uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, ay_run_t 
  * whichever heap the caller is bound to. */
 void ay_central_release(unsigned cls, void *head, uint32_t n);
 
+/* Object o, on its way back from a thread cache, lies in span s (NULL: in
+ * none): aborts with a message unless s is a small span of class cls.  (Its
+ * offset is the caller's to check.) */
+void ay_central_check_span(const ay_span_t *s, const void *o, unsigned cls);
+
 /* Give back the objects of run (of class cls), which a fetch handed out:
  * when they are still the end of their span's handed-out bump region, the
  * region just takes them back, without a write to them. */

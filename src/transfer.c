@@ -103,15 +103,12 @@ static void insert(ay_transfer_set_t *set, unsigned cls, const ay_batch_t *b, ui
 }
 
 /* The span of block o of class cls, checked as a block given back to a
- * central cache is (central.c); *here becomes false when the block may not
+ * central cache is (ay_central_check_span); *here becomes false when the block may not
  * go into node's transfer caches (an uncached heap's, or, with NUMA, another
  * node's: the batch then goes to its spans). */
 static const ay_span_t *block_span(const void *o, unsigned cls, unsigned node, bool *here) {
     const ay_span_t *s = ay_pagemap_span(o);
-    if (AY_UNLIKELY(!s || s->state != AY_SPAN_SMALL))
-        ay_fatal("free(): invalid pointer in a thread cache (not a small block)", o);
-    if (AY_UNLIKELY(s->cls != cls))
-        ay_fatal("free(): object returned to the wrong size class", o);
+    ay_central_check_span(s, o, cls);
     const ay_central_t *c = s->owner.central;
     if (AY_UNLIKELY(!c->bin || (ay_numa && (unsigned)c->pages->node != node)))
         *here = false;
@@ -246,12 +243,20 @@ void ay_transfer_decay(bool all) {
     each_used(decay_one, all);
 }
 
-void ay_transfer_read(unsigned node, unsigned cls, ay_transfer_counts_t *out) {
+/* Node's ring of class cls, or NULL when it never came into use (one never
+ * used is not read: its page may not be resident). */
+static ay_xfer_t *used_ring(unsigned node, unsigned cls) {
     ay_transfer_set_t *set = node < AY_MAX_NODES ? AY_LOAD(&sets[node]) : NULL;
-    *out = (ay_transfer_counts_t){0, 0, 0, 0, 0, 0};
     if (!set || !(AY_LOAD(&set->used[cls / 64]) >> (cls % 64) & 1))
-        return; /* (one never used is not read: its page may not be resident) */
-    const ay_xfer_t *x = &set->c[cls];
+        return NULL;
+    return &set->c[cls];
+}
+
+void ay_transfer_read(unsigned node, unsigned cls, ay_transfer_counts_t *out) {
+    *out = (ay_transfer_counts_t){0, 0, 0, 0, 0, 0};
+    const ay_xfer_t *x = used_ring(node, cls);
+    if (!x)
+        return;
     out->objects = AY_LOAD(&x->objects);
     out->inserted = AY_LOAD(&x->inserted);
     out->taken = AY_LOAD(&x->taken);
@@ -261,10 +266,9 @@ void ay_transfer_read(unsigned node, unsigned cls, ay_transfer_counts_t *out) {
 }
 
 bool ay_transfer_holds(unsigned node, unsigned cls, const void *p) {
-    ay_transfer_set_t *set = node < AY_MAX_NODES ? AY_LOAD(&sets[node]) : NULL;
-    if (!set || !(AY_LOAD(&set->used[cls / 64]) >> (cls % 64) & 1))
+    ay_xfer_t *x = used_ring(node, cls);
+    if (!x)
         return false;
-    ay_xfer_t *x = &set->c[cls];
     bool found = false;
     xfer_lock(x);
     for (uint32_t i = 0; i < x->count && !found; i++) {
