@@ -127,9 +127,14 @@ static unsigned class_of(uint64_t size) {
     exit(1);
 }
 
-/* A quiet spell: two more records, then the alloy_ctl readings. */
+/* A quiet spell: two more records, then the alloy_ctl readings.  It starts
+ * a nap after the phase's last call: a record is stamped when it starts, in
+ * whole milliseconds, so one stamped with the millisecond that call ended in
+ * may have started before it (phase C's 12,288 frees can take less than a
+ * millisecond, and such a record read phase B's figures). */
 static void quiet(FILE *out, const char *phase, unsigned cls) {
     char name[64];
+    nap();
     uint64_t start = unix_ms();
     wait_records(2);
     fprintf(out, "{\"phase\":\"%s\",\"quiet_start_ms\":%llu", phase, (unsigned long long)start);
