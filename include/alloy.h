@@ -54,8 +54,8 @@ ALLOY_API const char *alloy_version(void);
  * carry their own size so that they can grow: set .size before the call. */
 
 /* 2: remote frees; 3: os_failures; 4: version 2's two fields are the
- * transfer caches' (transfer_inserted, transfer_bytes) */
-#define ALLOY_STATS_VERSION 4
+ * transfer caches' (transfer_inserted, transfer_bytes); 5: huge_blocks */
+#define ALLOY_STATS_VERSION 5
 
 typedef struct alloy_stats {
     size_t size;       /* in: sizeof(alloy_stats_t) */
@@ -104,6 +104,10 @@ typedef struct alloy_stats {
     /* version 3 */
     uint64_t os_failures; /* madvise and munmap calls the kernel refused (totals only):
                              the pages stay dirty, or mapped, and nothing fails */
+    /* version 5 */
+    uint64_t huge_blocks; /* page-heap blocks mapped with transparent huge pages asked for
+                             (MADV_HUGEPAGE; the thp setting): whether the kernel gives
+                             them is its choice (AnonHugePages in /proc/PID/smaps) */
 } alloy_stats_t;
 
 typedef struct alloy_class_stats {

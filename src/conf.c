@@ -49,9 +49,11 @@ static const ay_conf_key_t keys[] = {
      "pages above max(64 MiB, twice the active pages) are purged at once."},
     {"background_thread", AY_CONF_BOOL, AT(background_thread), 0, 0, 1, "false", NULL,
      "Purge from a background thread, so that an idle process also shrinks."},
-    {"thp", AY_CONF_BOOL, AT(thp), 0, 0, 1, "true", NULL,
-     "Ask for transparent huge pages (MADV_HUGEPAGE) on blocks of 2 MiB or more: far fewer page "
-     "faults; false if the kernel's compaction stalls hurt more."},
+    {"thp", AY_CONF_THP, AT(thp), 0, 0, 0, "auto", NULL,
+     "Transparent huge pages (MADV_HUGEPAGE) for the page heap's blocks: auto gives them to "
+     "blocks of 2 MiB or more and, once a heap's small spans pass 64 MiB, to its new 2 MiB "
+     "blocks for small spans; always to every block, from the first; never to none (blocks "
+     "are marked MADV_NOHUGEPAGE). true and false, the old boolean, mean auto and never."},
     {"heaps", AY_CONF_COUNT, AT(heaps), 0, 1, 128, NULL, "number of CPUs",
      "Automatic heaps. Each thread binds to the least loaded one; with NUMA, to the least "
      "loaded of its node's, and each node has at least one."},
@@ -148,6 +150,25 @@ static int parse_bool(const char *s, size_t len, bool *out) {
     return -1;
 }
 
+static const char *const thp_names[] = {"never", "auto", "always"};
+
+const char *ay_thp_name(unsigned thp) { return thp < 3 ? thp_names[thp] : "?"; }
+
+/* never, auto or always; true and false (the setting was a boolean) are
+ * auto and never. */
+static int parse_thp(const char *s, size_t len, uint8_t *out) {
+    bool b;
+    for (uint8_t i = 0; i < 3; i++)
+        if (strlen(thp_names[i]) == len && !memcmp(s, thp_names[i], len)) {
+            *out = i;
+            return 0;
+        }
+    if (parse_bool(s, len, &b))
+        return -1;
+    *out = b ? AY_THP_AUTO : AY_THP_NEVER;
+    return 0;
+}
+
 /* "1.5", "2", "2.5", ... -> halves. */
 static int parse_ratio(const char *s, size_t len, uint64_t *halves) {
     size_t dot = 0;
@@ -172,6 +193,7 @@ static int key_set(const ay_conf_key_t *key, ay_conf_t *c, const char *v, size_t
     switch (key->type) {
     case AY_CONF_BOOL: return parse_bool(v, vl, (bool *)field);
     case AY_CONF_POLICY: return ay_policy_parse(v, vl, (ay_batch_policy_t *)field);
+    case AY_CONF_THP: return parse_thp(v, vl, (uint8_t *)field);
     case AY_CONF_MS:
         if (vl == 2 && !memcmp(v, "-1", 2)) {
             *(int64_t *)field = -1;
@@ -232,6 +254,7 @@ void ay_conf_describe_range(const ay_conf_key_t *key, ay_fmt_t *f) {
     switch (key->type) {
     case AY_CONF_BOOL: ay_fmt_str(f, "true or false"); return;
     case AY_CONF_POLICY: ay_fmt_str(f, "compact, clip, guard, pow2 or lean"); return;
+    case AY_CONF_THP: ay_fmt_str(f, "never, auto or always"); return;
     case AY_CONF_PATH:
         ay_fmt_str(f, "a file path of 1 to ");
         ay_fmt_u64(f, key->max);

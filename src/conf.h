@@ -36,7 +36,7 @@ typedef struct ay_conf {
     uint32_t heaps;                     /* automatic heaps; 0: one per CPU */
     bool numa;                          /* node-aware heaps and pages, when there are nodes */
     bool background_thread;             /* purge from a background thread */
-    bool thp;                           /* transparent huge pages for blocks of 2 MiB or more */
+    uint8_t thp;                        /* an ay_thp_t: which page-heap blocks get huge pages */
     bool junk;                          /* fill new blocks with 0xa5, freed ones with 0x5a */
     bool zero;                          /* fill new blocks with zeros */
     bool abort_on_error;                /* abort on out-of-memory and on a bad setting */
@@ -66,7 +66,19 @@ typedef enum ay_conf_type {
     AY_CONF_RATIO,   /* 1.5, 2, 2.5, ... stored in halves; a uint32_t */
     AY_CONF_LETTERS, /* letters of AY_CONF_LETTERS_SET, each at most once; a char[8] */
     AY_CONF_PATH,    /* a file path, copied into a char[AY_CONF_PATH_MAX] (no allocation) */
+    AY_CONF_THP,     /* never, auto or always (true and false: auto and never); a uint8_t */
 } ay_conf_type_t;
+
+/* The thp setting: which blocks of the page heap are given transparent
+ * huge pages (pageheap.h says how). */
+typedef enum ay_thp {
+    AY_THP_NEVER,  /* none: every block is marked MADV_NOHUGEPAGE */
+    AY_THP_AUTO,   /* blocks of 2 MiB or more, and a busy heap's blocks for small spans */
+    AY_THP_ALWAYS, /* every block: 2 MiB blocks from a heap's first small span */
+} ay_thp_t;
+
+/* "never", "auto" or "always". */
+const char *ay_thp_name(unsigned thp);
 
 /* The letters an AY_CONF_LETTERS key accepts (stats_print_opts, the only
  * one: alloy_stats_print's opts). */

@@ -70,7 +70,7 @@ GETTER(opt_tcache_max, uint64_t, ay_conf.tcache_max_bytes)
 GETTER(opt_decay, int64_t, ay_conf.decay_ms)
 GETTER(opt_heaps, unsigned, ay_heaps_auto)
 GETTER(opt_bg, bool, ay_conf.background_thread)
-GETTER(opt_thp, bool, ay_conf.thp)
+GETTER(opt_thp, const char *, ay_thp_name(ay_conf.thp))
 GETTER(opt_tcache_total, uint64_t, ay_conf.tcache_total_bytes)
 GETTER(opt_transfer_bytes, uint64_t, ay_conf.transfer_bytes)
 GETTER(opt_junk, bool, ay_conf.junk)
@@ -307,6 +307,8 @@ static const ctl_entry_t table[] = {
          "Bytes held in the transfer caches (part of central_bytes)."),
     TOTAL("os_failures", os_failures,
           "madvise and munmap calls the kernel refused: the pages stay dirty, or mapped."),
+    BOTH("huge_blocks", huge_blocks,
+         "Page-heap blocks mapped with transparent huge pages asked for (the thp setting)."),
     FUNC("stats.heaps.<i>.node", T_UNS, get_heap_node, NULL,
          "The NUMA node heap <i>'s pages are placed on (0 without NUMA)."),
     CLASS("size", T_U64, class_size, "Object size of class <j>."),
@@ -344,7 +346,7 @@ static const ctl_entry_t table[] = {
          "Automatic heaps in use (the heaps setting, or one per CPU)."),
     FUNC("opt.background_thread", T_BOOL, opt_bg, NULL,
          "The background_thread setting at start-up."),
-    FUNC("opt.thp", T_BOOL, opt_thp, NULL, "The thp setting."),
+    FUNC("opt.thp", T_STR, opt_thp, NULL, "The thp setting: never, auto or always."),
     FUNC("opt.tcache_total_bytes", T_U64, opt_tcache_total, NULL,
          "The tcache_total_bytes setting."),
     FUNC("opt.transfer_bytes", T_U64, opt_transfer_bytes, NULL,
@@ -449,8 +451,10 @@ static void text_put(void *opaque, const char *text, size_t len) {
     b->p[b->len] = 0;
 }
 
-static const char *const setting_type[] = {"boolean", "integer", "bytes",   "milliseconds",
-                                           "policy",  "ratio",   "letters", "path"};
+static const char *const setting_type[] = {"boolean", "integer", "bytes", "milliseconds", "policy",
+                                           "ratio",   "letters", "path",  "choice"};
+_Static_assert(sizeof setting_type / sizeof setting_type[0] == AY_CONF_THP + 1,
+               "a name for each type of setting");
 
 ALLOY_API int alloy_setting_describe(unsigned k, alloy_setting_info_t *out) {
     const ay_conf_key_t *key = ay_conf_key(k);

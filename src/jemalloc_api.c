@@ -303,8 +303,6 @@ static int prof_reset(const unsigned *idx, const void *in) {
     { n, a, J_VOID, NULL, NULL, NULL, false }
 #define GET(n, t, g)                                                                               \
     { n, NULL, t, g, NULL, NULL, false }
-#define NONE(n)                                                                                    \
-    { n, NULL, J_VOID, NULL, NULL, NULL, false }
 
 static const jemalloc_entry_t jemalloc_table[] = {
     {"epoch", NULL, J_U64, get_epoch, set_epoch, NULL, true},
@@ -339,11 +337,8 @@ static const jemalloc_entry_t jemalloc_table[] = {
     {"thread.arena", NULL, J_UNS, get_thread_arena, set_thread_arena, NULL, false},
     {"prof.dump", NULL, J_STR, NULL, prof_dump, NULL, false},
     {"prof.reset", NULL, J_U64, NULL, prof_reset, NULL, false},
-    NONE("opt.thp"), /* jemalloc's is a string with another meaning; alloy_ctl has it */
 };
 #define JEMALLOC_NENTRIES (sizeof jemalloc_table / sizeof jemalloc_table[0])
-
-static bool jemalloc_is_none(const jemalloc_entry_t *e) { return !e->alias && !e->get && !e->set; }
 
 /* ---- mallctl ---- */
 
@@ -363,8 +358,6 @@ static int jemalloc_resolve(const char *name, jemalloc_target_t *t) {
     for (unsigned k = 0; k < JEMALLOC_NENTRIES && !e; k++)
         if (ay_ctl_match(jemalloc_table[k].name, name, t->idx))
             e = &jemalloc_table[k];
-    if (e && jemalloc_is_none(e))
-        return ENOENT;
     if (e && !e->alias) {
         if (e->valid && !e->valid(t->idx))
             return ENOENT;
@@ -440,7 +433,7 @@ ALLOY_API int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp,
  * that the table does not shadow); "" for one to skip, NULL past the end. */
 static const char *jemalloc_pattern(unsigned k) {
     if (k < JEMALLOC_NENTRIES)
-        return jemalloc_is_none(&jemalloc_table[k]) ? "" : jemalloc_table[k].name;
+        return jemalloc_table[k].name;
     const char *p = alloy_ctl_name(k - (unsigned)JEMALLOC_NENTRIES);
     for (unsigned j = 0; p && j < JEMALLOC_NENTRIES; j++)
         if (!strcmp(p, jemalloc_table[j].name))

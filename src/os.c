@@ -128,8 +128,12 @@ int ay_os_purge(void *p, size_t size) {
     return -err;
 }
 
-int ay_os_hugepages(void *p, size_t size) {
-    return madvise(p, size, MADV_HUGEPAGE) == 0 ? 0 : -errno;
+int ay_os_hugepages(void *p, size_t size, bool on) {
+    if (madvise(p, size, on ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) == 0)
+        return 0;
+    int err = errno;
+    count_failure();
+    return -err;
 }
 
 void *ay_os_remap(void *p, size_t old_size, size_t new_size, void *to) {

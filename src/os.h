@@ -29,6 +29,7 @@
  */
 #ifndef ALLOY_OS_H
 #define ALLOY_OS_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,9 +59,10 @@ int ay_os_purge(void *p, size_t size);
  * is not NULL.  Returns NULL on failure, in which case the old mapping is
  * untouched. */
 void *ay_os_remap(void *p, size_t old_size, size_t new_size, void *to);
-/* Ask for transparent huge pages on the range (MADV_HUGEPAGE), for blocks
- * that are used whole.  Returns 0 or -errno; failure is harmless. */
-int ay_os_hugepages(void *p, size_t size);
+/* Ask for transparent huge pages on the range (MADV_HUGEPAGE), or, when
+ * !on, that it get none (MADV_NOHUGEPAGE).  Returns 0 or -errno; a refusal
+ * is counted as ay_os_purge's are, and is harmless. */
+int ay_os_hugepages(void *p, size_t size, bool on);
 /* Monotonic milliseconds (coarse clock: cheap, ~4 ms resolution). */
 uint64_t ay_os_now_ms(void);
 /* Number of online CPUs, at least 1. */

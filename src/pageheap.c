@@ -314,20 +314,30 @@ static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
     uintptr_t pages = (npages + AY_BLOCK_PAGES - 1) / AY_BLOCK_PAGES * AY_BLOCK_PAGES;
     /* a block for a request of 2 MiB or more is used whole: 2 MiB aligned,
      * with transparent huge pages, it faults in 2 MiB at a time */
-    bool huge = pages >= AY_HUGE_PAGES;
-    size_t align = huge ? AY_PAGES_BYTES(AY_HUGE_PAGES) : AY_PAGE_SIZE;
+    bool own = pages >= AY_HUGE_PAGES;
+    /* a heap busy with small spans grows in 2 MiB blocks with huge pages:
+     * its spans are carved out of them and soon touched (the threshold is
+     * read without the lock: a stale count only moves the switch a block) */
+    bool huge =
+        own ? ay_conf.thp != AY_THP_NEVER
+            : ay_conf.thp == AY_THP_ALWAYS ||
+                  (ay_conf.thp == AY_THP_AUTO &&
+                   __atomic_load_n(&ph->small_pages, __ATOMIC_RELAXED) >= AY_THP_BUSY_PAGES);
+    if (huge && !own)
+        pages = AY_HUGE_PAGES;
+    size_t align = own || huge ? AY_PAGES_BYTES(AY_HUGE_PAGES) : AY_PAGE_SIZE;
     /* a request for a block of its own that no free span could serve: the
      * free blocks of their own (2 MiB or more) are too small for it, so they
      * go back first, rather than pile up while sizes vary */
-    if (huge)
+    if (own)
         release_free_blocks(ph, AY_HUGE_PAGES);
     void *block = ay_chunk_map(AY_PAGES_BYTES(pages), align);
     if (!block && release_free_blocks(ph, 1))
         block = ay_chunk_map(AY_PAGES_BYTES(pages), align);
     if (!block)
         return false;
-    if (huge && ay_conf.thp)
-        ay_os_hugepages(block, AY_PAGES_BYTES(pages));
+    if (huge || ay_conf.thp == AY_THP_NEVER)
+        ay_os_hugepages(block, AY_PAGES_BYTES(pages), huge);
     ay_topology_place(block, AY_PAGES_BYTES(pages), ph->node); /* NUMA: before any touch */
     ay_span_t *s = ay_span_new(), *rec = ay_span_new();
     if (!s || !rec || ay_pagemap_ensure((uintptr_t)block, pages) != 0) {
@@ -348,6 +358,7 @@ static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
     ay_pageheap_lock(ph);
     ay_list_push(&ph->blocks, rec);
     ph->mapped_pages += pages;
+    ph->huge_blocks += huge;
     free_insert(ph, s, now);
     pthread_mutex_unlock(&ph->lock);
     return true;
@@ -440,6 +451,8 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
     s->state = (uint8_t)state;
     s->owner.pages = ph;
     ph->active_pages += npages;
+    if (state == AY_SPAN_SMALL) /* (atomic: grow reads it without the lock) */
+        __atomic_fetch_add(&ph->small_pages, npages, __ATOMIC_RELAXED);
     finish(ph, now);
     /* the span is the caller's now: its pagemap entries and the usage count
      * need no lock (a neighbour that looks at a boundary page meanwhile sees
@@ -536,6 +549,8 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
     ay_pagemap_set(s->start, s->npages, NULL, 0); /* s is still the caller's alone */
     ay_pageheap_lock(ph);
     ph->active_pages -= s->npages;
+    if (s->state == AY_SPAN_SMALL)
+        __atomic_fetch_sub(&ph->small_pages, s->npages, __ATOMIC_RELAXED);
     if (purged)
         ph->purges++;
     s->dirty = !purged;

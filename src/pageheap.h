@@ -21,6 +21,15 @@
  * the free blocks of their own, which were too small for it: with varying
  * sizes they would otherwise pile up, resident, without serving anything.
  *
+ * Transparent huge pages (the thp setting, conf.h): under auto, a block of
+ * its own is 2 MiB aligned with MADV_HUGEPAGE, and so, once the heap's
+ * SMALL spans hold AY_THP_BUSY_PAGES pages, is every new block for small
+ * spans, which is then 2 MiB (512 pages) rather than 1 MiB: a busy heap's
+ * spans fault in 2 MiB at a time, and a small program's stay in 4 KiB
+ * pages.  always: every block so, from the first; never: every block is
+ * marked MADV_NOHUGEPAGE, so that not even a kernel set to "always" gives
+ * it huge pages.
+ *
  * No system call runs under the page-heap lock.  A new block is mapped, and
  * its pagemap leaves and span records made, before the lock is taken; spans
  * to purge are taken off the lists under the lock, purged without it, and
@@ -50,6 +59,7 @@
 #define AY_BLOCK_PAGES 256      /* pages of a block taken from the OS: 1 MiB, or a multiple */
 #define AY_LARGE_MAX_PAGES 8192 /* 32 MiB: larger requests are direct maps */
 #define AY_HUGE_PAGES 512       /* 2 MiB: blocks this large get transparent huge pages */
+#define AY_THP_BUSY_PAGES 16384 /* 64 MiB of small spans: thp:auto's busy heap (BENCHMARKS.md) */
 
 typedef struct ay_pageheap {
     pthread_mutex_t lock;
@@ -68,11 +78,13 @@ typedef struct ay_pageheap {
     int node;                 /* NUMA node index its blocks are placed on; -1: none */
     size_t mapped_pages;      /* pages of blocks taken from the OS */
     size_t active_pages;      /* pages of SMALL and LARGE spans */
+    size_t small_pages;       /* pages of SMALL spans (written under the lock, read without) */
     size_t free_dirty_pages;  /* free pages that may be resident */
     size_t free_clean_pages;  /* free pages never touched or purged */
     size_t purging_pages;     /* free pages off the lists while being purged */
     uint64_t purges;          /* purges: madvise calls and unmaps of wholly free blocks */
     uint64_t blocks_unmapped; /* wholly free blocks given back to the OS */
+    uint64_t huge_blocks;     /* blocks mapped with MADV_HUGEPAGE */
 } ay_pageheap_t;
 
 /* Set up ph, which must be zero. */

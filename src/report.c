@@ -52,6 +52,7 @@ const ay_report_field_t ay_report_total_fields[] = {
     TOT("transfer_inserted", transfer_inserted, V),
     TOT("transfer_bytes", transfer_bytes, B),
     TOT("os_failures", os_failures, V),
+    TOT("huge_blocks", huge_blocks, V),
 };
 const unsigned ay_report_ntotal_fields =
     sizeof ay_report_total_fields / sizeof ay_report_total_fields[0];

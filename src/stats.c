@@ -166,6 +166,7 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
     s->resident = s->active + s->pageheap_free_bytes;
     s->peak_active = AY_LOAD(&h->usage.peak);
     s->purges = AY_LOAD(&ph->purges);
+    s->huge_blocks = AY_LOAD(&ph->huge_blocks);
     s->threads_live = AY_LOAD(&h->nthreads);
     s->tcache_overflows = AY_LOAD(&h->retired_overflows);
     s->tcache_scavenges = AY_LOAD(&h->retired_scavenges);

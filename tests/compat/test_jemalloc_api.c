@@ -65,7 +65,9 @@ static void aliases(void) {
     len = sizeof junk;
     CHECK_EQ_U(mallctl("opt.junk", &junk, &len, NULL, 0), 0);
     CHECK(junk && !strcmp(junk, "false"));
-    CHECK_EQ_U(mallctl("opt.thp", &junk, &len, NULL, 0), ENOENT); /* a string in jemalloc */
+    const char *thp = NULL; /* a string, as jemalloc's */
+    CHECK_EQ_U(mallctl("opt.thp", &thp, &len, NULL, 0), 0);
+    CHECK(thp && !strcmp(thp, "auto"));
     CHECK_EQ_U(mallctl("tcache.create", &a, &len, NULL, 0), ENOENT);
     /* alloy's own names answer too, with jemalloc's rules */
     CHECK_EQ_U(mallctl_u64("stats.tcache_bytes"), ctl_u64("stats.tcache_bytes"));
@@ -95,7 +97,7 @@ static void every_name_by_mib(void) {
     for (unsigned k = 0; alloy_ctl_name(k); k++) {
         char name[96];
         instance(alloy_ctl_name(k), name, sizeof name);
-        if (!strcmp(name, "opt.thp") || !strcmp(name, "opt.junk") || !strcmp(name, "prof.dump") ||
+        if (!strcmp(name, "opt.junk") || !strcmp(name, "prof.dump") ||
             !strcmp(name, "prof.reset") || !strcmp(name, "heaps.create") ||
             !strcmp(name, "heap.0.destroy"))
             continue; /* shadowed by jemalloc's name, or a read with effects */
