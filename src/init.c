@@ -45,7 +45,12 @@ int ay_init_state;
  * partly used spans and free pages, which costs memory.  jemalloc's 4 x ncpu
  * arenas serve as its only cache for many operations; ours are behind a
  * thread cache. */
-static unsigned default_heaps(void) { return ay_conf.heaps ? ay_conf.heaps : ay_os_ncpus(); }
+static unsigned default_heaps(void) {
+    if (ay_conf.heaps)
+        return ay_conf.heaps;
+    unsigned n = ay_topology_online_cpus(); /* sysconf would fault in libc pages */
+    return n ? n : ay_os_ncpus();
+}
 
 void ay_init_slow(void) {
     int expected = 0;

@@ -53,6 +53,8 @@ extern AY_HIDDEN bool ay_numa; /* NUMA awareness in effect: the setting, and nod
 
 /* Read the topology (when `wanted`, the numa setting), at initialisation. */
 void ay_topology_init(bool wanted);
+/* CPUs online, from sysfs; 0 when unknown (init only). */
+unsigned ay_topology_online_cpus(void);
 /* The node index of the CPU the calling thread runs on now, or -1 when that
  * CPU is unknown (or NUMA is not in effect). */
 int ay_topology_here(void);
