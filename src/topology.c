@@ -144,24 +144,6 @@ static int next_range(const char **s, unsigned *lo, unsigned *hi) {
     return *lo <= *hi ? 1 : -1;
 }
 
-/* The number of CPUs in /sys/devices/system/cpu/online, or 0 when it cannot
- * be read or parsed.  Parsed here rather than by sysconf, whose own reading
- * (and strtoul, and the C locale's tables) would fault in libc pages that a
- * small program otherwise never touches.  Init only (uses text). */
-unsigned ay_topology_online_cpus(void) {
-    long n = ay_os_read_file("/sys/devices/system/cpu/online", text, sizeof text);
-    if (n <= 0 || (size_t)n >= sizeof text - 1)
-        return 0;
-    if (text[n - 1] == '\n')
-        text[--n] = 0;
-    const char *q = text;
-    unsigned lo, hi, count = 0;
-    int r;
-    while ((r = next_range(&q, &lo, &hi)) == 1)
-        count += hi - lo + 1;
-    return r == 0 ? count : 0;
-}
-
 /* text holds a sysfs list: one line.  Drop its newline; false if there is
  * another. */
 static bool one_line(void) {
@@ -169,6 +151,22 @@ static bool one_line(void) {
     if (n && text[n - 1] == '\n')
         text[--n] = 0;
     return memchr(text, '\n', n) == NULL;
+}
+
+/* The number of CPUs in /sys/devices/system/cpu/online, or 0 when it cannot
+ * be read or parsed.  Parsed here rather than by sysconf, whose own reading
+ * (and strtoul, and the C locale's tables) would fault in libc pages that a
+ * small program otherwise never touches.  Init only (uses text). */
+unsigned ay_topology_online_cpus(void) {
+    long n = ay_os_read_file("/sys/devices/system/cpu/online", text, sizeof text);
+    if (n <= 0 || (size_t)n >= sizeof text - 1 || !one_line())
+        return 0;
+    const char *q = text;
+    unsigned lo, hi, count = 0;
+    int r;
+    while ((r = next_range(&q, &lo, &hi)) == 1)
+        count += hi - lo + 1;
+    return r == 0 ? count : 0;
 }
 
 static bool malformed(problem_t *p) {
