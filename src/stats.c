@@ -128,7 +128,6 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
     s->size = sizeof *s;
     s->version = ALLOY_STATS_VERSION;
     s->nclasses = AY_NUM_CLASSES;
-    size_t small_pages = 0;
     int64_t held = 0; /* the classes' signed figures (class_read_net) */
     for (unsigned cls = 0; cls < AY_NUM_CLASSES; cls++) {
         alloy_class_stats_t c;
@@ -146,14 +145,13 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
         s->central_lock_contended += c.lock_contended;
         s->transfer_inserted += c.transfer_inserted;
         s->transfer_bytes += c.transfer_bytes;
-        if (ay_heap_central_ready(h, cls))
-            small_pages += AY_LOAD(&h->central[cls].span_pages);
         size_t room = (size_t)c.capacity * c.class_size;
         s->span_tail_bytes += c.span_bytes > room ? c.span_bytes - room : 0;
     }
     const ay_pageheap_t *ph = &h->pages;
     size_t direct = ay_direct_bytes(&h->direct);
     size_t active_pages = AY_LOAD(&ph->active_pages);
+    size_t small_pages = AY_LOAD(&ph->small_pages); /* the central caches' spans */
     s->active = AY_PAGES_BYTES(active_pages) + direct;
     s->large_allocated =
         AY_PAGES_BYTES(active_pages > small_pages ? active_pages - small_pages : 0) + direct;
