@@ -112,8 +112,8 @@ void ay_free_miss(void *p, ay_bin_t *bin) {
 void ay_free_unchecked(void *p) { free_small(ay_pagemap_span(p), p); }
 
 /* The secure flavour's free, when the fast path (free.h) cannot: a block
- * that is not small, of a thread without a cache, of a full list, too large
- * for the quarantine, or whose tag is not its canary.  Every block is
+ * that is not small, of a thread without a cache, of a full list, or whose
+ * tag is not its canary.  Every block is
  * checked against its span (offset, tag: a double free, an overflow), its
  * tag says "free" from now on, and a small block of an automatic heap waits
  * in the thread's quarantine; the one that leaves goes back to a list. */
@@ -130,14 +130,13 @@ void ay_free_secure(void *p) {
     ay_quarantine_mark(p, s->size);
     ay_tcache_t *tc = s->owner.central->bin ? ay_tcache_get() : NULL;
     if (ay_secure_quarantine && tc && tc->cache_on && s->size <= AY_QUARANTINE_MAX_BLOCK) {
-        ay_quarantine_slot_t e;
-        ay_quarantine_swap(tc->quarantine, p, s->owner.central->list, s->size, &e);
-        if (!e.block)
+        uintptr_t out = ay_quarantine_swap(tc->quarantine, p, s->owner.central->list);
+        if (!out)
             return;
-        if (AY_UNLIKELY(!ay_quarantine_intact(e.block, e.size)))
-            ay_fatal_in("free()", "a block was written to after it was freed", e.block);
-        p = e.block;
+        p = ay_quarantine_block(out);
         s = ay_pagemap_span(p);
+        if (AY_UNLIKELY(!ay_quarantine_intact(p, s->size)))
+            ay_fatal_in("free()", "a block was written to after it was freed", p);
     }
     free_small(s, p);
 }

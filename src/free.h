@@ -64,34 +64,37 @@ miss:
  * block must be the block's canary: that one compare catches an overflow
  * into the next block, a double free (the tag then says "free"), and a
  * pointer that is not the start of a block (the word it reads is then
- * someone's data), each reported by the slow path.  The block then waits in
- * the thread's quarantine (quarantine.h), and the oldest block there, its
- * words checked, goes onto its list. */
+ * someone's data), each reported by the slow path.  The tag then says
+ * "free".  A block of up to AY_QUARANTINE_MAX_BLOCK bytes waits in the
+ * thread's quarantine (quarantine.h), and the oldest block there, its words
+ * checked, goes onto its list; a larger one goes onto its list at once. */
 AY_INLINE void ay_free_fast_secure(void *p) {
-    uintptr_t a = (uintptr_t)p;
+    uintptr_t a = (uintptr_t)p, key = ay_tag_key; /* (a local: the stores below cannot move it) */
     unsigned off = AY_LOAD(&ay_pagemap_leaf(a)->list[ay_pagemap_index(a)]);
     ay_bin_t *bin = (ay_bin_t *)((char *)ay_tls.bins + off);
     if (AY_UNLIKELY(bin->room <= 0)) /* not small, no cache, a full list */
         return ay_free_secure(p);
-    ay_tcache_t *tc = ay_tcache_of_bins(ay_tls.bins); /* (a list with room is a cache's) */
     size_t size = ay_bin_size[off / AY_BIN_BYTES];
-    if (AY_UNLIKELY(*ay_tag_at(p, size) != ay_tag_live(p) || size > AY_QUARANTINE_MAX_BLOCK))
+    uintptr_t *tag = ay_tag_at(p, size);
+    if (AY_UNLIKELY(*tag != (a ^ key))) /* ay_tag_live */
         return ay_free_secure(p);
-    ay_quarantine_mark(p, size);
-    if (!ay_secure_quarantine) { /* (a build without it, to measure it) */
+    *tag = ~(a ^ key); /* ay_tag_free */
+    if (!ay_secure_quarantine || size > AY_QUARANTINE_MAX_BLOCK) {
         ay_link_set_raw(p, bin->head);
         bin->head = p;
         bin->room--;
         return;
     }
-    ay_quarantine_slot_t out;
-    ay_quarantine_swap(tc->quarantine, p, off, size, &out);
-    void *e = out.block;
-    if (!e)
+    *(uintptr_t *)p = ~(a ^ key); /* its first word says "free" too (quarantine.h) */
+    uintptr_t out = ay_quarantine_swap(ay_tcache_of_bins(ay_tls.bins)->quarantine, p, off);
+    if (!out) /* (a list with room is a cache's, which has a ring) */
         return;
-    if (AY_UNLIKELY(!ay_quarantine_intact(e, out.size)))
+    void *e = ay_quarantine_block(out);
+    unsigned eoff = ay_quarantine_off(out);
+    uintptr_t ef = ~((uintptr_t)e ^ key);
+    if (AY_UNLIKELY(*(uintptr_t *)e != ef || *ay_tag_at(e, ay_bin_size[eoff / AY_BIN_BYTES]) != ef))
         ay_fatal_in("free()", "a block was written to after it was freed", e);
-    ay_bin_t *ebin = (ay_bin_t *)((char *)ay_tls.bins + out.off);
+    ay_bin_t *ebin = (ay_bin_t *)((char *)ay_tls.bins + eoff);
     if (AY_UNLIKELY(ebin->room <= 0))
         return ay_free_unchecked(e);
     ay_link_set_raw(e, ebin->head);

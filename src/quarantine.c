@@ -9,14 +9,14 @@
 
 ay_quarantine_t *ay_quarantine_new(void) { return ay_meta_alloc(sizeof(ay_quarantine_t)); }
 
-bool ay_quarantine_take(ay_quarantine_t *q, ay_quarantine_slot_t *out) {
+uintptr_t ay_quarantine_take(ay_quarantine_t *q) {
     for (unsigned k = 0; k < AY_QUARANTINE_SLOTS; k++) {
-        ay_quarantine_slot_t *sl = &q->slot[(q->head + k) % AY_QUARANTINE_SLOTS];
-        if (sl->block) {
-            *out = *sl;
-            sl->block = NULL;
-            return true;
+        uintptr_t *sl = &q->slot[(q->head + k) % AY_QUARANTINE_SLOTS];
+        if (*sl) {
+            uintptr_t out = *sl;
+            *sl = 0;
+            return out;
         }
     }
-    return false;
+    return 0;
 }

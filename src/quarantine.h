@@ -17,9 +17,12 @@
  * Only blocks of automatic heaps enter (explicit heaps can be destroyed
  * with everything in them).
  *
- * Invariants: slot[i].block is NULL or a free block of slot[i].size bytes
- * whose bin offset is slot[i].off; `head` is the slot the next block goes
- * into, which holds the oldest one.
+ * A slot is one word: the block's address, with its bin's byte offset
+ * (tcache.h, under 2^16) in the top 16 bits, which no user-space address
+ * uses (secure.h); 0 is an empty slot.  The block's size is its bin's.
+ *
+ * Invariants: slot[i] is 0 or holds a free block and its bin's offset;
+ * `head` is the slot the next block goes into, which holds the oldest one.
  */
 #ifndef ALLOY_QUARANTINE_H
 #define ALLOY_QUARANTINE_H
@@ -31,17 +34,26 @@
 
 #define AY_QUARANTINE_SLOTS 128u /* a power of two */
 #define AY_QUARANTINE_MAX_BLOCK ((size_t)4096)
+#define AY_QUARANTINE_OFF_SHIFT 48
 
-typedef struct ay_quarantine_slot {
-    void *block;   /* NULL: empty */
-    uint32_t off;  /* its bin's offset (tcache.h) */
-    uint32_t size; /* its size */
-} ay_quarantine_slot_t;
+_Static_assert(AY_USER_ADDR_BITS <= AY_QUARANTINE_OFF_SHIFT,
+               "a block's address fits below the offset");
 
 typedef struct ay_quarantine {
     uint32_t head; /* the next slot: the oldest block */
-    ay_quarantine_slot_t slot[AY_QUARANTINE_SLOTS];
+    uintptr_t slot[AY_QUARANTINE_SLOTS];
 } ay_quarantine_t;
+
+/* A slot's word for block p of the bin at byte offset off, and back. */
+AY_INLINE uintptr_t ay_quarantine_slot(const void *p, unsigned off) {
+    return (uintptr_t)p | (uintptr_t)off << AY_QUARANTINE_OFF_SHIFT;
+}
+AY_INLINE void *ay_quarantine_block(uintptr_t slot) {
+    return (void *)(slot & (((uintptr_t)1 << AY_QUARANTINE_OFF_SHIFT) - 1));
+}
+AY_INLINE unsigned ay_quarantine_off(uintptr_t slot) {
+    return (unsigned)(slot >> AY_QUARANTINE_OFF_SHIFT);
+}
 
 /* Block p (of `size` bytes) enters: its tag word says "free", and so does
  * its first word. */
@@ -57,21 +69,19 @@ AY_INLINE bool ay_quarantine_intact(void *p, size_t size) {
     return *(const uintptr_t *)p == f && *ay_tag_at(p, size) == f;
 }
 
-/* p (`size` bytes, bin offset off) takes the oldest block's slot, whose
- * contents are copied to *out (out->block NULL while the ring fills). */
-AY_INLINE void ay_quarantine_swap(ay_quarantine_t *q, void *p, unsigned off, size_t size,
-                                  ay_quarantine_slot_t *out) {
-    ay_quarantine_slot_t *sl = &q->slot[q->head];
-    *out = *sl;
-    sl->block = p;
-    sl->off = off;
-    sl->size = (uint32_t)size;
-    q->head = (q->head + 1) % AY_QUARANTINE_SLOTS;
+/* Block p of the bin at byte offset off takes the oldest block's slot,
+ * whose word it returns (0 while the ring fills). */
+AY_INLINE uintptr_t ay_quarantine_swap(ay_quarantine_t *q, void *p, unsigned off) {
+    uint32_t h = q->head;
+    uintptr_t out = q->slot[h];
+    q->slot[h] = ay_quarantine_slot(p, off);
+    q->head = (h + 1) % AY_QUARANTINE_SLOTS;
+    return out;
 }
 
 /* A new, empty ring (metadata memory), or NULL. */
 ay_quarantine_t *ay_quarantine_new(void);
-/* Take the first waiting block out of q into *out; false when q is empty. */
-bool ay_quarantine_take(ay_quarantine_t *q, ay_quarantine_slot_t *out);
+/* Take the first waiting block out of q: its slot's word, 0 when q is empty. */
+uintptr_t ay_quarantine_take(ay_quarantine_t *q);
 
 #endif

@@ -378,13 +378,14 @@ void ay_tcache_push(ay_tcache_t *tc, unsigned b, void *p) {
 }
 
 void ay_tcache_flush(ay_tcache_t *tc) {
-    ay_quarantine_slot_t e; /* the secure flavour's quarantine first, onto its lists */
-    while (ay_secure_quarantine && tc->quarantine && ay_quarantine_take(tc->quarantine, &e)) {
-        if (!ay_quarantine_intact(e.block, e.size))
-            ay_fatal("free(): a block was written to after it was freed", e.block);
-        unsigned b = e.off / AY_BIN_BYTES;
-        ay_link_set(e.block, tc->bins[b].head);
-        tc->bins[b].head = e.block;
+    uintptr_t e; /* the secure flavour's quarantine first, onto its lists */
+    while (ay_secure_quarantine && tc->quarantine && (e = ay_quarantine_take(tc->quarantine))) {
+        void *p = ay_quarantine_block(e);
+        unsigned b = ay_quarantine_off(e) / AY_BIN_BYTES;
+        if (!ay_quarantine_intact(p, ay_bin_size[b]))
+            ay_fatal("free(): a block was written to after it was freed", p);
+        ay_link_set(p, tc->bins[b].head);
+        tc->bins[b].head = p;
         tc->bins[b].room--;
     }
     for (unsigned b = 1; b < AY_NUM_BINS; b++)

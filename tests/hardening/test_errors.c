@@ -9,6 +9,7 @@
  * the free by all three (the release flavour by its alignment, the others
  * by its offset).  test_badinput.c has the rest of the bad-input table. */
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -85,6 +86,19 @@ static void free_small_never_handed_out(void) {
         p = malloc(200);
     free(p + 30 * 208); /* 30 objects on, in the same span: still in the run */
 }
+/* blocks above the quarantine's largest (4 KiB) skip it: their tag is
+ * still checked and still says "free" once they are (secure flavour) */
+static void free_medium_twice(void) {
+    char *p = malloc(8000);
+    free(p);
+    free(p);
+}
+static void free_medium_overflow(void) {
+    char *p = malloc(8000);
+    size_t n = malloc_usable_size(p);
+    memset(p, 0, n + 8); /* into the tag */
+    free(p);
+}
 static void free_small_interior(void) {
     char *p = malloc(48);
     free(p + 8);
@@ -129,6 +143,13 @@ int main(void) {
      * handed out twice */
     expect("double free of a small block", free_small_twice, "double free");
     expect("free inside a small block", free_small_interior, "not the start of a block");
+#ifdef SECURE_FLAVOUR
+    expect("double free of an 8000-byte block", free_medium_twice, "double free (block is free)");
+    expect("overflow of an 8000-byte block", free_medium_overflow, "heap overflow");
+#else
+    (void)free_medium_twice;
+    (void)free_medium_overflow;
+#endif
 #if defined(DEBUG_FLAVOUR) /* (the secure flavour hands objects out in a random order) */
     expect("free of a small object never handed out", free_small_never_handed_out,
            "block is in the thread cache");
