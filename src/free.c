@@ -116,7 +116,7 @@ void ay_free_unchecked(void *p) { free_small(ay_pagemap_span(p), p); }
  * tag is not its canary.  Every block is
  * checked against its span (offset, tag: a double free, an overflow), its
  * tag says "free" from now on, and a small block of an automatic heap waits
- * in the thread's quarantine; the one that leaves goes back to a list. */
+ * in the thread's quarantine (quarantine.h). */
 void ay_free_secure(void *p) {
     if (!p)
         return;
@@ -129,15 +129,8 @@ void ay_free_secure(void *p) {
     }
     ay_quarantine_mark(p, s->size);
     ay_tcache_t *tc = s->owner.central->bin ? ay_tcache_get() : NULL;
-    if (ay_secure_quarantine && tc && tc->cache_on && s->size <= AY_QUARANTINE_MAX_BLOCK) {
-        uintptr_t out = ay_quarantine_swap(tc->quarantine, p, s->owner.central->list);
-        if (!out)
-            return;
-        p = ay_quarantine_block(out);
-        s = ay_pagemap_span(p);
-        if (AY_UNLIKELY(!ay_quarantine_intact(p, s->size)))
-            ay_fatal_in("free()", "a block was written to after it was freed", p);
-    }
+    if (ay_secure_quarantine && tc && tc->cache_on && s->size <= AY_QUARANTINE_MAX_BLOCK)
+        return ay_quarantine_push(tc, s->owner.central->list, p);
     free_small(s, p);
 }
 

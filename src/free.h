@@ -66,8 +66,8 @@ miss:
  * pointer that is not the start of a block (the word it reads is then
  * someone's data), each reported by the slow path.  The tag then says
  * "free".  A block of up to AY_QUARANTINE_MAX_BLOCK bytes waits in the
- * thread's quarantine (quarantine.h), and the oldest block there, its words
- * checked, goes onto its list; a larger one goes onto its list at once. */
+ * thread's quarantine (quarantine.h: a push onto its class's list there);
+ * a larger one goes onto its list at once. */
 AY_INLINE void ay_free_fast_secure(void *p) {
     uintptr_t a = (uintptr_t)p, key = ay_tag_key; /* (a local: the stores below cannot move it) */
     unsigned off = AY_LOAD(&ay_pagemap_leaf(a)->list[ay_pagemap_index(a)]);
@@ -85,21 +85,7 @@ AY_INLINE void ay_free_fast_secure(void *p) {
         bin->room--;
         return;
     }
-    *(uintptr_t *)p = ~(a ^ key); /* its first word says "free" too (quarantine.h) */
-    uintptr_t out = ay_quarantine_swap(ay_tcache_of_bins(ay_tls.bins)->quarantine, p, off);
-    if (!out) /* (a list with room is a cache's, which has a ring) */
-        return;
-    void *e = ay_quarantine_block(out);
-    unsigned eoff = ay_quarantine_off(out);
-    uintptr_t ef = ~((uintptr_t)e ^ key);
-    if (AY_UNLIKELY(*(uintptr_t *)e != ef || *ay_tag_at(e, ay_bin_size[eoff / AY_BIN_BYTES]) != ef))
-        ay_fatal_in("free()", "a block was written to after it was freed", e);
-    ay_bin_t *ebin = (ay_bin_t *)((char *)ay_tls.bins + eoff);
-    if (AY_UNLIKELY(ebin->room <= 0))
-        return ay_free_unchecked(e);
-    ay_link_set_raw(e, ebin->head);
-    ebin->head = e;
-    ebin->room--;
+    ay_quarantine_push(ay_tcache_of_bins(ay_tls.bins), off, p); /* (a list with room: a cache's) */
 }
 
 /* The span of p, a block the caller is about to free or resize; aborts with

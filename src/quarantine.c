@@ -1,22 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* quarantine.c - the secure flavour's quarantine of freed blocks: making a
- * ring and emptying it (see quarantine.h, whose invariants these keep; the
- * fast path is in free.h).  A ring is metadata memory, zeroed (every slot
- * empty) when it is made, and kept with its thread's cache record. */
+/* quarantine.c - the secure flavour's quarantine of freed blocks: making it
+ * (see quarantine.h, whose invariants this keeps; the push is in free.h,
+ * the rotation in tcache.c).  A quarantine is metadata memory, made with
+ * its thread's cache record and kept with it. */
 #include "quarantine.h"
 
 #include "meta.h"
 
-ay_quarantine_t *ay_quarantine_new(void) { return ay_meta_alloc(sizeof(ay_quarantine_t)); }
-
-uintptr_t ay_quarantine_take(ay_quarantine_t *q) {
-    for (unsigned k = 0; k < AY_QUARANTINE_SLOTS; k++) {
-        uintptr_t *sl = &q->slot[(q->head + k) % AY_QUARANTINE_SLOTS];
-        if (*sl) {
-            uintptr_t out = *sl;
-            *sl = 0;
-            return out;
-        }
+ay_quarantine_t *ay_quarantine_new(void) {
+    ay_quarantine_t *q = ay_meta_alloc(sizeof(ay_quarantine_t));
+    if (!q)
+        return NULL;
+    for (unsigned b = 0; b < AY_NUM_BINS; b++) {
+        uint32_t k = ay_quarantine_k(ay_bin_size[b]);
+        q->fresh[b].head = AY_LIST_END;
+        q->fresh[b].limit = k;
+        q->fresh[b].room = 0; /* the first push arms it (tcache.c) */
     }
-    return 0;
+    return q;
 }

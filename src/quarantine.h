@@ -1,28 +1,39 @@
 /* SPDX-License-Identifier: MIT */
 /* quarantine.h - the secure flavour's quarantine: freed small blocks wait
- * here, per thread, before they go back to a free list, so that a block is
- * not handed out again right after it was freed.
+ * here, per thread and per class, before they go back to a free list, so
+ * that a block is not handed out again right after it was freed.
  *
- * A ring of AY_QUARANTINE_SLOTS blocks per thread, first in, first out, for
- * blocks of up to AY_QUARANTINE_MAX_BLOCK bytes (holding larger ones back
- * makes every reuse a fresh block, and a page fault; scudo's quarantine also
- * stops at a chunk size): at most 512 KiB per thread.  A free puts its block
- * in the slot the oldest one leaves, and that one goes on to a free list.
- * A block that waits holds its "free" tag (secure.h) in its first word as
- * well as in its tag word; both are checked when it leaves, and a block
- * that was written to after it was freed ends the process with a message.
- * Free's fast path (free.h) does all this inline; the ring is made with
- * the thread's cache (tcache.c) and emptied whenever the cache is flushed:
- * at thread exit, by alloy_thread_flush, and when the thread changes heaps.
- * Only blocks of automatic heaps enter (explicit heaps can be destroyed
- * with everything in them).
+ * Each class of up to AY_QUARANTINE_MAX_BLOCK bytes (holding larger ones
+ * back makes every reuse a fresh block, and a page fault; scudo's quarantine
+ * also stops at a chunk size) has two lists in the thread's quarantine: the
+ * blocks freed since the last rotation (`fresh`, an ay_bin_t: its room
+ * counts down from the class's K, ay_quarantine_k) and the batch before
+ * (`old`).  free pushes onto `fresh` as it would onto the thread's list
+ * (free.h: a link, no other work); the first push after a rotation and
+ * the push that takes `fresh` over K + 1 blocks take the slow path (the
+ * room runs out), where a rotation (tcache.c) splices `old` onto the
+ * thread's list in one step (its first block's link, then its last's: the
+ * first push's block, whose link must still be the end of the list) and
+ * `fresh` becomes `old`.  So a freed block waits for at least K more frees
+ * of its class, and at most 2K + 1; K is 64, or fewer for classes above
+ * 256 bytes, so that a class holds at most 2 x (AY_QUARANTINE_CLASS_BYTES
+ * + 2 blocks).  No system call, no walk of the blocks.
  *
- * A slot is one word: the block's address, with its bin's byte offset
- * (tcache.h, under 2^16) in the top 16 bits, which no user-space address
- * uses (secure.h); 0 is an empty slot.  The block's size is its bin's.
+ * A waiting block's tag word (secure.h) says "free", so that a second free
+ * of it is caught, and its first word holds its link, which malloc tests
+ * when it hands the block out again (secure.h): a block that was written to
+ * while it waited ends the process there, with "free list corrupted: a
+ * block was written to after it was freed"; the lists the cache gives back
+ * (an overflow, a flush) are walked and checked the same way (transfer.h).
+ * The lists are emptied whenever the cache is flushed: at thread exit, by
+ * alloy_thread_flush, and when the thread changes heaps.  Only blocks of
+ * automatic heaps enter (explicit heaps can be destroyed with everything in
+ * them).
  *
- * Invariants: slot[i] is 0 or holds a free block and its bin's offset;
- * `head` is the slot the next block goes into, which holds the oldest one.
+ * Invariants: fresh_tail[b] is NULL and fresh[b] empty with room 0, or
+ * fresh[b] holds limit - room blocks of bin b, AY_LIST_END-terminated, the
+ * last being fresh_tail[b]; old[b] holds nold[b] blocks of bin b (none:
+ * NULL), the last being old_tail[b].
  */
 #ifndef ALLOY_QUARANTINE_H
 #define ALLOY_QUARANTINE_H
@@ -31,57 +42,50 @@
 #include <stdint.h>
 
 #include "secure.h"
+#include "tcache.h"
 
-#define AY_QUARANTINE_SLOTS 128u /* a power of two */
 #define AY_QUARANTINE_MAX_BLOCK ((size_t)4096)
-#define AY_QUARANTINE_OFF_SHIFT 48
-
-_Static_assert(AY_USER_ADDR_BITS <= AY_QUARANTINE_OFF_SHIFT,
-               "a block's address fits below the offset");
+#define AY_QUARANTINE_BLOCKS 64u                  /* K of the small classes */
+#define AY_QUARANTINE_CLASS_BYTES ((size_t)16384) /* K x size at most this, K >= 2 */
 
 typedef struct ay_quarantine {
-    uint32_t head; /* the next slot: the oldest block */
-    uintptr_t slot[AY_QUARANTINE_SLOTS];
+    ay_bin_t fresh[AY_NUM_BINS];   /* freed since the last rotation (the fast path's push) */
+    void *fresh_tail[AY_NUM_BINS]; /* its last block (the first pushed); NULL: empty */
+    void *old[AY_NUM_BINS];        /* the batch before */
+    void *old_tail[AY_NUM_BINS];   /* its last block */
+    uint32_t nold[AY_NUM_BINS];    /* its length */
 } ay_quarantine_t;
 
-/* A slot's word for block p of the bin at byte offset off, and back. */
-AY_INLINE uintptr_t ay_quarantine_slot(const void *p, unsigned off) {
-    return (uintptr_t)p | (uintptr_t)off << AY_QUARANTINE_OFF_SHIFT;
-}
-AY_INLINE void *ay_quarantine_block(uintptr_t slot) {
-    return (void *)(slot & (((uintptr_t)1 << AY_QUARANTINE_OFF_SHIFT) - 1));
-}
-AY_INLINE unsigned ay_quarantine_off(uintptr_t slot) {
-    return (unsigned)(slot >> AY_QUARANTINE_OFF_SHIFT);
+/* K of a class of `size` bytes (0: it does not wait). */
+AY_INLINE uint32_t ay_quarantine_k(size_t size) {
+    if (size == 0 || size > AY_QUARANTINE_MAX_BLOCK)
+        return 0;
+    size_t k = AY_QUARANTINE_CLASS_BYTES / size;
+    return k > AY_QUARANTINE_BLOCKS ? AY_QUARANTINE_BLOCKS : k < 2 ? 2 : (uint32_t)k;
 }
 
-/* Block p (of `size` bytes) enters: its tag word says "free", and so does
- * its first word. */
-AY_INLINE void ay_quarantine_mark(void *p, size_t size) {
-    uintptr_t f = ay_tag_free(p);
-    *ay_tag_at(p, size) = f;
-    *(uintptr_t *)p = f;
+/* Block p (of `size` bytes) enters: its tag word says "free". */
+AY_INLINE void ay_quarantine_mark(void *p, size_t size) { *ay_tag_at(p, size) = ay_tag_free(p); }
+
+/* fresh[b] of tc's quarantine ran out of room: its first block came (the
+ * room is set for K more), or it is over K + 1: the old batch goes onto
+ * tc's list of bin b (which may overflow), and fresh becomes old.  Aborts
+ * with a message when the old batch's last link was written to. */
+void ay_quarantine_rotate(ay_tcache_t *tc, unsigned b);
+/* Every block of tc's quarantine goes onto tc's lists (a flush). */
+void ay_quarantine_drain(ay_tcache_t *tc);
+
+/* Block p, of the bin at byte offset off (its tag marked), waits in tc's
+ * quarantine: a push, as onto a list. */
+AY_INLINE void ay_quarantine_push(ay_tcache_t *tc, unsigned off, void *p) {
+    ay_bin_t *f = (ay_bin_t *)((char *)tc->quarantine->fresh + off);
+    ay_link_set_raw(p, f->head);
+    f->head = p;
+    if (AY_UNLIKELY(--f->room < 0))
+        ay_quarantine_rotate(tc, off / AY_BIN_BYTES);
 }
 
-/* Block p (of `size` bytes) leaves: were both words left alone? */
-AY_INLINE bool ay_quarantine_intact(void *p, size_t size) {
-    uintptr_t f = ay_tag_free(p);
-    return *(const uintptr_t *)p == f && *ay_tag_at(p, size) == f;
-}
-
-/* Block p of the bin at byte offset off takes the oldest block's slot,
- * whose word it returns (0 while the ring fills). */
-AY_INLINE uintptr_t ay_quarantine_swap(ay_quarantine_t *q, void *p, unsigned off) {
-    uint32_t h = q->head;
-    uintptr_t out = q->slot[h];
-    q->slot[h] = ay_quarantine_slot(p, off);
-    q->head = (h + 1) % AY_QUARANTINE_SLOTS;
-    return out;
-}
-
-/* A new, empty ring (metadata memory), or NULL. */
+/* A new, empty quarantine (metadata memory), or NULL. */
 ay_quarantine_t *ay_quarantine_new(void);
-/* Take the first waiting block out of q: its slot's word, 0 when q is empty. */
-uintptr_t ay_quarantine_take(ay_quarantine_t *q);
 
 #endif

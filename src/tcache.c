@@ -377,17 +377,64 @@ void ay_tcache_push(ay_tcache_t *tc, unsigned b, void *p) {
     node_check_maybe(tc);
 }
 
-void ay_tcache_flush(ay_tcache_t *tc) {
-    uintptr_t e; /* the secure flavour's quarantine first, onto its lists */
-    while (ay_secure_quarantine && tc->quarantine && (e = ay_quarantine_take(tc->quarantine))) {
-        void *p = ay_quarantine_block(e);
-        unsigned b = ay_quarantine_off(e) / AY_BIN_BYTES;
-        if (!ay_quarantine_intact(p, ay_bin_size[b]))
-            ay_fatal("free(): a block was written to after it was freed", p);
-        ay_link_set(p, tc->bins[b].head);
-        tc->bins[b].head = p;
-        tc->bins[b].room--;
+/* The n blocks from head to tail (a list of bin b) go onto tc's list in one
+ * step: tail's link, which must still be the end of a list, now points at
+ * the list's head.  The list may overflow, as on a push. */
+static void quarantine_splice(ay_tcache_t *tc, unsigned b, void *head, void *tail, uint32_t n) {
+    ay_bin_t *bin = &tc->bins[b];
+    if (AY_UNLIKELY(ay_link_get_raw(tail) != AY_LIST_END))
+        ay_fatal("free(): a block was written to after it was freed", tail);
+    ay_link_set(tail, ay_bin_head(bin));
+    ay_bin_set_head(bin, head);
+    bin->room -= (int32_t)n;
+    if (bin->room < 0) { /* over its limit: as a push that overflows */
+        ay_tc_step_t step =
+            ay_policy_on_overflow(&ay_conf.batch, ay_bin_size[b], tc->batch[b], ay_bin_len(bin));
+        uint32_t over = (uint32_t)-bin->room;
+        AY_STORE(&tc->overflows, tc->overflows + 1);
+        bin_release(tc, b, step.move > over ? step.move : over);
+        set_batch(tc, b, step.batch);
     }
+}
+
+void ay_quarantine_rotate(ay_tcache_t *tc, unsigned b) {
+    ay_quarantine_t *q = tc->quarantine;
+    ay_bin_t *fresh = &q->fresh[b];
+    if (!q->fresh_tail[b]) { /* its first block: the last of the batch */
+        q->fresh_tail[b] = fresh->head;
+        fresh->room = (int32_t)fresh->limit - 1;
+        return;
+    }
+    if (q->nold[b])
+        quarantine_splice(tc, b, q->old[b], q->old_tail[b], q->nold[b]);
+    q->old[b] = fresh->head;
+    q->old_tail[b] = q->fresh_tail[b];
+    q->nold[b] = fresh->limit - (uint32_t)fresh->room;
+    fresh->head = AY_LIST_END;
+    fresh->room = 0;
+    q->fresh_tail[b] = NULL;
+}
+
+void ay_quarantine_drain(ay_tcache_t *tc) {
+    ay_quarantine_t *q = tc->quarantine;
+    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
+        ay_bin_t *fresh = &q->fresh[b];
+        if (q->nold[b])
+            quarantine_splice(tc, b, q->old[b], q->old_tail[b], q->nold[b]);
+        q->old[b] = q->old_tail[b] = NULL;
+        q->nold[b] = 0;
+        if (q->fresh_tail[b])
+            quarantine_splice(tc, b, fresh->head, q->fresh_tail[b],
+                              fresh->limit - (uint32_t)fresh->room);
+        fresh->head = AY_LIST_END;
+        fresh->room = 0;
+        q->fresh_tail[b] = NULL;
+    }
+}
+
+void ay_tcache_flush(ay_tcache_t *tc) {
+    if (ay_secure_quarantine && tc->quarantine)
+        ay_quarantine_drain(tc); /* the secure flavour's quarantine first, onto its lists */
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         bin_release(tc, b, ay_bin_len(&tc->bins[b]));
 }

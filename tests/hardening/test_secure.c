@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_secure.c - what the secure flavour adds, beyond test_badinput:
  *   - a span's objects are handed out in a random order (not by address);
- *   - a freed block is not handed out again by the next mallocs of its size
- *     (the quarantine);
+ *   - a freed block is not handed out again by the next mallocs of its size,
+ *     nor while 60 more of its size are freed (the quarantine);
  *   - a large block has an inaccessible page just before and just after it;
  *   - usable sizes leave room for the tag, and writing all of them is fine.
  * Built against liballoy_secure.a (test secure-parts) and, to show that the
@@ -61,6 +61,17 @@ int main(void) {
     CHECK(!reused);
     for (int i = 0; i < 64; i++)
         free(b[i]);
+    /* ... nor by the next 60 of its size while as many others are freed:
+     * it waits for 64 more frees of its class (quarantine.h) */
+    p = malloc(80);
+    free(p);
+    reused = 0;
+    for (int i = 0; i < 60; i++) {
+        char *q = malloc(80);
+        reused |= q == p;
+        free(q);
+    }
+    CHECK(!reused);
 
     /* guard pages around a large block */
     char *big = malloc(300000);
