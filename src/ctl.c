@@ -81,6 +81,7 @@ GETTER(opt_stats_print_opts, const char *, ay_conf.stats_print_opts)
 GETTER(opt_guard_sample, unsigned, ay_conf.guard_sample)
 GETTER(opt_guard_slots, unsigned, ay_conf.guard_slots)
 GETTER(get_heaps_count, unsigned, ay_heaps_auto)
+GETTER(get_heaps_set_up, unsigned, ay_heaps_set_up())
 GETTER(opt_numa, bool, ay_numa)
 GETTER(get_numa_nodes, unsigned, ay_topo.nnodes)
 GETTER(get_numa_moves, uint64_t, ay_heap_numa_moves())
@@ -211,9 +212,9 @@ static int get_thread_node(const unsigned *idx, void *out) {
 
 static int get_heap_node(const unsigned *idx, void *out) {
     const ay_heap_t *h = ay_heap_get(idx[0]);
-    if (!h)
+    if (!h && idx[0] >= ay_heaps_auto)
         return ENOENT; /* destroyed since the name was checked */
-    *(unsigned *)out = ay_heap_node_id(h);
+    *(unsigned *)out = h ? ay_heap_node_id(h) : ay_heap_auto_node_id(idx[0]);
     return 0;
 }
 
@@ -226,11 +227,15 @@ static int heaps_create(const unsigned *idx, void *out) {
 }
 
 static int heap_destroy(const unsigned *idx, const void *in) {
+    if (idx[0] < ay_heaps_auto)
+        return EINVAL; /* automatic (and not set up just to say so) */
     return alloy_heap_destroy(alloy_heap_from_id(idx[0]));
 }
 
 static int heap_purge(const unsigned *idx, const void *in) {
     ay_heap_t *h = ay_heap_pin(idx[0]);
+    if (!h && idx[0] < ay_heaps_auto)
+        return 0; /* an automatic heap not set up yet has no pages */
     if (!h)
         return ENOENT; /* destroyed since the name was checked */
     ay_pageheap_purge(&h->pages, true);
@@ -375,6 +380,10 @@ static const ctl_entry_t table[] = {
     FUNC("thread.node", T_UNS, get_thread_node, NULL,
          "The NUMA node of the calling thread's default heap (0 without NUMA)."),
     FUNC("heaps.count", T_UNS, get_heaps_count, NULL, "Automatic heaps."),
+    FUNC("heaps.set_up", T_UNS, get_heaps_set_up, NULL,
+         "Automatic heaps set up so far: heap 0 at start, each other one when a thread first "
+         "binds to it or it is named for use; one not set up holds nothing and its pages are "
+         "untouched."),
     FUNC("heaps.create", T_UNS, heaps_create, NULL,
          "Reading it creates an explicit heap and returns its id (EAGAIN when none can be made)."),
     FUNC("heap.<i>.destroy", T_VOID, NULL, heap_destroy,
@@ -498,7 +507,7 @@ static bool index_ok(const ctl_entry_t *e, const unsigned *idx) {
     if (e->src == S_CLASS)
         return idx[0] < AY_NUM_CLASSES;
     if (e->src == S_HEAP || strstr(e->name, "<i>"))
-        return ay_heap_get(idx[0]) != NULL;
+        return ay_heap_exists(idx[0]); /* an automatic heap, set up or not, reads as zeros */
     return true;
 }
 

@@ -3,8 +3,11 @@
  *
  * Invariants: ay_heaps[id] changes only under heaps_lock, with release
  * stores, so ay_heap_get reads it without the lock; the automatic heaps are
- * ids 0 .. ay_heaps_auto - 1, made once and never destroyed (heap 0 is
- * static, the others metadata); an explicit heap's memory is never given
+ * ids 0 .. ay_heaps_auto - 1, never destroyed: heap 0 is static and set up
+ * at initialisation; the others' records are reserved then, as metadata
+ * that nothing writes, and each is set up on its first use (auto_setup,
+ * under heaps_lock), after the first heap of its node, and only then put in
+ * ay_heaps; an explicit heap's memory is never given
  * back, only reused for a later explicit heap (spare_heaps), so a pointer
  * from ay_heap_get stays readable; a heap is not released while a walker
  * has it pinned (pins); nthreads changes only under heaps_lock;
@@ -27,6 +30,9 @@ ay_heap_t *ay_heaps[AY_MAX_HEAPS];
 unsigned ay_heaps_auto;
 unsigned ay_heaps_limit;
 static ay_heap_t heap0;
+/* Automatic heaps 1 .. ay_heaps_auto - 1: auto_rest[id - 1], zero until
+ * the heap is set up.  Written once, at initialisation. */
+static ay_heap_t *auto_rest;
 static ay_heap_t *spare_heaps; /* destroyed explicit heaps, by next_spare */
 static pthread_mutex_t heaps_lock = PTHREAD_MUTEX_INITIALIZER;
 /* NUMA: node index i's automatic heaps are ids node_first[i] ..
@@ -63,32 +69,77 @@ void ay_heap_central_setup(ay_heap_t *h, unsigned cls) {
     pthread_mutex_unlock(&heaps_lock);
 }
 
+/* The node index of automatic heap id. */
+static unsigned auto_node(unsigned id) {
+    unsigned node = 0;
+    while (node + 1 < ay_topo.nnodes && id >= node_first[node] + node_heaps[node])
+        node++;
+    return node;
+}
+
+/* Under heaps_lock: automatic heap id, set up now if it was not.  The first
+ * heap of its node is set up before it, so that the node's transfer-cache
+ * traffic always has a heap to be counted in (ay_heap_first_of_node). */
+static ay_heap_t *auto_setup(unsigned id) {
+    ay_heap_t *h = ay_heaps[id];
+    if (h)
+        return h;
+    unsigned node = auto_node(id);
+    if (id != node_first[node])
+        auto_setup(node_first[node]);
+    h = id == 0 ? &heap0 : &auto_rest[id - 1];
+    heap_init(h, id, true, node, true);
+    __atomic_store_n(&ay_heaps[id], h, __ATOMIC_RELEASE);
+    return h;
+}
+
 void ay_heaps_init(unsigned count) {
     if (count < ay_topo.nnodes)
         count = ay_topo.nnodes; /* a heap on every node (nnodes <= 64) */
     if (count > AY_MAX_AUTO_HEAPS)
         count = AY_MAX_AUTO_HEAPS;
+    /* address space only: a record's pages are written when its heap is set up */
+    if (count > 1 && !(auto_rest = ay_meta_alloc((count - 1) * sizeof *auto_rest)))
+        count = 1; /* heap 0 alone; still correct */
     unsigned per[AY_MAX_NODES] = {0};
-    ay_topology_split(count, per); /* one node without NUMA: per[0] = count */
+    if (count > 1)
+        ay_topology_split(count, per); /* one node without NUMA: per[0] = count */
+    else
+        per[0] = 1;
     unsigned n = 0;
     for (unsigned node = 0; node < ay_topo.nnodes; node++) {
         node_first[node] = n;
-        for (unsigned k = 0; k < per[node]; k++, n++) {
-            ay_heap_t *h = n == 0 ? &heap0 : ay_meta_alloc(sizeof *h);
-            if (!h)
-                goto done; /* fewer heaps; still correct */
-            heap_init(h, n, true, node, true);
-            ay_heaps[n] = h;
-            node_heaps[node]++;
-        }
+        node_heaps[node] = per[node];
+        n += per[node];
     }
-done:
     ay_heaps_auto = n;
     ay_heaps_limit = n;
+    pthread_mutex_lock(&heaps_lock);
+    auto_setup(0); /* heap 0 at once: it serves allocations made without a thread cache */
+    pthread_mutex_unlock(&heaps_lock);
 }
 
 ay_heap_t *ay_heap_get(unsigned id) {
     return id < AY_MAX_HEAPS ? __atomic_load_n(&ay_heaps[id], __ATOMIC_ACQUIRE) : NULL;
+}
+
+ay_heap_t *ay_heap_use(unsigned id) {
+    ay_heap_t *h = ay_heap_get(id);
+    if (h || id >= ay_heaps_auto)
+        return h;
+    pthread_mutex_lock(&heaps_lock);
+    h = auto_setup(id);
+    pthread_mutex_unlock(&heaps_lock);
+    return h;
+}
+
+bool ay_heap_exists(unsigned id) { return id < ay_heaps_auto || ay_heap_get(id); }
+
+unsigned ay_heaps_set_up(void) {
+    unsigned n = 0;
+    for (unsigned i = 0; i < ay_heaps_auto; i++)
+        n += ay_heap_get(i) != NULL;
+    return n;
 }
 
 ay_heap_t *ay_heap_pin(unsigned id) {
@@ -116,19 +167,23 @@ ay_heap_t *ay_span_heap(const ay_span_t *s) {
     }
 }
 
-/* Under heaps_lock: the automatic heap with the fewest threads, among
- * those of node index `node` (any heap when node < 0 or it has none). */
+/* Under heaps_lock: automatic heap id's thread count (0 if not set up). */
+static uint32_t auto_threads(unsigned id) { return ay_heaps[id] ? ay_heaps[id]->nthreads : 0; }
+
+/* Under heaps_lock: the automatic heap with the fewest threads (the first
+ * of them), among those of node index `node` (any heap when node < 0 or it
+ * has none), set up if it was not. */
 static ay_heap_t *least_loaded(int node) {
     unsigned lo = 0, hi = ay_heaps_auto;
     if (node >= 0 && node_heaps[node]) {
         lo = node_first[node];
         hi = lo + node_heaps[node];
     }
-    ay_heap_t *best = ay_heaps[lo];
+    unsigned best = lo;
     for (unsigned i = lo + 1; i < hi; i++)
-        if (ay_heaps[i]->nthreads < best->nthreads)
-            best = ay_heaps[i];
-    return best;
+        if (auto_threads(i) < auto_threads(best))
+            best = i;
+    return auto_setup(best);
 }
 
 ay_heap_t *ay_heap_bind(void) {
@@ -161,6 +216,8 @@ ay_heap_t *ay_heap_numa_check(const ay_heap_t *cur, uint8_t *pending) {
 uint64_t ay_heap_numa_moves(void) { return AY_LOAD(&numa_moves); }
 
 unsigned ay_heap_node_id(const ay_heap_t *h) { return ay_topo.id[h->node]; }
+
+unsigned ay_heap_auto_node_id(unsigned id) { return ay_topo.id[auto_node(id)]; }
 
 void ay_heap_adopt(ay_heap_t *h) {
     pthread_mutex_lock(&heaps_lock);

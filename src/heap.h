@@ -6,7 +6,12 @@
  * Automatic heaps (ids 0 .. n-1, n from the `heaps` setting, one per CPU by
  * default, at least one per NUMA node and at most AY_MAX_HEAPS / 2) serve
  * thread caches: a thread is bound to the least-loaded one when its thread
- * cache is made, on its first slow path.
+ * cache is made, on its first slow path.  Heap 0 is set up at
+ * initialisation; every other automatic heap only when it is first used: a
+ * thread binds to it, or a caller names it for use (ay_heap_use), so that a
+ * program with few threads pays nothing for the heaps of the other CPUs.
+ * Until then it is not in ay_heaps, and the code that visits every heap
+ * (stats, purging, fork) does not see it; it holds nothing.
  *
  * NUMA (topology.h, docs/NUMA.md): when NUMA awareness is in effect, the
  * automatic heaps are grouped by node, in node order (at least one per
@@ -64,20 +69,22 @@ typedef struct ay_heap {
     struct ay_heap *next_spare; /* destroyed explicit heaps, for reuse */
 } ay_heap_t;
 
-/* Every live heap by id; NULL for unused ids.  Written under heaps_lock. */
+/* Every live heap by id; NULL for unused ids and for automatic heaps not
+ * set up yet.  Written under heaps_lock. */
 extern AY_HIDDEN ay_heap_t *ay_heaps[AY_MAX_HEAPS];
 extern AY_HIDDEN unsigned ay_heaps_auto;  /* number of automatic heaps */
 extern AY_HIDDEN unsigned ay_heaps_limit; /* 1 + highest id ever used */
 
-/* Create the automatic heaps (at initialisation).  Heap 0 is static, so the
- * allocator works even if metadata cannot be mapped. */
+/* Make room for `count` automatic heaps (at initialisation) and set up
+ * heap 0, which is static, so the allocator works even if metadata cannot
+ * be mapped (there is then only heap 0). */
 void ay_heaps_init(unsigned count);
 /* An explicit heap, or NULL when out of memory or ids. */
 ay_heap_t *ay_heap_create(void);
 /* Release everything of an explicit heap.  0, or EINVAL (automatic heap). */
 int ay_heap_destroy(ay_heap_t *h);
 /* Bind the calling thread: the least-loaded automatic heap (of the node it
- * runs on, with NUMA). */
+ * runs on, with NUMA), set up if it was not (one not set up has no threads). */
 ay_heap_t *ay_heap_bind(void);
 /* NUMA: called every AY_NUMA_CHECK_EVENTS slow-path events by a thread
  * bound to automatic heap cur, with *pending (AY_NODE_NONE at first) kept
@@ -87,12 +94,23 @@ ay_heap_t *ay_heap_numa_check(const ay_heap_t *cur, uint8_t *pending);
 uint64_t ay_heap_numa_moves(void);
 /* The kernel's id of heap h's node (0 without NUMA). */
 unsigned ay_heap_node_id(const ay_heap_t *h);
+/* The same for automatic heap id (< ay_heaps_auto), set up or not. */
+unsigned ay_heap_auto_node_id(unsigned id);
 /* A thread leaves heap h / joins heap h (thread counts for binding). */
 void ay_heap_unbind(ay_heap_t *h);
 void ay_heap_adopt(ay_heap_t *h);
-/* The heap with this id, or NULL.  Only for reading counters: an explicit
- * heap may be destroyed, and its memory reused for a new one, meanwhile. */
+/* The heap with this id, or NULL (an automatic heap not set up yet, too).
+ * Only for reading counters: an explicit heap may be destroyed, and its
+ * memory reused for a new one, meanwhile. */
 ay_heap_t *ay_heap_get(unsigned id);
+/* The same for a caller that will use the heap (alloy_heap_from_id,
+ * MALLOCX_ARENA): an automatic heap is set up first if it was not. */
+ay_heap_t *ay_heap_use(unsigned id);
+/* Is there a heap with this id: a live one, or an automatic one, set up or
+ * not?  (One not set up reads as zeros: it holds nothing.) */
+bool ay_heap_exists(unsigned id);
+/* Automatic heaps set up so far (heaps.set_up). */
+unsigned ay_heaps_set_up(void);
 /* The heap with this id, pinned: it is not destroyed (nor its memory reused)
  * until ay_heap_unpin.  NULL when there is none.  For code that works on a
  * heap it is not bound to, such as purging. */

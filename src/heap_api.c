@@ -97,5 +97,5 @@ ALLOY_API unsigned alloy_heap_id(const alloy_heap_t *h) {
 
 ALLOY_API alloy_heap_t *alloy_heap_from_id(unsigned id) {
     ay_ensure_init();
-    return (alloy_heap_t *)ay_heap_get(id);
+    return (alloy_heap_t *)ay_heap_use(id); /* the caller will use it: set it up */
 }

@@ -66,7 +66,7 @@ static bool jemalloc_uncached(int flags) {
  * EINVAL when no heap has that id. */
 static int jemalloc_heap(int flags, ay_heap_t **h) {
     unsigned a = (unsigned)flags >> JM_ARENA_SHIFT;
-    *h = a ? ay_heap_get(a - 1) : NULL;
+    *h = a ? ay_heap_use(a - 1) : NULL;
     return a && !*h ? EINVAL : 0;
 }
 
@@ -233,10 +233,10 @@ static bool jemalloc_fill(const char *pattern, const unsigned *idx, char *out, s
 }
 
 static bool arena_any(const unsigned *idx) {
-    return idx[0] == MALLCTL_ARENAS_ALL || idx[0] == ay_heaps_limit || ay_heap_get(idx[0]);
+    return idx[0] == MALLCTL_ARENAS_ALL || idx[0] == ay_heaps_limit || ay_heap_exists(idx[0]);
 }
 
-static bool arena_exists(const unsigned *idx) { return ay_heap_get(idx[0]) != NULL; }
+static bool arena_exists(const unsigned *idx) { return ay_heap_exists(idx[0]); }
 
 static int arena_purge(const unsigned *idx, const void *in) {
     if (idx[0] == MALLCTL_ARENAS_ALL || idx[0] == ay_heaps_limit) {

@@ -57,6 +57,16 @@ static size_t tcache_bytes(const ay_heap_t *h, unsigned b) {
     return sum;
 }
 
+/* Class cls's figures where nothing was counted: its sizes and limits. */
+static void class_blank(unsigned cls, alloy_class_stats_t *s) {
+    size_t size = ay_policy_class_size(cls);
+    memset(s, 0, sizeof *s);
+    s->size = sizeof *s;
+    s->class_size = size;
+    s->batch_limit = ay_policy_batch_limit(&ay_conf.batch, size);
+    s->terminal_batch = ay_policy_terminal_batch(&ay_conf.batch, size);
+}
+
 /* Class cls of heap `only` (NULL: summed over heaps).  A node's transfer
  * caches, which its heaps share: the blocks they hold count in the heaps
  * that own them (central bytes, `lent`), and their traffic (misses served,
@@ -68,11 +78,7 @@ static void class_read_net(const ay_heap_t *only, unsigned cls, alloy_class_stat
                            int64_t *net) {
     size_t size = ay_policy_class_size(cls);
     int64_t held = 0; /* objects out of the spans and not in a transfer cache */
-    memset(s, 0, sizeof *s);
-    s->size = sizeof *s;
-    s->class_size = size;
-    s->batch_limit = ay_policy_batch_limit(&ay_conf.batch, size);
-    s->terminal_batch = ay_policy_terminal_batch(&ay_conf.batch, size);
+    class_blank(cls, s);
     for (unsigned i = 0; i < ay_heaps_limit; i++) {
         const ay_heap_t *h = ay_heap_get(i);
         if (!h || (only && h != only) || !ay_heap_central_ready(h, cls))
@@ -122,12 +128,18 @@ static void class_read(const ay_heap_t *only, unsigned cls, alloy_class_stats_t 
     class_read_net(only, cls, s, NULL);
 }
 
-/* Heap h's totals (without metadata, which no heap owns). */
-static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
+/* The totals of a heap that holds nothing, such as an automatic heap not
+ * set up yet (heap.h). */
+static void heap_blank(alloy_stats_t *s) {
     memset(s, 0, sizeof *s);
     s->size = sizeof *s;
     s->version = ALLOY_STATS_VERSION;
     s->nclasses = AY_NUM_CLASSES;
+}
+
+/* Heap h's totals (without metadata, which no heap owns). */
+static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
+    heap_blank(s);
     int64_t held = 0; /* the classes' signed figures (class_read_net) */
     for (unsigned cls = 0; cls < AY_NUM_CLASSES; cls++) {
         alloy_class_stats_t c;
@@ -233,19 +245,25 @@ ALLOY_API int alloy_heap_stats_read(unsigned id, alloy_stats_t *out) {
         return EINVAL;
     ay_ensure_init();
     const ay_heap_t *h = ay_heap_get(id);
-    if (!h)
+    if (!h && !ay_heap_exists(id))
         return ENOENT;
     alloy_stats_t s;
-    heap_read(h, &s);
+    if (h)
+        heap_read(h, &s);
+    else
+        heap_blank(&s); /* an automatic heap not set up yet */
     return copy_out(out, out->size, &s, sizeof s);
 }
 
 int ay_stats_heap_class_read(unsigned id, unsigned cls, alloy_class_stats_t *out) {
     ay_ensure_init();
     const ay_heap_t *h = ay_heap_get(id);
-    if (!h || cls >= AY_NUM_CLASSES)
+    if ((!h && !ay_heap_exists(id)) || cls >= AY_NUM_CLASSES)
         return ENOENT;
-    class_read(h, cls, out);
+    if (h)
+        class_read(h, cls, out);
+    else
+        class_blank(cls, out); /* an automatic heap not set up yet */
     return 0;
 }
 
@@ -267,12 +285,15 @@ static bool src_heap(const ay_report_src_t *src, unsigned k, unsigned *id, bool 
     (void)src;
     for (unsigned i = 0; i < ay_heaps_limit; i++) {
         const ay_heap_t *h = ay_heap_get(i);
-        if (!h || k-- > 0)
-            continue;
+        if ((!h && i >= ay_heaps_auto) || k-- > 0)
+            continue; /* (an automatic heap not set up yet has a row of zeros) */
         *id = i;
-        *is_explicit = !h->cached;
-        *node = ay_heap_node_id(h);
-        heap_read(h, out);
+        *is_explicit = h && !h->cached;
+        *node = h ? ay_heap_node_id(h) : ay_heap_auto_node_id(i);
+        if (h)
+            heap_read(h, out);
+        else
+            heap_blank(out);
         return true;
     }
     return false;

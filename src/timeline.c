@@ -158,6 +158,8 @@ static void collect_classes(ay_snap_t *s, ay_timeline_class_t *all) {
 AY_NO_SANITIZE_THREAD static void collect_heaps(ay_snap_t *s) {
     for (unsigned i = 0; i < ay_heaps_limit; i++) {
         const ay_heap_t *h = ay_heap_get(i);
+        if (h || i < ay_heaps_auto)
+            s->heaps++; /* an automatic heap not set up yet counts too; it holds nothing */
         if (!h)
             continue;
         const ay_pageheap_t *ph = &h->pages;
@@ -165,7 +167,6 @@ AY_NO_SANITIZE_THREAD static void collect_heaps(ay_snap_t *s) {
         for (unsigned cls = 0; cls < AY_NUM_CLASSES; cls++)
             small_pages += AY_LOAD(&h->central[cls].span_pages);
         size_t active_pages = AY_LOAD(&ph->active_pages);
-        s->heaps++;
         s->active += AY_PAGES_BYTES(active_pages) + direct;
         s->large +=
             AY_PAGES_BYTES(active_pages > small_pages ? active_pages - small_pages : 0) + direct;

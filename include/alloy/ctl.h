@@ -35,7 +35,7 @@
  *        timeline_file,stats_shm}
  *   numa.nodes  numa.moves
  *   thread.tcache.flush  thread.tcache.bytes  thread.heap  thread.node
- *   heaps.count  heaps.create  heap.<i>.destroy  heap.<i>.purge
+ *   heaps.count  heaps.set_up  heaps.create  heap.<i>.destroy  heap.<i>.purge
  *   prof.{dump,active,sample,reset,samples,live,stacks,store_bytes,nested,lost}
  *        (the heap profiler, docs/PROFILING.md; "prof.dump" written with a
  *        const char * file name, or run with no value for the default name)
