@@ -130,7 +130,7 @@ void ay_free_secure(void *p) {
     ay_quarantine_mark(p, s->size);
     ay_tcache_t *tc = s->owner.central->bin ? ay_tcache_get() : NULL;
     if (ay_secure_quarantine && tc && tc->cache_on && s->size <= AY_QUARANTINE_MAX_BLOCK)
-        return ay_quarantine_push(tc, s->owner.central->list, p);
+        return ay_free_quarantine(tc, s->owner.central->list, p);
     free_small(s, p);
 }
 

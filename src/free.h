@@ -27,6 +27,16 @@ void ay_free_secure(void *p);
 /* A free small block goes back to a list, without checks. */
 void ay_free_unchecked(void *p);
 
+/* Secure flavour: block p, of the bin at byte offset off (its tag marked),
+ * waits in tc's quarantine (quarantine.h): a push, as onto a list. */
+AY_INLINE void ay_free_quarantine(ay_tcache_t *tc, unsigned off, void *p) {
+    ay_qlist_t *f = (ay_qlist_t *)((char *)tc->quarantine->fresh + off);
+    ay_link_set_raw(p, f->head);
+    f->head = p;
+    if (AY_UNLIKELY(--f->room < 0))
+        ay_tcache_quarantine_rotate(tc, off / AY_BIN_BYTES);
+}
+
 /* free's fast path (the pair's other half: alloc.h).  The bin is the cache
  * plus the offset the pagemap gives (no shift).  It has three branches: the
  * pagemap's range compare (an address beyond 48 bits, never one alloy
@@ -85,7 +95,7 @@ AY_INLINE void ay_free_fast_secure(void *p) {
         bin->room--;
         return;
     }
-    ay_quarantine_push(ay_tcache_of_bins(ay_tls.bins), off, p); /* (a list with room: a cache's) */
+    ay_free_quarantine(ay_tcache_of_bins(ay_tls.bins), off, p); /* (a list with room: a cache's) */
 }
 
 /* The span of p, a block the caller is about to free or resize; aborts with

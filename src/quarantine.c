@@ -6,13 +6,14 @@
 #include "quarantine.h"
 
 #include "meta.h"
+#include "policy.h"
 
 ay_quarantine_t *ay_quarantine_new(void) {
     ay_quarantine_t *q = ay_meta_alloc(sizeof(ay_quarantine_t));
     if (!q)
         return NULL;
     for (unsigned b = 0; b < AY_NUM_BINS; b++) {
-        uint32_t k = ay_quarantine_k(ay_bin_size[b]);
+        uint32_t k = b ? ay_quarantine_k(ay_policy_class_size(b - 1)) : 0; /* bin b: class b - 1 */
         q->fresh[b].head = AY_LIST_END;
         q->fresh[b].limit = k;
         q->fresh[b].room = 0; /* the first push arms it (tcache.c) */

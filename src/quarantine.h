@@ -42,14 +42,22 @@
 #include <stdint.h>
 
 #include "secure.h"
-#include "tcache.h"
 
 #define AY_QUARANTINE_MAX_BLOCK ((size_t)4096)
 #define AY_QUARANTINE_BLOCKS 64u                  /* K of the small classes */
 #define AY_QUARANTINE_CLASS_BYTES ((size_t)16384) /* K x size at most this, K >= 2 */
 
+/* A list of one class's waiting blocks, laid out as a thread-cache list
+ * (ay_bin_t, tcache.h) so that free pushes onto it the same way. */
+typedef struct ay_qlist {
+    void *head;     /* AY_LIST_END: none */
+    int32_t room;   /* pushes before the slow path: K - length, or 0 while empty */
+    uint32_t limit; /* K */
+} ay_qlist_t;
+_Static_assert(sizeof(ay_qlist_t) == AY_BIN_BYTES, "a bin's byte offset indexes the lists");
+
 typedef struct ay_quarantine {
-    ay_bin_t fresh[AY_NUM_BINS];   /* freed since the last rotation (the fast path's push) */
+    ay_qlist_t fresh[AY_NUM_BINS]; /* freed since the last rotation (the fast path's push) */
     void *fresh_tail[AY_NUM_BINS]; /* its last block (the first pushed); NULL: empty */
     void *old[AY_NUM_BINS];        /* the batch before */
     void *old_tail[AY_NUM_BINS];   /* its last block */
@@ -66,24 +74,6 @@ AY_INLINE uint32_t ay_quarantine_k(size_t size) {
 
 /* Block p (of `size` bytes) enters: its tag word says "free". */
 AY_INLINE void ay_quarantine_mark(void *p, size_t size) { *ay_tag_at(p, size) = ay_tag_free(p); }
-
-/* fresh[b] of tc's quarantine ran out of room: its first block came (the
- * room is set for K more), or it is over K + 1: the old batch goes onto
- * tc's list of bin b (which may overflow), and fresh becomes old.  Aborts
- * with a message when the old batch's last link was written to. */
-void ay_quarantine_rotate(ay_tcache_t *tc, unsigned b);
-/* Every block of tc's quarantine goes onto tc's lists (a flush). */
-void ay_quarantine_drain(ay_tcache_t *tc);
-
-/* Block p, of the bin at byte offset off (its tag marked), waits in tc's
- * quarantine: a push, as onto a list. */
-AY_INLINE void ay_quarantine_push(ay_tcache_t *tc, unsigned off, void *p) {
-    ay_bin_t *f = (ay_bin_t *)((char *)tc->quarantine->fresh + off);
-    ay_link_set_raw(p, f->head);
-    f->head = p;
-    if (AY_UNLIKELY(--f->room < 0))
-        ay_quarantine_rotate(tc, off / AY_BIN_BYTES);
-}
 
 /* A new, empty quarantine (metadata memory), or NULL. */
 ay_quarantine_t *ay_quarantine_new(void);

@@ -397,9 +397,9 @@ static void quarantine_splice(ay_tcache_t *tc, unsigned b, void *head, void *tai
     }
 }
 
-void ay_quarantine_rotate(ay_tcache_t *tc, unsigned b) {
+void ay_tcache_quarantine_rotate(ay_tcache_t *tc, unsigned b) {
     ay_quarantine_t *q = tc->quarantine;
-    ay_bin_t *fresh = &q->fresh[b];
+    ay_qlist_t *fresh = &q->fresh[b];
     if (!q->fresh_tail[b]) { /* its first block: the last of the batch */
         q->fresh_tail[b] = fresh->head;
         fresh->room = (int32_t)fresh->limit - 1;
@@ -415,10 +415,11 @@ void ay_quarantine_rotate(ay_tcache_t *tc, unsigned b) {
     q->fresh_tail[b] = NULL;
 }
 
-void ay_quarantine_drain(ay_tcache_t *tc) {
+/* Every block of tc's quarantine goes onto tc's lists (a flush). */
+static void quarantine_drain(ay_tcache_t *tc) {
     ay_quarantine_t *q = tc->quarantine;
     for (unsigned b = 1; b < AY_NUM_BINS; b++) {
-        ay_bin_t *fresh = &q->fresh[b];
+        ay_qlist_t *fresh = &q->fresh[b];
         if (q->nold[b])
             quarantine_splice(tc, b, q->old[b], q->old_tail[b], q->nold[b]);
         q->old[b] = q->old_tail[b] = NULL;
@@ -434,7 +435,7 @@ void ay_quarantine_drain(ay_tcache_t *tc) {
 
 void ay_tcache_flush(ay_tcache_t *tc) {
     if (ay_secure_quarantine && tc->quarantine)
-        ay_quarantine_drain(tc); /* the secure flavour's quarantine first, onto its lists */
+        quarantine_drain(tc); /* the secure flavour's quarantine first, onto its lists */
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         bin_release(tc, b, ay_bin_len(&tc->bins[b]));
 }
