@@ -102,7 +102,7 @@ typedef struct alloy_stats {
     uint64_t transfer_inserted; /* objects thread caches gave to transfer caches */
     size_t transfer_bytes;      /* bytes held in transfer caches (part of central_bytes) */
     /* version 3 */
-    uint64_t os_failures; /* madvise and munmap calls the kernel refused (totals only):
+    uint64_t os_failures; /* madvise, mprotect, munmap calls the kernel refused (totals only):
                              the pages stay dirty, or mapped, and nothing fails */
     /* version 5 */
     uint64_t huge_blocks; /* page-heap blocks mapped with transparent huge pages asked for

@@ -311,7 +311,8 @@ static const ctl_entry_t table[] = {
     BOTH("transfer_bytes", transfer_bytes,
          "Bytes held in the transfer caches (part of central_bytes)."),
     TOTAL("os_failures", os_failures,
-          "madvise and munmap calls the kernel refused: the pages stay dirty, or mapped."),
+          "madvise, mprotect and munmap calls the kernel refused: the pages stay dirty, or "
+          "mapped; a large block stays without guards."),
     BOTH("huge_blocks", huge_blocks,
          "Page-heap blocks mapped with transparent huge pages asked for (the thp setting)."),
     FUNC("stats.heaps.<i>.node", T_UNS, get_heap_node, NULL,

@@ -11,9 +11,11 @@
  * page fault each.
  *
  * Invariants: a LARGE or DIRECT span holds exactly one block, at
- * ay_large_start; in the secure flavour every page of a LARGE span but the
- * block's is inaccessible while the block lives, and the whole span is
- * accessible again before it goes back to the page heap; a sampled block's
+ * ay_large_start; in the secure flavour the pages of a LARGE span outside
+ * [open, user_end) are inaccessible, the block is [user, user_end) (open ==
+ * user but in a span reused from the guarded cache), a freed one waits in
+ * that cache with its guards, and a span is wholly accessible again before
+ * it is freed to the page heap's lists; a sampled block's
  * span is given back only when the profiler does not keep it (prof.h). */
 #include "large.h"
 
@@ -24,24 +26,39 @@
 #include "prof.h"
 #include "secure.h"
 
-/* The secure flavour's large block from the page heap: a span of npages
- * pages and at least two more, the block in the middle, aligned to `align`,
- * with every other page of the span inaccessible: a guard page (or more)
- * before the block and after it.  The guards are made accessible again
- * before the span goes back to the page heap (ay_large_free). */
+/* The secure flavour's large block from the page heap: a span with the
+ * block in it, aligned to `align`, and every page of the span before and
+ * after the block inaccessible: a guard page (or more) on each side.  A
+ * block aligned to a page at most takes a span of the page heap's guarded
+ * cache first (pageheap.h), whose accessible pages are npages to a quarter
+ * more: the block goes at their end, against the guard after them, and the
+ * spare pages before it stay accessible, unused; no system call.  Else a
+ * new span of npages pages and at least two more, guarded now (two
+ * mprotect calls; when the kernel refuses, the span is a block without
+ * guards).  A freed span keeps its guards (ay_large_free). */
 static ay_span_t *large_guarded(ay_heap_t *h, uintptr_t npages, size_t align) {
+    ay_span_t *s;
+    if (align <= AY_PAGE_SIZE &&
+        (s = ay_pageheap_guarded_take(&h->pages, npages, npages + npages / 4)) != NULL) {
+        s->user = s->user_end - AY_PAGES_BYTES(npages);
+        return s;
+    }
     uintptr_t slack = align > AY_PAGE_SIZE ? (align >> AY_PAGE_SHIFT) - 1 : 0;
     uintptr_t total = npages + 2 + slack;
-    ay_span_t *s = ay_pageheap_alloc(&h->pages, total, 1, AY_SPAN_LARGE, 0);
+    s = ay_pageheap_alloc(&h->pages, total, 1, AY_SPAN_LARGE, 0);
     if (!s)
         return NULL;
     size_t a = align > AY_PAGE_SIZE ? align : AY_PAGE_SIZE;
     uintptr_t user = (s->start + AY_PAGE_SIZE + a - 1) & ~(uintptr_t)(a - 1);
     uintptr_t end = s->start + AY_PAGES_BYTES(total);
-    s->user = user;
+    s->open = s->user = user;
     s->user_end = user + AY_PAGES_BYTES(npages);
-    ay_os_protect((void *)s->start, user - s->start, 0);
-    ay_os_protect((void *)s->user_end, end - s->user_end, 0);
+    if (ay_os_protect((void *)s->start, user - s->start, 0) != 0 ||
+        ay_os_protect((void *)s->user_end, end - s->user_end, 0) != 0) {
+        /* refused (counted): a block without guards, the whole span */
+        ay_os_protect((void *)s->start, AY_PAGES_BYTES(total), 1);
+        s->user = s->user_end = s->open = 0;
+    }
     return s;
 }
 
@@ -82,9 +99,13 @@ void ay_large_free(ay_span_t *s, void *p) {
         return;
     }
     ay_fill_freed(p, ay_large_usable(s, p));
-    if (s->user) { /* the guards go: the page heap's spans are all accessible */
+    if (s->user && s->npages <= AY_GUARDED_MAX_PAGES) { /* it waits, guards and all */
+        ay_pageheap_guarded_keep(s->owner.pages, s);
+        return;
+    }
+    if (s->user) { /* the guards go: the page heap's free spans are all accessible */
         ay_os_protect((void *)s->start, AY_PAGES_BYTES(s->npages), 1);
-        s->user = s->user_end = 0;
+        s->user = s->user_end = s->open = 0;
     }
     ay_pageheap_free(s->owner.pages, s);
 }

@@ -117,7 +117,11 @@ void ay_os_unmap_guarded(void *p, size_t size) {
 }
 
 int ay_os_protect(void *p, size_t size, int accessible) {
-    return mprotect(p, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0 ? 0 : -errno;
+    if (mprotect(p, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0)
+        return 0;
+    int err = errno;
+    count_failure();
+    return -err;
 }
 
 int ay_os_purge(void *p, size_t size) {

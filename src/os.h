@@ -40,8 +40,8 @@ void *ay_os_map(size_t size, size_t align);
  * is out of map entries, say) is counted in ay_os_failures and the range
  * stays mapped, unused: a leak of address space, never a crash. */
 void ay_os_unmap(void *p, size_t size);
-/* madvise and munmap calls the kernel refused, since start-up (the stats'
- * os_failures). */
+/* madvise, mprotect and munmap calls the kernel refused, since start-up
+ * (the stats' os_failures). */
 uint64_t ay_os_failures(void);
 /* ay_os_map with an inaccessible guard page just before and just after the
  * `size` bytes it returns (the secure flavour's page-heap chunks, direct
@@ -49,7 +49,8 @@ uint64_t ay_os_failures(void);
  * its unmap, guards included. */
 void *ay_os_map_guarded(size_t size, size_t align);
 void ay_os_unmap_guarded(void *p, size_t size);
-/* Make a range inaccessible (a guard) or read-write again.  0 or -errno. */
+/* Make a range inaccessible (a guard) or read-write again.  0 or -errno
+ * (counted in ay_os_failures). */
 int ay_os_protect(void *p, size_t size, int accessible);
 /* Tell the OS the range's contents may go; it reads back as zero.  Returns 0
  * or -errno (counted in ay_os_failures): the range then keeps its contents,

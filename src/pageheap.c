@@ -233,8 +233,11 @@ static void purging_remove(ay_pageheap_t *ph, ay_span_t *s) {
  * madvise and put back clean, or dirty still when madvise failed (counted
  * by ay_os_purge), and then this pass stops: what is due is tried again by
  * the next one, not in a loop here. */
+static void guarded_expire(ay_pageheap_t *ph, uint64_t now, bool all);
+
 static void decay(ay_pageheap_t *ph, bool all) {
     uint64_t now = ay_os_now_ms();
+    guarded_expire(ph, now, all);
     for (bool refused = false; !refused;) {
         bool clean[PURGE_BATCH];
         ay_span_t *batch[PURGE_BATCH]; /* NULL: an unmapped block, in gone[] */
@@ -303,6 +306,98 @@ static unsigned release_free_blocks(ay_pageheap_t *ph, uintptr_t min_pages) {
 }
 
 void ay_pageheap_purge(ay_pageheap_t *ph, bool all) { decay(ph, all); }
+
+/* ---- the secure flavour's guarded cache (pageheap.h) ---- */
+
+/* Under the lock: guarded[i] leaves the cache, LARGE and active again. */
+static ay_span_t *guarded_remove(ay_pageheap_t *ph, unsigned i) {
+    ay_span_t *s = ph->guarded[i];
+    memmove(&ph->guarded[i], &ph->guarded[i + 1], (ph->nguarded - i - 1) * sizeof s);
+    AY_STORE(&ph->nguarded, ph->nguarded - 1);
+    ph->guarded_pages -= s->npages;
+    ph->active_pages += s->npages;
+    s->state = AY_SPAN_LARGE;
+    return s;
+}
+
+/* Without the lock: span s, off the cache, has its guards lifted and is
+ * freed.  When mprotect refuses, s stays as it is, a LARGE span that no
+ * block uses (counted in os_failures): freeing it would hand inaccessible
+ * pages out. */
+static void guarded_release(ay_pageheap_t *ph, ay_span_t *s) {
+    ay_usage_add(ph->usage, (ptrdiff_t)AY_PAGES_BYTES(s->npages)); /* (the free takes it) */
+    if (ay_os_protect((void *)s->start, AY_PAGES_BYTES(s->npages), 1) != 0) {
+        return;
+    }
+    s->user = s->user_end = s->open = 0;
+    ay_pageheap_free(ph, s);
+}
+
+/* Under the lock: is the oldest guarded span due to go? */
+static bool guarded_due(const ay_pageheap_t *ph, uint64_t now, bool all) {
+    if (ph->nguarded == 0)
+        return false;
+    int64_t decay = ay_conf.decay_ms;
+    return all || (decay >= 0 && now - ph->guarded[0]->freed_ms >= (uint64_t)decay);
+}
+
+/* The guarded spans that are due leave the cache, oldest first. */
+static void guarded_expire(ay_pageheap_t *ph, uint64_t now, bool all) {
+    ay_span_t *out[AY_GUARDED_SPANS];
+    unsigned n = 0;
+    ay_pageheap_lock(ph);
+    while (guarded_due(ph, now, all))
+        out[n++] = guarded_remove(ph, 0);
+    pthread_mutex_unlock(&ph->lock);
+    for (unsigned i = 0; i < n; i++)
+        guarded_release(ph, out[i]);
+}
+
+ay_span_t *ay_pageheap_guarded_take(ay_pageheap_t *ph, uintptr_t min_pages, uintptr_t max_pages) {
+    if (AY_LOAD(&ph->nguarded) == 0)
+        return NULL;
+    ay_pageheap_lock(ph);
+    unsigned best = ph->nguarded;
+    uintptr_t best_pages = 0;
+    for (unsigned i = 0; i < ph->nguarded; i++) {
+        const ay_span_t *g = ph->guarded[i];
+        uintptr_t pages = (g->user_end - g->open) >> AY_PAGE_SHIFT;
+        if (pages >= min_pages && pages <= max_pages &&
+            (best == ph->nguarded || pages < best_pages))
+            best = i, best_pages = pages;
+    }
+    ay_span_t *s = best < ph->nguarded ? guarded_remove(ph, best) : NULL;
+    pthread_mutex_unlock(&ph->lock);
+    if (s)
+        ay_usage_add(ph->usage, (ptrdiff_t)AY_PAGES_BYTES(s->npages));
+    return s;
+}
+
+void ay_pageheap_guarded_keep(ay_pageheap_t *ph, ay_span_t *s) {
+    ay_span_t *out[AY_GUARDED_SPANS];
+    unsigned n = 0;
+    ay_usage_add(ph->usage, -(ptrdiff_t)AY_PAGES_BYTES(s->npages));
+    uint64_t now = ay_os_now_ms();
+    ay_pageheap_lock(ph);
+    s->state = AY_SPAN_GUARDED;
+    s->dirty = 1; /* its pages were the block's */
+    s->freed_ms = now;
+    ph->active_pages -= s->npages;
+    while (ph->nguarded > 0 && (ph->nguarded == AY_GUARDED_SPANS ||
+                                ph->guarded_pages + s->npages > AY_GUARDED_MAX_PAGES))
+        out[n++] = guarded_remove(ph, 0);
+    ph->guarded[ph->nguarded] = s;
+    AY_STORE(&ph->nguarded, ph->nguarded + 1);
+    ph->guarded_pages += s->npages;
+    bool due = purge_due(ph, now, false);
+    if (ay_debug >= 3)
+        ay_pageheap_validate(ph);
+    pthread_mutex_unlock(&ph->lock);
+    for (unsigned i = 0; i < n; i++)
+        guarded_release(ph, out[i]);
+    if (due)
+        decay(ph, false);
+}
 
 /* ---- allocation ---- */
 
@@ -415,7 +510,7 @@ static void split_tail(ay_pageheap_t *ph, ay_span_t *s, uintptr_t pages, uint64_
 /* The end of an allocation or a free: check the invariants (debug), drop the
  * lock, and purge what is due, without it. */
 static void finish(ay_pageheap_t *ph, uint64_t now) {
-    bool due = purge_due(ph, now, false);
+    bool due = purge_due(ph, now, false) || guarded_due(ph, now, false);
     if (ay_debug >= 3)
         ay_pageheap_validate(ph);
     pthread_mutex_unlock(&ph->lock);
@@ -592,6 +687,8 @@ void ay_pageheap_release_all(ay_pageheap_t *ph) {
     }
     while (ph->spare)
         ay_span_delete(record_take(ph));
+    ph->nguarded = 0; /* (their records went with their blocks' spans) */
+    ph->guarded_pages = 0;
     pthread_mutex_unlock(&ph->lock);
     while (!ay_list_empty(&blocks)) {
         ay_span_t *b = blocks.next;
@@ -629,8 +726,17 @@ void ay_pageheap_validate(ay_pageheap_t *ph) {
             ay_fatal("pageheap: clean span on decay FIFO", (void *)s->start);
         fifo += s->npages;
     }
+    size_t guarded = 0;
+    for (unsigned i = 0; i < ph->nguarded; i++) {
+        const ay_span_t *g = ph->guarded[i];
+        if (g->state != AY_SPAN_GUARDED || g->owner.pages != ph ||
+            (i > 0 && g->freed_ms < ph->guarded[i - 1]->freed_ms))
+            ay_fatal("pageheap: bad span in the guarded cache", (void *)g->start);
+        guarded += g->npages;
+    }
     if (dirty != ph->free_dirty_pages || clean != ph->free_clean_pages || fifo != dirty ||
-        ph->active_pages + dirty + clean + ph->purging_pages != ph->mapped_pages)
+        guarded != ph->guarded_pages ||
+        ph->active_pages + dirty + clean + ph->purging_pages + guarded != ph->mapped_pages)
         ay_fatal("pageheap: page counters do not add up", ph);
 }
 

@@ -30,6 +30,17 @@
  * marked MADV_NOHUGEPAGE, so that not even a kernel set to "always" gives
  * it huge pages.
  *
+ * The secure flavour's large blocks have a guard page before and after
+ * them (large.c), made inaccessible with mprotect.  A freed one keeps its
+ * guards: its span waits, GUARDED, in the page heap's guarded cache (up to
+ * AY_GUARDED_SPANS spans and AY_GUARDED_MAX_PAGES pages, oldest first), and
+ * the next large block that fits it (within a quarter more pages) takes it
+ * with no system call.  A span leaves the cache when it is the oldest and
+ * a new one needs the room, when it has waited decay_ms (as a free span's
+ * pages are purged), or on a purge of everything; only then are its guards
+ * lifted and the span freed and merged.  Its pages count as free and dirty
+ * in the stats (guarded_pages).
+ *
  * No system call runs under the page-heap lock.  A new block is mapped, and
  * its pagemap leaves and span records made, before the lock is taken; spans
  * to purge are taken off the lists under the lock, purged without it, and
@@ -40,8 +51,9 @@
  *
  * Invariants (under the lock): no two free spans of one block are adjacent;
  * every free span is on exactly one size list, and on the decay FIFO iff it
- * is dirty; the page counters add up:
- *   active + free_dirty + free_clean + purging = mapped  (in pages).
+ * is dirty; guarded[0 .. nguarded-1] are the GUARDED spans, oldest first;
+ * the page counters add up:
+ *   active + free_dirty + free_clean + purging + guarded = mapped  (pages).
  * Lock order: the page heap lock is taken alone or before the metadata lock
  * (a leaf, which it takes inside to give span records back).
  */
@@ -56,10 +68,12 @@
 #include "span.h"
 #include "usage.h"
 
-#define AY_BLOCK_PAGES 256      /* pages of a block taken from the OS: 1 MiB, or a multiple */
-#define AY_LARGE_MAX_PAGES 8192 /* 32 MiB: larger requests are direct maps */
-#define AY_HUGE_PAGES 512       /* 2 MiB: blocks this large get transparent huge pages */
-#define AY_THP_BUSY_PAGES 16384 /* 64 MiB of small spans: thp:auto's busy heap (BENCHMARKS.md) */
+#define AY_BLOCK_PAGES 256         /* pages of a block taken from the OS: 1 MiB, or a multiple */
+#define AY_LARGE_MAX_PAGES 8192    /* 32 MiB: larger requests are direct maps */
+#define AY_HUGE_PAGES 512          /* 2 MiB: blocks this large get transparent huge pages */
+#define AY_THP_BUSY_PAGES 16384    /* 64 MiB of small spans: thp:auto's busy heap (BENCHMARKS.md) */
+#define AY_GUARDED_SPANS 8         /* secure: freed large spans kept with their guards */
+#define AY_GUARDED_MAX_PAGES 4096u /* 16 MiB: and at most this many pages of them */
 
 typedef struct ay_pageheap {
     pthread_mutex_t lock;
@@ -85,6 +99,9 @@ typedef struct ay_pageheap {
     uint64_t purges;          /* purges: madvise calls and unmaps of wholly free blocks */
     uint64_t blocks_unmapped; /* wholly free blocks given back to the OS */
     uint64_t huge_blocks;     /* blocks mapped with MADV_HUGEPAGE */
+    ay_span_t *guarded[AY_GUARDED_SPANS]; /* secure: GUARDED spans, oldest first */
+    unsigned nguarded;
+    size_t guarded_pages; /* their pages */
 } ay_pageheap_t;
 
 /* Set up ph, which must be zero. */
@@ -104,6 +121,14 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
  * when the free span after it is missing or too short, or no span record
  * can be had. */
 bool ay_pageheap_resize(ay_pageheap_t *ph, ay_span_t *s, uintptr_t npages);
+/* Secure flavour: a GUARDED span of ph of min_pages to max_pages pages
+ * (the fewest), now LARGE again, its first and last page still
+ * inaccessible; NULL when none fits. */
+ay_span_t *ay_pageheap_guarded_take(ay_pageheap_t *ph, uintptr_t min_pages, uintptr_t max_pages);
+/* Secure flavour: freed LARGE span s, whose first and last page (and no
+ * other) are inaccessible, waits in ph's guarded cache; the spans it
+ * pushes out (the oldest) have their guards lifted and are freed. */
+void ay_pageheap_guarded_keep(ay_pageheap_t *ph, ay_span_t *s);
 /* Give a SMALL or LARGE span of ph back; it is merged with free neighbours. */
 void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s);
 /* Purge dirty free spans: those older than decay_ms, or all when `all`. */

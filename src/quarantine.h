@@ -15,9 +15,11 @@
  * thread's list in one step (its first block's link, then its last's: the
  * first push's block, whose link must still be the end of the list) and
  * `fresh` becomes `old`.  So a freed block waits for at least K more frees
- * of its class, and at most 2K + 1; K is 64, or fewer for classes above
- * 256 bytes, so that a class holds at most 2 x (AY_QUARANTINE_CLASS_BYTES
- * + 2 blocks).  No system call, no walk of the blocks.
+ * of its class, and at most 2K + 1; K is 16, or fewer for classes above
+ * 256 bytes (K x size at most AY_QUARANTINE_CLASS_BYTES, 4 KiB, and K at
+ * least 2), and a class holds at most 2(K + 1) blocks.  (K 64 and 32 were
+ * measured: more RSS and more time on frag and handoff, docs/BENCHMARKS.md.)
+ * No system call, no walk of the blocks.
  *
  * A waiting block's tag word (secure.h) says "free", so that a second free
  * of it is caught, and its first word holds its link, which malloc tests
@@ -44,8 +46,8 @@
 #include "secure.h"
 
 #define AY_QUARANTINE_MAX_BLOCK ((size_t)4096)
-#define AY_QUARANTINE_BLOCKS 64u                  /* K of the small classes */
-#define AY_QUARANTINE_CLASS_BYTES ((size_t)16384) /* K x size at most this, K >= 2 */
+#define AY_QUARANTINE_BLOCKS 16u                 /* K of the small classes */
+#define AY_QUARANTINE_CLASS_BYTES ((size_t)4096) /* K x size at most this, K >= 2 */
 
 /* A list of one class's waiting blocks, laid out as a thread-cache list
  * (ay_bin_t, tcache.h) so that free pushes onto it the same way. */

@@ -12,11 +12,15 @@
  *           owner.pages is the page heap it came from
  *   DIRECT  one very large block (above AY_LARGE_MAX_PAGES), mapped straight
  *           from the OS; owner.direct is the set of direct maps it belongs to
+ *   GUARDED a freed LARGE span of the secure flavour, its guard pages still
+ *           inaccessible, kept by its page heap for the next large block
+ *           (pageheap.h); owner.pages is that page heap
  *   DEAD    the record is on the metadata free list, or in a page heap's
  *           reserve of records; the record of a block (on its page heap's
  *           `blocks` list, pageheap.h) keeps this state too
  *
- * Pagemap invariant: for SMALL and LARGE spans every page maps to the span;
+ * Pagemap invariant: for SMALL, LARGE and GUARDED spans every page maps to
+ * the span;
  * for FREE spans the first and last page do (enough to coalesce); for DIRECT
  * spans the first page does.  All other pages map to NULL.
  *
@@ -30,7 +34,14 @@
 #define ALLOY_SPAN_H
 #include <stdint.h>
 
-enum { AY_SPAN_DEAD = 0, AY_SPAN_FREE, AY_SPAN_SMALL, AY_SPAN_LARGE, AY_SPAN_DIRECT };
+enum {
+    AY_SPAN_DEAD = 0,
+    AY_SPAN_FREE,
+    AY_SPAN_SMALL,
+    AY_SPAN_LARGE,
+    AY_SPAN_DIRECT,
+    AY_SPAN_GUARDED
+};
 
 struct ay_pageheap;
 struct ay_central;
@@ -60,9 +71,11 @@ typedef struct ay_span {
     struct ay_span *block; /* FREE, SMALL, LARGE: the record of the block the span lies in */
     struct ay_span *dprev; /* FREE and dirty: decay FIFO links */
     struct ay_span *dnext;
-    uint64_t freed_ms;  /* FREE: when the span became free and dirty */
+    uint64_t freed_ms;  /* FREE: when the span became free and dirty; GUARDED: freed */
     uintptr_t user;     /* LARGE in the secure flavour: the block's first byte, after a */
     uintptr_t user_end; /* guard page; and its end, before one (0: no guards) */
+    uintptr_t open;     /* LARGE, GUARDED (secure): the first accessible byte; the pages
+                           of [open, user_end) are, the others not */
     void *prof;         /* LARGE, DIRECT: the heap profiler's record of a sampled
                                  block (prof.h), or NULL; set and cleared by prof.c only */
 } ay_span_t;

@@ -325,7 +325,7 @@ static const bad_case_t cases[] = {
     {"double-free-large",
      "double free of a large block (300 KB)",
      double_free_large,
-     {ABORT("free(): double free"), ABORT("free(): double free"), ABORT("free(): invalid pointer"),
+     {ABORT("free(): double free"), ABORT("free(): double free"), ABORT("free(): double free"),
       CRASH}},
     {"free-interior-large",
      "`free(p+4096)` on a large block",

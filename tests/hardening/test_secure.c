@@ -2,8 +2,10 @@
 /* test_secure.c - what the secure flavour adds, beyond test_badinput:
  *   - a span's objects are handed out in a random order (not by address);
  *   - a freed block is not handed out again by the next mallocs of its size,
- *     nor while 60 more of its size are freed (the quarantine);
+ *     nor while 15 more of its size are freed (the quarantine);
  *   - a large block has an inaccessible page just before and just after it;
+ *     a freed one keeps the one after it while its span waits for reuse,
+ *     and the next block that fits is put against it;
  *   - usable sizes leave room for the tag, and writing all of them is fine.
  * Built against liballoy_secure.a (test secure-parts) and, to show that the
  * checks can fail, against liballoy.a (test secure-parts-release, which
@@ -18,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "alloy.h"
 #include "check.h"
 
 static char *volatile hidden;
@@ -61,12 +64,12 @@ int main(void) {
     CHECK(!reused);
     for (int i = 0; i < 64; i++)
         free(b[i]);
-    /* ... nor by the next 60 of its size while as many others are freed:
-     * it waits for 64 more frees of its class (quarantine.h) */
+    /* ... nor by the next 15 of its size while as many others are freed:
+     * it waits for at least 16 more frees of its class (quarantine.h) */
     p = malloc(80);
     free(p);
     reused = 0;
-    for (int i = 0; i < 60; i++) {
+    for (int i = 0; i < 15; i++) {
         char *q = malloc(80);
         reused |= q == p;
         free(q);
@@ -79,6 +82,22 @@ int main(void) {
     CHECK(dies_touching(big - 1));
     CHECK(dies_touching(big + malloc_usable_size(big)));
     free(big);
+
+    /* a freed large block keeps its guards and its span serves the next
+     * block that fits it, against the same guard, with no system call; a
+     * purge lifts the guards (pageheap.h, "guarded cache") */
+    char *g = malloc(300000);
+    char *g_end = g + malloc_usable_size(g);
+    free(g);
+    CHECK(dies_touching(g_end)); /* still a guard page, while the span waits */
+    char *h = malloc(290000);
+    size_t hu = malloc_usable_size(h);
+    CHECK(h + hu == g_end); /* the same span, at its end */
+    CHECK(dies_touching(h + hu));
+    memset(h, 1, hu);
+    free(h);
+    alloy_purge();
+    CHECK(!dies_touching(g_end)); /* freed to the page heap: accessible */
 
     /* the usable size is all usable (the tag is beyond it) */
     for (size_t n = 0; n < 2000; n += 7) {
