@@ -34,8 +34,10 @@
  * more: the block goes at their end, against the guard after them, and the
  * spare pages before it stay accessible, unused; no system call.  Else a
  * new span of npages pages and at least two more, guarded now (two
- * mprotect calls; when the kernel refuses, the span is a block without
- * guards).  A freed span keeps its guards (ay_large_free). */
+ * mprotect calls, or one for a span at either end of its page-heap block,
+ * whose mapping has a guard page there already: the block goes against it,
+ * and a block of its own keeps its first huge page; when the kernel
+ * refuses, the span is a block without guards).  A freed span keeps its guards (ay_large_free). */
 static ay_span_t *large_guarded(ay_heap_t *h, uintptr_t npages, size_t align) {
     ay_span_t *s;
     if (align <= AY_PAGE_SIZE &&
@@ -51,10 +53,15 @@ static ay_span_t *large_guarded(ay_heap_t *h, uintptr_t npages, size_t align) {
     size_t a = align > AY_PAGE_SIZE ? align : AY_PAGE_SIZE;
     uintptr_t user = (s->start + AY_PAGE_SIZE + a - 1) & ~(uintptr_t)(a - 1);
     uintptr_t end = s->start + AY_PAGES_BYTES(total);
+    const ay_span_t *b = s->block; /* its mapping has a guard page at each end (ay_chunk_map) */
+    if (align <= AY_PAGE_SIZE && s->start == b->start)
+        user = s->start; /* the mapping's guard is before it: one mprotect, after */
+    else if (align <= AY_PAGE_SIZE && end == b->start + AY_PAGES_BYTES(b->npages))
+        user = end - AY_PAGES_BYTES(npages); /* the mapping's guard is after it */
     s->open = s->user = user;
     s->user_end = user + AY_PAGES_BYTES(npages);
-    if (ay_os_protect((void *)s->start, user - s->start, 0) != 0 ||
-        ay_os_protect((void *)s->user_end, end - s->user_end, 0) != 0) {
+    if ((user > s->start && ay_os_protect((void *)s->start, user - s->start, 0) != 0) ||
+        (end > s->user_end && ay_os_protect((void *)s->user_end, end - s->user_end, 0) != 0)) {
         /* refused (counted): a block without guards, the whole span */
         ay_os_protect((void *)s->start, AY_PAGES_BYTES(total), 1);
         s->user = s->user_end = s->open = 0;

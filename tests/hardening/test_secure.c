@@ -83,6 +83,15 @@ int main(void) {
     CHECK(dies_touching(big + malloc_usable_size(big)));
     free(big);
 
+    /* a block of its own (4 MiB) starts its page-heap block, whose mapping's
+     * guard page is before it: it keeps the 2 MiB alignment thp:auto gives
+     * the block (large.c), and still has a guard on each side */
+    char *own = malloc(4u << 20);
+    CHECK(((uintptr_t)own & ((2u << 20) - 1)) == 0);
+    CHECK(dies_touching(own - 1));
+    CHECK(dies_touching(own + malloc_usable_size(own)));
+    free(own);
+
     /* a freed large block keeps its guards and its span serves the next
      * block that fits it, against the same guard, with no system call; a
      * purge lifts the guards (pageheap.h, "guarded cache") */
