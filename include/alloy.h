@@ -69,7 +69,7 @@ typedef struct alloy_stats {
                                      (an estimate) */
     size_t mapped;                /* everything taken from the OS, metadata too */
     size_t metadata;              /* span records, thread caches, heaps but heap 0,
-                                     quarantine rings, guard slot tables, address map */
+                                     quarantines, guard slot tables, address map */
     size_t peak_active;           /* highest `active` seen */
     size_t tcache_bytes;          /* cached in thread caches */
     size_t central_bytes;         /* free objects held by central caches */

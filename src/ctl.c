@@ -278,7 +278,7 @@ static const ctl_entry_t table[] = {
     BOTH("retained", pageheap_purged_bytes,
          "Bytes of free pages purged with madvise, or never touched, but still mapped."),
     BOTH("metadata", metadata,
-         "Bytes of metadata: span records, thread caches, heaps but heap 0, quarantine rings, "
+         "Bytes of metadata: span records, thread caches, heaps but heap 0, quarantines, "
          "guarded-page slot tables, and the address map's leaves."),
     BOTH("peak_active", peak_active, "Highest `active` seen."),
     BOTH("large_allocated", large_allocated,

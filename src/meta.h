@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* meta.h - metadata memory: span records, thread caches, every heap but
- * heap 0 (which is static), the secure flavour's quarantine rings and the
+ * heap 0 (which is static), the secure flavour's quarantines and the
  * guarded pages' slot tables come from alloy's own mmap'ed chunks, never
  * from malloc, so initialisation cannot recurse.  (The pagemap's leaves and
  * the heap profiler's store are mapped by their own modules.)  Memory is

@@ -58,21 +58,14 @@ bench/run.py --build-dir "$build" --mode short --reps "$reps" --no-charts --quie
     --out "$out/suite" --allocators "$list" || true
 bench/compare.py "$out/suite" --base release
 /usr/bin/python3 - "$out/suite/results.json" <<'PY'
-import json, math, statistics, sys
-rows = json.load(open(sys.argv[1]))
-rows = rows.get("results", rows) if isinstance(rows, dict) else rows
-rss = {}
-for r in rows:
-    v = r.get("metrics", {}).get("peak_rss_kb") if isinstance(r, dict) else None
-    if v:
-        rss.setdefault((r["workload"], r.get("case", ""), r["allocator"]), []).append(v)
-names = sorted({k[2] for k in rss})
-cells = {k[:2] for k in rss}
+import json, math, sys
+# results.json's summary: one row per (workload, case, metric), with each
+# allocator's [median, min, max, runs]
+rows = [r for r in json.load(open(sys.argv[1]))["summary"] if r["metric"] == "peak_rss"]
+names = sorted({n for r in rows for n in r["stats"]} - {"release"})
 for n in names:
-    if n == "release":
-        continue
-    logs = [math.log(statistics.median(rss[c + (n,)]) / statistics.median(rss[c + ("release",)]))
-            for c in sorted(cells) if c + (n,) in rss and c + ("release",) in rss]
+    logs = [math.log(r["stats"][n][0] / r["stats"]["release"][0]) for r in rows
+            if r["stats"].get(n) and r["stats"].get("release") and r["stats"]["release"][0] > 0]
     if logs:
         print("%s: peak RSS %.3fx release (geometric mean of %d rows)"
               % (n, math.exp(sum(logs) / len(logs)), len(logs)))
