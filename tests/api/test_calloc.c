@@ -2,7 +2,8 @@
 /* test_calloc.c - calloc returns zeroed memory when the block it hands out
  * is recycled: from another thread's frees (through the central cache, and
  * through the transfer cache after a cross-thread free: run with
- * ALLOY_CONF=heaps:2, so that the two threads' heaps differ), from the page
+ * ALLOY_CONF=heaps:2, so that the two threads' heaps differ, and
+ * decay_ms:-1, so that no decay pass moves them meanwhile), from the page
  * heap's dirty pages, in an explicit heap, and after a purge.  Each source
  * block is filled with 0xff first, and the test checks that calloc really
  * handed some of those blocks out again.  Only the alloy_* names are called. */
