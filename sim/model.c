@@ -656,11 +656,14 @@ int sim_model_run(const sim_run_spec_t *spec, sim_metrics_t *out, char *err, siz
         sim_op_t op;
         m.measuring = op_i >= spec->tp.warmup_ops;
         sim_trace_next(&t, &op);
-        if (op.kind == SIM_OP_ALLOC) {
+        if (op.kind == SIM_OP_ALLOC && spec->cfg.binned_max && op.size > spec->cfg.binned_max) {
+            addr[op.slot] =
+                UINT64_MAX; /* liballoy's page-heap block: no compared counter sees it */
+        } else if (op.kind == SIM_OP_ALLOC) {
             unsigned cls;
             addr[op.slot] = tcache_alloc(&m, op.size, &cls);
             live += ay_policy_class_size(cls);
-        } else {
+        } else if (addr[op.slot] != UINT64_MAX) {
             uint64_t a = addr[op.slot];
             live -= m.spans[m.pagemap[a >> AY_PAGE_SHIFT]].size;
             tcache_free(&m, a);

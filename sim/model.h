@@ -39,6 +39,11 @@ enum {
 /* The transfer caches' bound that `validate` gives liballoy and the model
  * (liballoy's default, transfer_bytes:512k). */
 #define SIM_TRANSFER_BYTES (512u << 10)
+/* The largest request liballoy serves from its size classes (src/tcache.h,
+ * AY_MAX_BINNED_SIZE): `validate` leaves larger ones out of the model, as
+ * they are page-heap blocks there (a figure that drifted would make
+ * validate fail). */
+#define SIM_BINNED_MAX (32u << 10)
 
 typedef struct sim_config {
     ay_batch_params_t bp;      /* policy, byte budget, object cap */
@@ -46,6 +51,9 @@ typedef struct sim_config {
     uint64_t tcache_max_bytes; /* the thread cache's byte limit; 0: none (the paper's model) */
     uint64_t transfer_bytes;   /* a class's transfer cache at most; 0: none (the paper's model) */
     unsigned diverge;          /* SIM_DIVERGE_* bits; 0 outside tests */
+    uint64_t binned_max;       /* requests above it are not modelled: liballoy serves them from
+                                  its page heap (tcache.h, AY_MAX_BINNED_SIZE); 0: every class,
+                                  the paper's model */
 } sim_config_t;
 
 typedef struct sim_run_spec {

@@ -187,6 +187,7 @@ int sim_real_validate(const sim_real_opts_t *o) {
                 spec.cfg.tcache_max_bytes = o->tcache_max_bytes;
                 spec.cfg.transfer_bytes = SIM_TRANSFER_BYTES;
                 spec.cfg.diverge = o->diverge;
+                spec.cfg.binned_max = SIM_BINNED_MAX; /* as liballoy: larger are pages */
                 spec.tp = o->tp[wl];
                 sim_metrics_t m;
                 char err[1024];

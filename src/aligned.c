@@ -35,7 +35,7 @@ size_t ay_aligned_request(size_t size, size_t align) {
     size_t rounded = (size + align - 1) & ~(align - 1);
     if (rounded == 0)
         rounded = align;
-    return align <= AY_PAGE_SIZE && rounded <= AY_MAX_SMALL_SIZE
+    return align <= AY_PAGE_SIZE && rounded <= AY_MAX_BINNED_SIZE
                ? aligned_class_size(rounded, align)
                : 0;
 }

@@ -152,7 +152,7 @@ void *ay_calloc_in(ay_heap_t *h, size_t n, size_t size) {
     size_t total;
     if (__builtin_mul_overflow(n, size, &total))
         return ay_oom();
-    if (total <= AY_MAX_SMALL_SIZE) {
+    if (total <= AY_MAX_BINNED_SIZE) {
         void *p = ay_alloc_in(h, total);
         return p ? memset(p, 0, total) : NULL;
     }

@@ -4,7 +4,7 @@
  *
  * The front end is split by concept, as mimalloc splits its own, one module
  * each, in this order (each uses only those before it):
- *   large       blocks of whole pages (above 256 KiB, aligned to more than
+ *   large       blocks of whole pages (above 32 KiB, aligned to more than
  *               a page, heap-profiler samples): page-heap spans and direct
  *               maps
  *   alloc       malloc and calloc, the malloc slow path, uncached and
@@ -76,7 +76,7 @@ AY_INLINE void *ay_malloc_fast(size_t size) {
 void *ay_oom(void);
 
 /* size bytes from heap h, bypassing the thread cache (h's central cache, or
- * its pages above 256 KiB); `zero` asks for zeroed memory.  NULL when out of
+ * its pages above 32 KiB); `zero` asks for zeroed memory.  NULL when out of
  * memory (errno is the caller's to set). */
 void *ay_alloc_uncached(ay_heap_t *h, size_t size, bool zero);
 /* A sampled block (prof.h): whole pages of heap h, recorded with its stack.

@@ -169,6 +169,8 @@ ALLOY_API size_t nallocx(size_t size, int flags) {
         return ay_bin_size[b] - AY_TAG_BYTES;
     size_t rounded = align > 8 ? (size + align - 1) & ~(align - 1) : size;
     size_t pages = (rounded + AY_PAGE_SIZE - 1) >> AY_PAGE_SHIFT;
+    if (align <= AY_PAGE_SIZE && !ay_secure_guards && pages <= AY_LARGE_MAX_PAGES)
+        pages = ay_pageheap_large_pages(pages); /* the page heap's lengths (pageheap.h) */
     return AY_PAGES_BYTES(pages ? pages : 1);
 }
 
@@ -197,7 +199,7 @@ CONST(get_narenas, unsigned, ay_heaps_limit)
 CONST(get_nbins, unsigned, AY_NUM_CLASSES)
 CONST(get_page, uint64_t, AY_PAGE_SIZE)
 CONST(get_quantum, uint64_t, 16)
-CONST(get_tcache_max, uint64_t, AY_MAX_SMALL_SIZE)
+CONST(get_tcache_max, uint64_t, AY_MAX_BINNED_SIZE)
 CONST(get_true, bool, true)
 CONST(get_false, bool, false)
 CONST(get_debug, bool, ay_debug >= 3)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* large.c - blocks above 256 KiB, blocks aligned to more than a page, and
+/* large.c - blocks above 32 KiB, blocks aligned to more than a page, and
  * heap-profiler samples of any size: whole pages from the heap's page heap
  * up to AY_LARGE_MAX_PAGES (32 MiB, a LARGE span), so that freed large
  * blocks are reused; a direct map above (see direct.h), which realloc can
@@ -92,9 +92,9 @@ void *ay_large_alloc(ay_heap_t *h, size_t size, size_t align, bool zero) {
         return NULL;
     void *p = (void *)ay_large_start(s);
     if (!zero)
-        return ay_fill_new(p, AY_PAGES_BYTES(npages));
+        return ay_fill_new(p, ay_large_usable(s, p)); /* (the page heap may round npages up) */
     if (!known_zero)
-        memset(p, 0, AY_PAGES_BYTES(npages));
+        memset(p, 0, ay_large_usable(s, p));
     return p;
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* large.h - blocks above 256 KiB, blocks aligned to more than a page, and
+/* large.h - blocks above 32 KiB (AY_MAX_BINNED_SIZE, tcache.h), blocks aligned to more than a page, and
  * heap-profiler samples of any size (large.c): whole pages of a heap's page
  * heap up to AY_LARGE_MAX_PAGES
  * (8192 pages, 32 MiB; a LARGE span), so that freed large blocks are reused,

@@ -140,6 +140,18 @@ int ay_os_hugepages(void *p, size_t size, bool on) {
     return -err;
 }
 
+int ay_os_resident_pages(void *p, size_t npages) {
+    unsigned char vec[256]; /* one byte a page; alloy's pages are the OS's 4 KiB */
+    if (npages > sizeof vec || mincore(p, npages * 4096, vec) != 0) {
+        count_failure();
+        return -1;
+    }
+    int n = 0;
+    for (size_t i = 0; i < npages; i++)
+        n += vec[i] & 1;
+    return n;
+}
+
 void *ay_os_remap(void *p, size_t old_size, size_t new_size, void *to) {
     if (!to && should_fail())
         return NULL;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* os.h - the OS contract: the system calls of the allocator's memory and
  * of what it reads and writes on its own paths: mapping (mmap, munmap,
- * mremap, mprotect), madvise (MADV_DONTNEED, MADV_HUGEPAGE), mbind, the
- * coarse clock, getrandom, getauxval(AT_RANDOM), gettid, sysconf for the
- * CPU count, sched_getcpu, reading a small file (open, read) and write.
+ * mremap, mprotect), madvise (MADV_DONTNEED, MADV_HUGEPAGE), mincore,
+ * mbind, the coarse clock, getrandom, getauxval(AT_RANDOM), gettid, sysconf
+ * for the CPU count, sched_getcpu, reading a small file (open, read) and
+ * write.
  *
  * Not every system call goes through here: the contract is the memory the
  * allocator manages and what its allocation paths need.  Calls that one
@@ -64,6 +65,10 @@ void *ay_os_remap(void *p, size_t old_size, size_t new_size, void *to);
  * !on, that it get none (MADV_NOHUGEPAGE).  Returns 0 or -errno; a refusal
  * is counted as ay_os_purge's are, and is harmless. */
 int ay_os_hugepages(void *p, size_t size, bool on);
+/* How many of the npages 4 KiB pages at p (page aligned, npages <= 256)
+ * are resident (mincore); -1 when the OS does not say (counted in
+ * ay_os_failures, as a refused madvise is). */
+int ay_os_resident_pages(void *p, size_t npages);
 /* Monotonic milliseconds (coarse clock: cheap, ~4 ms resolution). */
 uint64_t ay_os_now_ms(void);
 /* Number of online CPUs, at least 1. */

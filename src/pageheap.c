@@ -14,9 +14,12 @@
 #include "secure.h"
 #include "topology.h"
 
-#define RECORDS_NEEDED 2 /* records an allocation may take under the lock: a head and a tail */
-#define SPARE_MAX 16     /* records the reserve keeps at most */
-#define PURGE_BATCH 16   /* spans purged per round with the lock dropped */
+#define RECORDS_NEEDED 2      /* records an allocation may take under the lock: a head and a tail */
+#define SPARE_MAX 16          /* records the reserve keeps at most */
+#define PURGE_BATCH 16        /* spans purged per round with the lock dropped */
+#define KEEP_SAMPLE 8         /* freed medium spans per mincore sample, by address (a power of 2) */
+#define KEEP_RESIDENT_MAX 224 /* of 256: the sampled resident fraction up to which spans are kept */
+#define KEPT_MIN_AGE_MS 10    /* a kept span younger than this is not merged for a fit */
 
 static unsigned size_index(uintptr_t npages) {
     return npages >= AY_MAX_SPAN_PAGES ? AY_MAX_SPAN_PAGES : (unsigned)npages;
@@ -87,6 +90,7 @@ static void free_insert(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
         ph->last[i] = s;
     }
     ph->nonempty[i / 64] |= (uint64_t)1 << (i % 64);
+    ph->kept_pages += s->kept ? s->npages : 0;
     if (s->dirty) {
         s->freed_ms = now;
         s->dprev = ph->dirty.dprev; /* append: the FIFO stays sorted by time */
@@ -108,6 +112,8 @@ static void free_remove(ay_pageheap_t *ph, ay_span_t *s) {
     s->prev = s->next = NULL;
     if (!ph->first[i])
         ph->nonempty[i / 64] &= ~((uint64_t)1 << (i % 64));
+    ph->kept_pages -= s->kept ? s->npages : 0;
+    s->kept = 0;
     if (s->dirty) {
         s->dprev->dnext = s->dnext;
         s->dnext->dprev = s->dprev;
@@ -129,25 +135,30 @@ static bool whole_block(const ay_span_t *s) {
 
 static uintptr_t span_end(const ay_span_t *s) { return s->start + AY_PAGES_BYTES(s->npages); }
 
-/* The free span whose last page is just before s, in s's block, or NULL.
- * Only pages of s's block are looked at: they and their records are ph's. */
+/* The free span whose last page is just before s, in s's block, or NULL; a
+ * kept span (pageheap.h) does not count.  Only pages of s's block are looked
+ * at: they and their records are ph's. */
 static ay_span_t *free_left(const ay_span_t *s) {
     if (s->start == s->block->start)
         return NULL;
     ay_span_t *n = ay_pagemap_span((void *)(s->start - AY_PAGE_SIZE));
-    return n && n->state == AY_SPAN_FREE ? n : NULL;
+    return n && n->state == AY_SPAN_FREE && !n->kept ? n : NULL;
 }
 
-/* The free span that starts just after s, in s's block, or NULL. */
-static ay_span_t *free_right(const ay_span_t *s) {
+/* The free span that starts just after s, in s's block, or NULL; a kept
+ * span counts only with kept_too. */
+static ay_span_t *next_free(const ay_span_t *s, bool kept_too) {
     uintptr_t end = span_end(s);
     if (end == span_end(s->block))
         return NULL;
     ay_span_t *n = ay_pagemap_span((void *)end);
-    return n && n->state == AY_SPAN_FREE && n->start == end ? n : NULL;
+    return n && n->state == AY_SPAN_FREE && (kept_too || !n->kept) && n->start == end ? n : NULL;
 }
 
-/* Free span s, merged with its free neighbours, goes on the lists. */
+static ay_span_t *free_right(const ay_span_t *s) { return next_free(s, false); }
+
+/* Free span s (not kept), merged with its free neighbours that are not
+ * kept, goes on the lists. */
 static void free_coalesce(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
     ay_span_t *left = free_left(s);
     if (left) {
@@ -399,6 +410,53 @@ void ay_pageheap_guarded_keep(ay_pageheap_t *ph, ay_span_t *s) {
         decay(ph, false);
 }
 
+/* Under the lock: every kept span is merged with its free neighbours, so
+ * that a request no span fits, or a wholly free block, can be seen.  The
+ * kept spans all leave the lists first (their boundary pages then map to
+ * nothing, so none merges with another while it is off them), then each
+ * goes back merged. */
+static void unkeep_all(ay_pageheap_t *ph, uint64_t now) {
+    ay_span_t *off = NULL;
+    for (ay_span_t *s = ph->dirty.dnext, *next; s != &ph->dirty && ph->kept_pages; s = next) {
+        next = s->dnext;
+        if (s->kept) {
+            free_remove(ph, s);
+            s->next = off;
+            off = s;
+        }
+    }
+    while (off) {
+        ay_span_t *s = off;
+        off = s->next;
+        free_coalesce(ph, s, now);
+    }
+}
+
+static ay_span_t *best_fit(ay_pageheap_t *ph, uintptr_t npages, bool dirty_only);
+
+/* Under the lock, when no dirty span fits npages: the kept spans that have
+ * waited KEPT_MIN_AGE_MS or longer are merged with their free neighbours,
+ * oldest first (the decay FIFO's order), until one of them makes a dirty
+ * fit, which is returned; NULL when none does.  Younger ones stay whole: a
+ * span freed a moment ago is the one most likely to serve its length again
+ * (merging every kept span here gave the sparse row its faults back,
+ * BENCHMARKS.md).  Each merge ends one kept span, which one free made. */
+static ay_span_t *unkeep_oldest(ay_pageheap_t *ph, uintptr_t npages) {
+    uint64_t now = ay_os_now_ms();
+    while (ph->kept_pages) {
+        ay_span_t *k = ph->dirty.dnext;
+        while (k != &ph->dirty && !k->kept)
+            k = k->dnext;
+        if (k == &ph->dirty || now - k->freed_ms < KEPT_MIN_AGE_MS)
+            return NULL;
+        free_remove(ph, k);
+        free_coalesce(ph, k, now); /* k is the merged span now */
+        if (k->npages >= npages)
+            return best_fit(ph, npages, true);
+    }
+    return NULL;
+}
+
 /* ---- allocation ---- */
 
 /* Without the lock: map a new block of at least npages pages (a multiple of
@@ -459,22 +517,27 @@ static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
     return true;
 }
 
-/* Smallest free span of at least npages pages, or NULL. */
-static ay_span_t *best_fit(ay_pageheap_t *ph, uintptr_t npages) {
-    for (unsigned i = size_index(npages); i <= AY_MAX_SPAN_PAGES;) {
+/* Smallest free span of at least npages pages, or NULL; with dirty_only,
+ * the smallest dirty one (a list holds its dirty spans first, so its head
+ * says whether it has one). */
+static ay_span_t *best_fit(ay_pageheap_t *ph, uintptr_t npages, bool dirty_only) {
+    for (unsigned i = size_index(npages); i <= AY_MAX_SPAN_PAGES; i++) {
         uint64_t word = ph->nonempty[i / 64] >> (i % 64);
         if (!word) {
-            i = (i / 64 + 1) * 64;
+            i = (i / 64 + 1) * 64 - 1;
             continue;
         }
         i += (unsigned)__builtin_ctzll(word);
         if (i > AY_MAX_SPAN_PAGES)
             break;
-        if (i < AY_MAX_SPAN_PAGES)
-            return ph->first[i];
+        if (i < AY_MAX_SPAN_PAGES) {
+            if (!dirty_only || ph->first[i]->dirty)
+                return ph->first[i];
+            continue;
+        }
         ay_span_t *best = NULL; /* the >= 256 list is unsorted: scan it */
         for (ay_span_t *s = ph->first[i]; s; s = s->next)
-            if (s->npages >= npages &&
+            if (s->npages >= npages && (!dirty_only || s->dirty) &&
                 (!best || s->npages < best->npages || (s->npages == best->npages && s->dirty)))
                 best = s;
         return best;
@@ -482,9 +545,20 @@ static ay_span_t *best_fit(ay_pageheap_t *ph, uintptr_t npages) {
     return NULL;
 }
 
+/* A piece split off a free span goes on the lists: merged with its free
+ * neighbours when the span was a kept one (whose neighbours may be free),
+ * as it is otherwise (a span that was not kept has none). */
+static void piece_insert(ay_pageheap_t *ph, ay_span_t *piece, bool was_kept, uint64_t now) {
+    if (was_kept)
+        free_coalesce(ph, piece, now);
+    else
+        free_insert(ph, piece, now);
+}
+
 /* The first `pages` pages of span s (off the lists) become a free span of
  * their own, and s keeps the rest.  Under the lock, with a record reserved. */
-static void split_head(ay_pageheap_t *ph, ay_span_t *s, uintptr_t pages, uint64_t now) {
+static void split_head(ay_pageheap_t *ph, ay_span_t *s, uintptr_t pages, bool was_kept,
+                       uint64_t now) {
     ay_span_t *h = record_take(ph);
     h->start = s->start;
     h->npages = pages;
@@ -492,19 +566,20 @@ static void split_head(ay_pageheap_t *ph, ay_span_t *s, uintptr_t pages, uint64_
     h->block = s->block;
     s->start += AY_PAGES_BYTES(pages);
     s->npages -= pages;
-    free_insert(ph, h, now);
+    piece_insert(ph, h, was_kept, now);
 }
 
 /* Span s (off the lists) keeps its first `pages` pages; the rest becomes a
  * free span.  Under the lock, with a record reserved. */
-static void split_tail(ay_pageheap_t *ph, ay_span_t *s, uintptr_t pages, uint64_t now) {
+static void split_tail(ay_pageheap_t *ph, ay_span_t *s, uintptr_t pages, bool was_kept,
+                       uint64_t now) {
     ay_span_t *rest = record_take(ph);
     rest->start = s->start + AY_PAGES_BYTES(pages);
     rest->npages = s->npages - pages;
     rest->dirty = s->dirty;
     rest->block = s->block;
     s->npages = pages;
-    free_insert(ph, rest, now);
+    piece_insert(ph, rest, was_kept, now);
 }
 
 /* The end of an allocation or a free: check the invariants (debug), drop the
@@ -518,31 +593,66 @@ static void finish(ay_pageheap_t *ph, uint64_t now) {
         decay(ph, false);
 }
 
+/* The pages of a LARGE span for a request of npages: from 8 pages to
+ * AY_MAX_SPAN_PAGES, rounded up to one of eight lengths per doubling (8, 9,
+ * ..., 16, 18, 20, ..., 32, 36, ..., 240, 256), so that a kept span serves
+ * every request that rounds to its length; the pages past the request cost
+ * address space, not memory, until they are written.  (Four lengths per
+ * doubling, as rpmalloc's classes have, made the short sparse row 12%
+ * bigger: BENCHMARKS.md.) */
+uintptr_t ay_pageheap_large_pages(uintptr_t npages) {
+    if (npages < 8 || npages >= AY_MAX_SPAN_PAGES)
+        return npages;
+    uintptr_t step = ((uintptr_t)1 << (63 - __builtin_clzll(npages))) / 8;
+    return (npages + step - 1) & ~(step - 1);
+}
+
 ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t align_pages,
                              unsigned state, uint32_t list) {
+    if (state == AY_SPAN_LARGE && align_pages <= 1 && !ay_secure_guards)
+        npages = ay_pageheap_large_pages(npages); /* (guarded spans: large.c lays them out) */
     uintptr_t want = npages + (align_pages > 1 ? align_pages - 1 : 0);
     ay_span_t *s;
+    /* touched pages first: the smallest dirty span that fits, else one that
+     * old kept spans make (unkeep_oldest), else the smallest clean one, else
+     * a new block; when the OS refuses that, every kept span is merged and
+     * the search tried once more */
+    bool merged = false;
     for (;;) { /* until a fit is found with the records it needs; leaves the lock held */
         if (!reserve(ph))
             return NULL;
         ay_pageheap_lock(ph);
         bool records = ph->nspare >= RECORDS_NEEDED;
-        if (records && (s = best_fit(ph, want)) != NULL)
+        if (records &&
+            ((s = best_fit(ph, want, true)) != NULL || (s = unkeep_oldest(ph, want)) != NULL ||
+             (s = best_fit(ph, want, false)) != NULL))
             break;
         pthread_mutex_unlock(&ph->lock);
-        if (records && !grow(ph, want))
-            return NULL;
+        if (records && !grow(ph, want)) {
+            if (merged)
+                return NULL;
+            /* out of memory: merge the kept spans, which may make a fit, or
+             * a wholly free block that grow gives back before it retries */
+            ay_pageheap_lock(ph);
+            bool any = ph->kept_pages != 0;
+            unkeep_all(ph, ay_os_now_ms());
+            pthread_mutex_unlock(&ph->lock);
+            if (!any)
+                return NULL;
+            merged = true;
+        }
     }
     uint64_t now = ay_os_now_ms();
+    bool was_kept = s->kept;
     free_remove(ph, s);
     if (align_pages > 1) {
         uintptr_t align = AY_PAGES_BYTES(align_pages);
         uintptr_t head = (((s->start + align - 1) & ~(align - 1)) - s->start) >> AY_PAGE_SHIFT;
         if (head)
-            split_head(ph, s, head, now);
+            split_head(ph, s, head, was_kept, now);
     }
     if (s->npages > npages)
-        split_tail(ph, s, npages, now);
+        split_tail(ph, s, npages, was_kept, now);
     s->state = (uint8_t)state;
     s->owner.pages = ph;
     ph->active_pages += npages;
@@ -558,13 +668,19 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
 }
 
 /* Grow LARGE span s in place to npages pages, into the free span that
- * follows it in its block.  Under the lock; false when that span is not
- * there or too short. */
+ * follows it in its block, kept or not (a kept one too short is merged
+ * with what follows it first; what is left of one goes back merged).  Under the lock; false when that span is not there or too
+ * short. */
 static bool grow_in_place(ay_pageheap_t *ph, ay_span_t *s, uintptr_t npages, uint64_t now) {
-    ay_span_t *r = free_right(s);
+    ay_span_t *r = next_free(s, true);
     uintptr_t more = npages - s->npages;
+    if (r && r->kept && r->npages < more) { /* too short whole: merged, it may do */
+        free_remove(ph, r);
+        free_coalesce(ph, r, now); /* (its left neighbour is s: r stays where it starts) */
+    }
     if (!r || r->npages < more)
         return false;
+    bool was_kept = r->kept;
     free_remove(ph, r);
     s->dirty |= r->dirty;
     if (r->npages == more) {
@@ -572,7 +688,7 @@ static bool grow_in_place(ay_pageheap_t *ph, ay_span_t *s, uintptr_t npages, uin
     } else {
         r->start += AY_PAGES_BYTES(more);
         r->npages -= more;
-        free_insert(ph, r, now);
+        piece_insert(ph, r, was_kept, now);
     }
     s->npages = npages;
     ph->active_pages += more;
@@ -639,6 +755,16 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
      * until it is on the lists, so this needs no lock */
     bool purged =
         ay_conf.decay_ms == 0 && ay_os_purge((void *)s->start, AY_PAGES_BYTES(s->npages)) == 0;
+    /* a LARGE span below AY_MAX_SPAN_PAGES is kept whole (pageheap.h) while
+     * the heap's freed ones are not nearly all resident: one in KEEP_SAMPLE
+     * (by its first page's number) is looked at with mincore, without the
+     * lock, and moves the heap's average of their resident fraction; a heap
+     * whose blocks are written all over merges them, as it did before (any
+     * placement in such free pages reuses touched ones) */
+    bool medium = s->state == AY_SPAN_LARGE && !purged && s->npages < AY_MAX_SPAN_PAGES;
+    int resident = -1;
+    if (medium && ((s->start >> AY_PAGE_SHIFT) & (KEEP_SAMPLE - 1)) == 0)
+        resident = ay_os_resident_pages((void *)s->start, s->npages);
     uint64_t now = ay_os_now_ms();
     ay_usage_add(ph->usage, -(ptrdiff_t)AY_PAGES_BYTES(s->npages));
     ay_pagemap_set(s->start, s->npages, NULL, 0); /* s is still the caller's alone */
@@ -648,10 +774,18 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
         __atomic_fetch_sub(&ph->small_pages, s->npages, __ATOMIC_RELAXED);
     if (purged)
         ph->purges++;
+    if (resident >= 0) /* resident_avg: 0..256, weight 1/8 to the new sample */
+        ph->resident_avg += ((int)((uintptr_t)resident * 256 / s->npages) - ph->resident_avg) / 8;
+    bool keep = medium && ph->resident_avg <= KEEP_RESIDENT_MAX;
     s->dirty = !purged;
     s->free = NULL;
     s->used = s->capacity = 0;
-    free_coalesce(ph, s, now);
+    if (keep) { /* at the front of its length's list: the same pages serve the next */
+        s->kept = 1;
+        free_insert(ph, s, now);
+    } else {
+        free_coalesce(ph, s, now);
+    }
     finish(ph, now);
 }
 
@@ -701,7 +835,7 @@ void ay_pageheap_release_all(ay_pageheap_t *ph) {
 /* ---- invariants ---- */
 
 void ay_pageheap_validate(ay_pageheap_t *ph) {
-    size_t dirty = 0, clean = 0;
+    size_t dirty = 0, clean = 0, kept = 0;
     for (unsigned i = 1; i <= AY_MAX_SPAN_PAGES; i++) {
         int bit = (ph->nonempty[i / 64] >> (i % 64)) & 1;
         if (bit != (ph->first[i] != NULL) || (ph->first[i] == NULL) != (ph->last[i] == NULL))
@@ -715,8 +849,11 @@ void ay_pageheap_validate(ay_pageheap_t *ph) {
             if (ay_pagemap_span((void *)s->start) != s ||
                 ay_pagemap_span((void *)(s->start + AY_PAGES_BYTES(s->npages - 1))) != s)
                 ay_fatal("pageheap: free span not in pagemap", (void *)s->start);
-            if (free_right(s))
+            if (!s->kept && free_right(s))
                 ay_fatal("pageheap: adjacent free spans not merged", (void *)s->start);
+            if (s->kept && !s->dirty)
+                ay_fatal("pageheap: a kept span is clean", (void *)s->start);
+            kept += s->kept ? s->npages : 0;
             *(s->dirty ? &dirty : &clean) += s->npages;
         }
     }
@@ -734,8 +871,8 @@ void ay_pageheap_validate(ay_pageheap_t *ph) {
             ay_fatal("pageheap: bad span in the guarded cache", (void *)g->start);
         guarded += g->npages;
     }
-    if (dirty != ph->free_dirty_pages || clean != ph->free_clean_pages || fifo != dirty ||
-        guarded != ph->guarded_pages ||
+    if (dirty != ph->free_dirty_pages || kept != ph->kept_pages || clean != ph->free_clean_pages ||
+        fifo != dirty || guarded != ph->guarded_pages ||
         ph->active_pages + dirty + clean + ph->purging_pages + guarded != ph->mapped_pages)
         ay_fatal("pageheap: page counters do not add up", ph);
 }

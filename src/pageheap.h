@@ -5,12 +5,24 @@
  * to AY_LARGE_MAX_PAGES come here; only larger ones are direct maps
  * (direct.h).
  *
- * Allocation is best fit: the smallest free span that is large enough, with
- * its tail split off and put back, so that freed large blocks serve later
- * requests, of any size, before a new block is mapped.  Freeing merges the
- * span with its free neighbours in the same block (a span never crosses a
- * block: the page heap only ever reads the records of its own blocks, and a
- * block that is wholly free can be given back).  Free spans whose pages may
+ * Allocation is best fit, touched pages first: the smallest dirty free span
+ * that is large enough, else the smallest clean one, with its tail split
+ * off and put back, so that freed large blocks serve later requests, of any
+ * size up to theirs, before untouched pages are.  Freeing merges the span
+ * with its free neighbours in the same block (a span never crosses a block:
+ * the page heap only ever reads the records of its own blocks, and a block
+ * that is wholly free can be given back), except for a LARGE span below
+ * AY_MAX_SPAN_PAGES, which is *kept* while the heap's freed ones are not
+ * nearly all resident (one in 8 is sampled with mincore): it goes on its
+ * length's list whole and dirty, unmerged, so that the next request of
+ * that length (a LARGE span's length is rounded to one of eight per
+ * doubling) gets the very pages it left, the few its block touched among
+ * them (the sparse row: a buffer written at its two ends); in a heap whose
+ * blocks are written all over, merging loses nothing, as any placement in
+ * free pages reuses touched ones.  A kept span merges when decay purges
+ * it, when an allocation finds no dirty fit and the span has waited
+ * KEPT_MIN_AGE_MS (oldest first, until a fit appears), and, all of them,
+ * when the OS refuses a new block.  Free spans whose pages may
  * be resident ("dirty") sit in a FIFO by the time they were freed; once one
  * has been free for decay_ms it is purged (0: at once, -1: never), and dirty
  * pages above max(64 MiB, 2 x active) are purged at once, oldest first.
@@ -49,10 +61,11 @@
  * central-cache lock either: the central cache drops its lock before it
  * calls in.
  *
- * Invariants (under the lock): no two free spans of one block are adjacent;
- * every free span is on exactly one size list, and on the decay FIFO iff it
- * is dirty; guarded[0 .. nguarded-1] are the GUARDED spans, oldest first;
- * the page counters add up:
+ * Invariants (under the lock): no two free spans of one block are adjacent
+ * unless one of them is kept; a kept span is dirty; every free span is on
+ * exactly one size list, and on the decay FIFO iff it is dirty; kept_pages
+ * is the kept spans' pages; guarded[0 .. nguarded-1] are the GUARDED
+ * spans, oldest first; the page counters add up:
  *   active + free_dirty + free_clean + purging + guarded = mapped  (pages).
  * Lock order: the page heap lock is taken alone or before the metadata lock
  * (a leaf, which it takes inside to give span records back).
@@ -95,6 +108,8 @@ typedef struct ay_pageheap {
     size_t small_pages;       /* pages of SMALL spans (written under the lock, read without) */
     size_t free_dirty_pages;  /* free pages that may be resident */
     size_t free_clean_pages;  /* free pages never touched or purged */
+    size_t kept_pages;        /* free dirty pages of LARGE blocks kept whole (of free_dirty) */
+    int resident_avg;         /* sampled freed LARGE spans' resident fraction, 0..256 */
     size_t purging_pages;     /* free pages off the lists while being purged */
     uint64_t purges;          /* purges: madvise calls and unmaps of wholly free blocks */
     uint64_t blocks_unmapped; /* wholly free blocks given back to the OS */
@@ -108,13 +123,20 @@ typedef struct ay_pageheap {
 void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage);
 
 /* A span of npages pages (1..AY_LARGE_MAX_PAGES) whose start is aligned to
- * align_pages pages (a power of two; 1 for none), in the given state, with
+ * align_pages pages (a power of two; 1 for none), in the given state (a
+ * LARGE span without alignment of 8 to 255 pages has npages rounded up to
+ * one of eight lengths per doubling, but in the secure flavour, whose
+ * guarded spans large.c lays out: s->npages says how many), with
  * every page mapped to it with the pagemap entry `list` (pagemap.h), owned
  * by ph.  s->dirty tells whether
  * its pages may be non-zero (0: fresh or purged, they read as zero).  NULL
  * when out of memory. */
 ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t align_pages,
                              unsigned state, uint32_t list);
+/* The pages of a LARGE span that ay_pageheap_alloc gives a request of
+ * npages without alignment: npages, rounded up from 8 to 255 pages to one
+ * of eight lengths per doubling (8, 9, ..., 16, 18, ..., 240, 256). */
+uintptr_t ay_pageheap_large_pages(uintptr_t npages);
 /* Resize LARGE span s of ph in place to npages pages (1..AY_LARGE_MAX_PAGES):
  * it grows into the free span that follows it in its block, or gives its
  * tail back (merged with a free span after it).  false, with s untouched,

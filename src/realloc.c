@@ -29,7 +29,7 @@ static bool fits_in_place(const ay_span_t *s, const void *p, size_t usable, size
     if (s->state == AY_SPAN_SMALL)
         return size <= usable && (size > usable / 2 || ay_size_bin(size) == s->cls + 1u);
     if (s->state == AY_SPAN_LARGE)
-        return size > AY_MAX_SMALL_SIZE && size <= usable && size > usable / 2;
+        return size > AY_MAX_BINNED_SIZE && size <= usable && size > usable / 2;
     return false;
 }
 
@@ -80,7 +80,7 @@ void *ay_realloc_in(ay_heap_t *h, void *p, size_t size) {
     /* a large block grows (by the eighth too) into the free pages after it,
      * or gives its tail back, where it is: nothing is copied (not with
      * guard pages) */
-    if (same_heap && s->state == AY_SPAN_LARGE && size > AY_MAX_SMALL_SIZE &&
+    if (same_heap && s->state == AY_SPAN_LARGE && size > AY_MAX_BINNED_SIZE &&
         ay_large_resize_in_place(s, size > usable ? want : size))
         return sampled_resized(s, p, size);
     void *q = ay_alloc_in(h, want);

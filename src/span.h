@@ -7,7 +7,7 @@
  *   SMALL   carved into objects of one class; owner.central is that class's
  *           central cache (it is on its `nonempty` list while it has free
  *           objects)
- *   LARGE   one block of whole pages: above 256 KiB, aligned to more than
+ *   LARGE   one block of whole pages: above 32 KiB, aligned to more than
  *           a page, or a heap-profiler sample of any size (large.h);
  *           owner.pages is the page heap it came from
  *   DIRECT  one very large block (above AY_LARGE_MAX_PAGES), mapped straight
@@ -66,6 +66,7 @@ typedef struct ay_span {
     void *free;            /* SMALL: intrusive list of returned objects */
     void *free_tail;       /* SMALL: its last object (when free is not NULL) */
     uint32_t nfree;        /* SMALL: objects on the free list */
+    uint8_t kept;          /* FREE: a freed LARGE block's pages, dirty, kept whole (pageheap.h) */
     uintptr_t bump;        /* SMALL: next never-used object */
     uintptr_t limit;       /* SMALL: end of the last whole object */
     struct ay_span *block; /* FREE, SMALL, LARGE: the record of the block the span lies in */

@@ -66,9 +66,12 @@ static uint16_t small_offset(size_t n) {
 void ay_tcache_global_init(void) {
     for (size_t i = 0; i <= AY_LOOKUP_A_MAX; i++)
         ay_bin_small[i] = small_offset(i);
-    for (size_t i = 0; i < sizeof ay_bin_mid / sizeof ay_bin_mid[0]; i++)
-        ay_bin_mid[i] =
-            (uint16_t)((ay_policy_size_class(i << AY_LOOKUP_B_SHIFT) + 1) * AY_BIN_BYTES);
+    for (size_t i = 0; i < sizeof ay_bin_mid / sizeof ay_bin_mid[0]; i++) {
+        unsigned c = ay_policy_size_class(i << AY_LOOKUP_B_SHIFT);
+        ay_bin_mid[i] = ay_policy_class_size(c) > AY_MAX_BINNED_SIZE
+                            ? 0 /* served by the page heap (large.h) */
+                            : (uint16_t)((c + 1) * AY_BIN_BYTES);
+    }
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         ay_bin_size[b] = (uint32_t)ay_policy_class_size(b - 1);
     pthread_key_create(&tc_key, tcache_thread_exit);

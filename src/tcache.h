@@ -18,7 +18,7 @@
  *   - a thread that has no cache yet points at ay_tcache_empty, whose
  *     lists are empty and whose limits are 0, so its first malloc and free
  *     miss;
- *   - requests above 256 KiB map to bin 0, and so, for free, do pages
+ *   - requests above 32 KiB map to bin 0, and so, for free, do pages
  *     alloy does not own, large blocks and the small blocks of explicit
  *     heaps (pagemap.h); bin 0 is always empty with limit 0;
  *   - a list that has reached its limit misses on free.
@@ -165,17 +165,26 @@ AY_INLINE void ay_bin_undo_free(ay_bin_t *bin) {
  * times its index), so that the bin is tc + offset, with no shift.  Three
  * tiers, derived from policy.h's bands: sizes up to 1 KiB (bands 0-1) index
  * a table directly, one entry per byte (no rounding arithmetic on the fast
- * path); bands 2-3 go through a table in steps of band 2's step; band 4 by
- * arithmetic.  Each band's step is a multiple of its tier's step, and each
+ * path); bands 2-3 go through a table in steps of band 2's step, whose
+ * entries above AY_MAX_BINNED_SIZE are bin 0, as is every size above band 3
+ * (band 4 is served by the page heap).  Each band's step is a multiple of its tier's step, and each
  * tier starts on a multiple of it, so a table entry never straddles two
  * classes.  The tables are filled at initialisation (all zero before: bin
  * 0, and no thread has a cache of its own yet, so every request misses).
  * The secure flavour maps a
  * size to the class that also holds the block's tag (secure.h), and keeps
  * sizes that are multiples of 16 in classes that are too. */
+/* The largest request the size classes serve: 32 KiB.  The classes above
+ * it (33 KiB to 256 KiB, whose spans hold one object or a few) stay in the
+ * policy, and the simulator models them, but no request maps to them: it
+ * gets pages from the page heap (large.h), whose free runs any size can
+ * reuse, where a class's freed objects served only requests of that class
+ * (docs/BENCHMARKS.md, "Touched pages serve any size"). */
+#define AY_MAX_BINNED_SIZE ((size_t)32768)
 #define AY_LOOKUP_A_MAX ((size_t)AY_BAND1_END)
 #define AY_LOOKUP_B_MAX ((size_t)AY_BAND3_END)
 #define AY_LOOKUP_B_SHIFT AY_BAND2_SHIFT
+_Static_assert(AY_MAX_BINNED_SIZE <= AY_LOOKUP_B_MAX, "the binned sizes end inside the mid table");
 _Static_assert(AY_BAND3_SHIFT >= AY_BAND2_SHIFT && AY_BAND1_END % (1 << AY_BAND2_SHIFT) == 0,
                "a lookup tier's step divides its bands' steps");
 _Static_assert(sizeof(ay_bin_t) == AY_BIN_BYTES && AY_NUM_BINS * AY_BIN_BYTES <= 65535,
@@ -190,16 +199,12 @@ AY_INLINE unsigned ay_size_bin_offset(size_t size) {
     if (AY_LIKELY(size <= AY_LOOKUP_A_MAX))
         return ay_bin_small[size];
     if (ay_secure) {
-        if (size > AY_MAX_SMALL_SIZE)
+        if (size > AY_MAX_BINNED_SIZE)
             return 0;
         size += AY_TAG_BYTES;
     }
     if (size <= AY_LOOKUP_B_MAX)
         return ay_bin_mid[(size + (1u << AY_LOOKUP_B_SHIFT) - 1) >> AY_LOOKUP_B_SHIFT];
-    if (size <= AY_MAX_SMALL_SIZE)
-        return AY_BIN_BYTES *
-               (AY_BAND4_FIRST +
-                (unsigned)((size - AY_BAND3_END + (1u << AY_BAND4_SHIFT) - 1) >> AY_BAND4_SHIFT));
     return 0;
 }
 

@@ -87,7 +87,23 @@ static int was_dirty(unsigned k, const void *p) {
     return 0;
 }
 
-static unsigned bad_b, reused_b, sizes_reused_b;
+/* A page-heap block (above MAX_BINNED, classes.h) may come from the pages
+ * of a freed block of any such size (issue 33): does p's overlap one? */
+static int was_dirty_pages(const void *p, size_t size) {
+    for (unsigned k = 0; k < NSIZES; k++) {
+        if (size_of(k) <= MAX_BINNED)
+            continue;
+        uintptr_t a = (uintptr_t)p, n = size_of(k);
+        for (unsigned i = 0; i < per_class(n); i++) {
+            uintptr_t d = (uintptr_t)dirty[k][i];
+            if (i % 8 != 7 && a < d + n && d < a + size)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static unsigned bad_b, reused_b, sizes_reused_b, pages_reused_b;
 
 static void *thread_b(void *arg) {
     /* bind to A's heap, so that A's freed blocks are what B gets */
@@ -107,10 +123,11 @@ static void *thread_b(void *arg) {
                 if (bad_b++ < 5)
                     fprintf(stderr, "calloc of %zu in thread B: not zero (%p)\n", size, (void *)p);
             }
-            reused += was_dirty(k, p);
+            reused += size > MAX_BINNED ? was_dirty_pages(p, size) : was_dirty(k, p);
         }
         reused_b += reused;
-        sizes_reused_b += reused > 0;
+        sizes_reused_b += reused > 0 && size <= MAX_BINNED;
+        pages_reused_b += reused > 0 && size > MAX_BINNED;
         for (unsigned i = 0; i < n; i++)
             alloy_free(got[i]);
     }
@@ -284,11 +301,17 @@ int main(void) {
     pthread_join(b, NULL);
     free_pins();
     CHECK_EQ_U(bad_b, 0);
-    /* the blocks really were recycled: most of them, of most sizes */
-    if (sizes_reused_b < NSIZES * 9 / 10)
-        fprintf(stderr, "thread B got blocks of thread A for %u of %u sizes\n", sizes_reused_b,
-                NSIZES);
-    CHECK(sizes_reused_b >= NSIZES * 9 / 10);
+    /* the blocks really were recycled: most of them, of most class sizes;
+     * a page-heap block (above MAX_BINNED) may get the pages of a freed
+     * span of small blocks, which was_dirty_pages does not see, or fresh
+     * ones while A's freed blocks are kept whole (pageheap.h): a quarter
+     * of those sizes (21 of 60 in the debug flavour, about 50 in release) */
+    if (sizes_reused_b < NBINNED * 9 / 10 || pages_reused_b < (NSIZES - NBINNED) / 4)
+        fprintf(stderr,
+                "thread B got blocks of thread A for %u of %u class sizes, %u of %u others\n",
+                sizes_reused_b, NBINNED, pages_reused_b, NSIZES - NBINNED);
+    CHECK(sizes_reused_b >= NBINNED * 9 / 10);
+    CHECK(pages_reused_b >= (NSIZES - NBINNED) / 4);
     CHECK(reused_b > 1000);
 
     cross_thread_free();

@@ -21,7 +21,7 @@
 #define MiB ((size_t)1 << 20)
 #define DIRECT_MIN                                                                                 \
     (32 * MiB) /* blocks above this are direct maps (mremap); below, the page heap's */
-#define MAX_SMALL (256 * KiB)
+#define MAX_SMALL MAX_BINNED /* above: page-heap blocks (classes.h) */
 
 static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
@@ -64,13 +64,13 @@ static void walk_classes(void) {
     unsigned char *p = alloy_malloc(1);
     fill(p, 0, 1, 1);
     size_t cur = 1;
-    for (unsigned c = 0; c < NCLASSES; c++) {
+    for (unsigned c = 0; c < NBINNED; c++) {
         p = resize(p, cur, class_size[c], 1);
         cur = class_size[c];
     }
     p = resize(p, cur, MAX_SMALL + 1, 1); /* and out of the classes */
     cur = MAX_SMALL + 1;
-    for (unsigned c = NCLASSES; c-- > 0;) {
+    for (unsigned c = NBINNED; c-- > 0;) {
         p = resize(p, cur, class_size[c], 1);
         cur = class_size[c];
     }
@@ -81,7 +81,7 @@ static void walk_classes(void) {
 /* Each boundary on its own: a block of exactly class c crosses into c+1 and
  * comes back, and goes down into c-1; sizes inside the class stay put. */
 static void each_boundary(void) {
-    for (unsigned c = 0; c < NCLASSES; c++) {
+    for (unsigned c = 0; c < NBINNED; c++) {
         size_t s = class_size[c], below = c ? class_size[c - 1] : 0;
         unsigned seed = 100 + c;
         unsigned char *p = alloy_malloc(s);
@@ -108,7 +108,7 @@ static void each_boundary(void) {
 static void from_large(void) {
     const size_t larges[] = {MAX_SMALL + 1, 300000, 512 * KiB, MiB};
     for (unsigned k = 0; k < sizeof larges / sizeof larges[0]; k++) {
-        for (unsigned c = 0; c < NCLASSES; c += k < 2 ? 1 : 7) {
+        for (unsigned c = 0; c < NBINNED; c += k < 2 ? 1 : 7) {
             size_t n = larges[k];
             unsigned seed = 7 * k + c;
             unsigned char *p = alloy_malloc(n);
@@ -173,28 +173,29 @@ static void extra_eighth(void) {
 /* A large block grows where it is into the free pages after it, and gives
  * its tail back when it shrinks below half; with a live block after it, it
  * moves.  A fresh explicit heap lays its first blocks out one after the
- * other, at the start of its first block of pages. */
+ * other, at the start of its first block of pages (256 KiB is 64 pages, a
+ * length the page heap does not round: pageheap.h). */
 static void large_in_place(void) {
     alloy_heap_t *h = alloy_heap_create();
     CHECK(h != NULL);
     if (!h)
         return;
-    unsigned char *a = alloy_heap_malloc(h, 300 * KiB), *b = alloy_heap_malloc(h, 300 * KiB);
-    CHECK(a && b && b == a + 300 * KiB);
+    unsigned char *a = alloy_heap_malloc(h, 256 * KiB), *b = alloy_heap_malloc(h, 256 * KiB);
+    CHECK(a && b && b == a + 256 * KiB);
     if (!a || !b)
         return;
-    fill(a, 0, 300 * KiB, 41);
+    fill(a, 0, 256 * KiB, 41);
     alloy_heap_free(h, b);
     unsigned char *q = alloy_heap_realloc(h, a, 600 * KiB); /* into b's pages */
     CHECK(q == a);
     CHECK(alloy_malloc_usable_size(q) >= 600 * KiB + 600 * KiB / 8);
-    CHECK_EQ_U(first_bad(q, 300 * KiB, 41), 300 * KiB);
-    fill(q, 300 * KiB, 600 * KiB, 41);
+    CHECK_EQ_U(first_bad(q, 256 * KiB, 41), 256 * KiB);
+    fill(q, 256 * KiB, 600 * KiB, 41);
     q = alloy_heap_realloc(h, q, 280 * KiB); /* below half: the tail goes back */
     CHECK(q == a);
     CHECK_EQ_U(alloy_malloc_usable_size(q), 280 * KiB);
     CHECK_EQ_U(first_bad(q, 280 * KiB, 41), 280 * KiB);
-    b = alloy_heap_malloc(h, 300 * KiB); /* the tail's pages serve it */
+    b = alloy_heap_malloc(h, 256 * KiB); /* the tail's pages serve it */
     CHECK(b == a + 280 * KiB);
     q = alloy_heap_realloc(h, a, 700 * KiB); /* b is live after it: a moves */
     CHECK(q && q != a);

@@ -89,7 +89,7 @@ int main(void) {
 
     /* every class: the class size minus k, for several k */
     unsigned bad_classes = 0;
-    for (unsigned c = 0; c < NCLASSES; c++) {
+    for (unsigned c = 0; c < NBINNED; c++) {
         size_t s = class_size[c], below = c ? class_size[c - 1] : 0, step = s - below;
         const size_t ks[] = {0, 1, 7, 8, step / 2, step - 1};
         int bad = 0;
@@ -104,10 +104,19 @@ int main(void) {
     }
     CHECK_EQ_U(bad_classes, 0);
 
-    /* large blocks and direct maps: whole pages */
-    const size_t larges[] = {256 * KiB + 1, 300000, 512 * KiB - 1, MiB, MiB + 1, 3 * MiB + 5};
+    /* large blocks and direct maps: whole pages; from 8 pages to 1 MiB,
+     * rounded up to one of eight lengths per doubling (pageheap.h) */
+    const size_t larges[] = {MAX_BINNED + 1, 40000, 100 * KiB, 256 * KiB + 1, 300000,
+                             512 * KiB - 1,  MiB,   MiB + 1,   3 * MiB + 5};
     for (unsigned i = 0; i < sizeof larges / sizeof larges[0]; i++) {
-        size_t pages = (larges[i] + 4095) & ~(size_t)4095;
+        size_t n = (larges[i] + 4095) / 4096;
+        if (n >= 8 && n < 256) {
+            size_t step = 1, top = n;
+            while (top >= 16)
+                top >>= 1, step <<= 1; /* a power of two under n, over 8 */
+            n = (n + step - 1) / step * step;
+        }
+        size_t pages = n * 4096;
         CHECK_EQ_U(fill_and_check(NULL, larges[i], pages, 4), 0);
         CHECK_EQ_U(fill_and_check(h, larges[i], pages, 2), 0);
     }

@@ -9,6 +9,12 @@
 #include <stddef.h>
 
 #define NCLASSES 208
+/* The classes malloc serves: those up to 32 KiB (src/tcache.h,
+ * AY_MAX_BINNED_SIZE); larger requests are page-heap blocks of whole pages
+ * (issue 33), and the classes above stay only in the policy and the
+ * simulator. */
+#define NBINNED 152
+#define MAX_BINNED ((size_t)32768)
 
 static size_t class_size[NCLASSES];
 
@@ -23,6 +29,7 @@ static void make_classes(void) {
         start = band_end[b];
     }
     CHECK_EQ_U(n, NCLASSES);
+    CHECK_EQ_U(class_size[NBINNED - 1], MAX_BINNED);
 }
 
 #endif

@@ -171,7 +171,8 @@ static void check_totals(void) {
 /* In a fresh thread with its cache flushed, K objects of class j add exactly
  * K x size to stats.allocated, to stats.classes.<j>.allocated and to the
  * thread's heap; freeing them takes exactly that away again. */
-static const unsigned probe_classes[] = {0, 1, 15, 31, 71, 100, 150, 183, 207};
+/* (classes malloc serves: up to class 151, 32 KiB; above, page-heap blocks) */
+static const unsigned probe_classes[] = {0, 1, 15, 31, 71, 100, 140, 150, 151};
 #define K 300
 static void *probe[K];
 
@@ -183,7 +184,7 @@ static void *fresh_thread(void *arg) {
     CHECK(heap < EXPECTED_HEAPS);
     for (unsigned k = 0; k < sizeof probe_classes / sizeof probe_classes[0]; k++) {
         unsigned j = probe_classes[k];
-        size_t size = class_size[j], n = j >= 183 ? 20 : K, bytes = n * size;
+        size_t size = class_size[j], n = j >= 140 ? 20 : K, bytes = n * size;
         uint64_t total0 = rd_u64("stats.allocated"),
                  class0 = rd_fmt("stats.classes.%u.%s", j, "allocated");
         uint64_t heap0 = rd_fmt("stats.heaps.%u.%s", heap, "allocated");
@@ -211,10 +212,12 @@ static void *fresh_thread(void *arg) {
         CHECK_EQ_U(rd_fmt("stats.classes.%u.%s", j, "tcache_bytes"), 0);
         CHECK_EQ_U(rd_u64("stats.allocated"), total0);
     }
-    /* large blocks: whole pages, in large_allocated as well */
+    /* large blocks: whole pages (below 1 MiB, one of eight lengths per
+     * doubling: 300000 bytes are 74 pages, a span of 80), in large_allocated
+     * as well */
     uint64_t total0 = rd_u64("stats.allocated"), large0 = rd_u64("stats.large_allocated");
     void *big[3] = {alloy_malloc(300000), alloy_malloc(300001), alloy_malloc(3u << 20)};
-    uint64_t pages = 2 * ((300000 + 4095) / 4096 * 4096) + (3u << 20);
+    uint64_t pages = 2 * (80 * 4096) + (3u << 20);
     CHECK_EQ_U(rd_u64("stats.allocated") - total0, pages);
     CHECK_EQ_U(rd_u64("stats.large_allocated") - large0, pages);
     for (int i = 0; i < 3; i++)

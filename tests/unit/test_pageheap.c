@@ -20,6 +20,9 @@ int main(void) {
     ay_pageheap_init(&h.pages, &h.usage);
     ay_direct_init(&h.direct, &h.usage);
     ay_pageheap_t *ph = &h.pages;
+    /* a heap whose freed LARGE spans are resident merges them (the kept
+     * spans of a sparse one are checked below) */
+    ph->resident_avg = 256;
 
     /* pagemap: unknown addresses have no span; a set range maps back */
     CHECK(ay_pagemap_span((void *)0x1000) == NULL);
@@ -114,6 +117,47 @@ int main(void) {
         ay_pageheap_free(ph, purged);
     if (pin)
         ay_pageheap_free(ph, pin);
+
+    /* kept spans (issue 33): in a heap whose freed LARGE spans are sparse,
+     * a freed span below AY_MAX_SPAN_PAGES stays whole beside free pages,
+     * unmerged, and the next request of its length gets it back; a purge
+     * merges it */
+    ph->resident_avg = 0;
+    ay_span_t *k1 = ay_pageheap_alloc(ph, 10, 1, AY_SPAN_LARGE, 0);
+    ay_span_t *k2 = ay_pageheap_alloc(ph, 10, 1, AY_SPAN_LARGE, 0);
+    ay_span_t *k3 = ay_pageheap_alloc(ph, 10, 1, AY_SPAN_LARGE, 0);
+    CHECK(k1 && k2 && k3 && k2->start == k1->start + PG(10));
+    if (!k1 || !k2 || !k3)
+        return CHECK_DONE();
+    uintptr_t k1_start = k1->start, k2_start = k2->start;
+    size_t kept0 = ph->kept_pages; /* (spans kept before: freed while the average was low) */
+    ay_pageheap_free(ph, k1);
+    ay_pageheap_free(ph, k2);
+    ay_pageheap_validate(ph); /* adjacent free spans, allowed when kept */
+    CHECK(ay_pagemap_span((void *)k1_start) == k1 && k1->kept && k1->npages == 10);
+    CHECK(ay_pagemap_span((void *)k2_start) == k2 && k2->kept && k2->npages == 10);
+    CHECK_EQ_U(ph->kept_pages, kept0 + 20);
+    ay_span_t *k4 = ay_pageheap_alloc(ph, 10, 1, AY_SPAN_LARGE, 0);
+    CHECK(k4 && k4->start == k2_start && !k4->kept); /* the last freed, whole */
+    ay_span_t *k5 = ay_pageheap_alloc(ph, 9, 1, AY_SPAN_LARGE, 0);
+    CHECK(k5 && k5->start == k1_start); /* a shorter request splits a kept span */
+    CHECK_EQ_U(ph->kept_pages, kept0);
+    ay_pageheap_validate(ph);
+    ay_span_t *k6 = ay_pageheap_alloc(ph, 17, 1, AY_SPAN_LARGE, 0);
+    CHECK(k6 && k6->npages == 18); /* eight lengths per doubling: 16, 18, 20, ... */
+    if (k4)
+        ay_pageheap_free(ph, k4);
+    if (k5)
+        ay_pageheap_free(ph, k5);
+    if (k6)
+        ay_pageheap_free(ph, k6);
+    ay_pageheap_free(ph, k3);
+    CHECK(ph->kept_pages > 0);
+    ay_pageheap_purge(ph, true); /* purged spans are clean, and merge */
+    CHECK_EQ_U(ph->kept_pages, 0);
+    CHECK_EQ_U(ph->free_dirty_pages, 0);
+    ay_pageheap_validate(ph);
+    ph->resident_avg = 256;
 
     /* decay_ms 0 purges at once on free */
     ay_conf.decay_ms = 0;
