@@ -179,12 +179,16 @@ AY_INLINE void ay_bin_undo_free(ay_bin_t *bin) {
  * policy, and the simulator models them, but no request maps to them: it
  * gets pages from the page heap (large.h), whose free runs any size can
  * reuse, where a class's freed objects served only requests of that class
- * (docs/BENCHMARKS.md, "Touched pages serve any size"). */
-#define AY_MAX_BINNED_SIZE ((size_t)32768)
+ * (docs/BENCHMARKS.md, "Touched pages serve any size").  The secure
+ * flavour keeps every class to 256 KiB: its page-heap blocks have guard
+ * pages, an mprotect each when new, and served there the rows with blocks
+ * of 32-256 KiB took 2.4-6x the time (docs/BENCHMARKS.md, issue 34). */
+#define AY_MAX_BINNED_SIZE ((size_t)(AY_SECURE ? AY_MAX_SMALL_SIZE : 32768))
 #define AY_LOOKUP_A_MAX ((size_t)AY_BAND1_END)
 #define AY_LOOKUP_B_MAX ((size_t)AY_BAND3_END)
 #define AY_LOOKUP_B_SHIFT AY_BAND2_SHIFT
-_Static_assert(AY_MAX_BINNED_SIZE <= AY_LOOKUP_B_MAX, "the binned sizes end inside the mid table");
+_Static_assert(AY_SECURE || AY_MAX_BINNED_SIZE <= AY_LOOKUP_B_MAX,
+               "the binned sizes end inside the mid table (band 4 is the secure flavour's)");
 _Static_assert(AY_BAND3_SHIFT >= AY_BAND2_SHIFT && AY_BAND1_END % (1 << AY_BAND2_SHIFT) == 0,
                "a lookup tier's step divides its bands' steps");
 _Static_assert(sizeof(ay_bin_t) == AY_BIN_BYTES && AY_NUM_BINS * AY_BIN_BYTES <= 65535,
@@ -205,6 +209,10 @@ AY_INLINE unsigned ay_size_bin_offset(size_t size) {
     }
     if (size <= AY_LOOKUP_B_MAX)
         return ay_bin_mid[(size + (1u << AY_LOOKUP_B_SHIFT) - 1) >> AY_LOOKUP_B_SHIFT];
+    if (ay_secure && size <= AY_MAX_SMALL_SIZE) /* band 4, by arithmetic */
+        return AY_BIN_BYTES *
+               (AY_BAND4_FIRST +
+                (unsigned)((size - AY_BAND3_END + (1u << AY_BAND4_SHIFT) - 1) >> AY_BAND4_SHIFT));
     return 0;
 }
 
