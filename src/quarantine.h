@@ -6,7 +6,7 @@
  * Each class of up to AY_QUARANTINE_MAX_BLOCK bytes (holding larger ones
  * back makes every reuse a fresh block, and a page fault; scudo's quarantine
  * also stops at a chunk size) has two lists in the thread's quarantine: the
- * blocks freed since the last rotation (`fresh`, an ay_bin_t: its room
+ * blocks freed since the last rotation (`fresh`, laid out as a bin: its room
  * counts down from the class's K, ay_quarantine_k) and the batch before
  * (`old`).  free pushes onto `fresh` as it would onto the thread's list
  * (free.h: a link, no other work); the first push after a rotation and

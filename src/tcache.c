@@ -364,17 +364,22 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     return p;
 }
 
+/* Bin b's list is over its limit: the policy's step gives back at least
+ * `at_least` objects and sets the next batch. */
+static void bin_overflow(ay_tcache_t *tc, unsigned b, uint32_t at_least) {
+    ay_tc_step_t step = ay_policy_on_overflow(&ay_conf.batch, ay_bin_size[b], tc->batch[b],
+                                              ay_bin_len(&tc->bins[b]));
+    AY_STORE(&tc->overflows, tc->overflows + 1);
+    bin_release(tc, b, step.move > at_least ? step.move : at_least);
+    set_batch(tc, b, step.batch);
+}
+
 void ay_tcache_push(ay_tcache_t *tc, unsigned b, void *p) {
     ay_bin_t *bin = &tc->bins[b];
     ay_link_set(p, bin->head);
     bin->head = p;
-    if (--bin->room < 0) {
-        ay_tc_step_t step =
-            ay_policy_on_overflow(&ay_conf.batch, ay_bin_size[b], tc->batch[b], ay_bin_len(bin));
-        AY_STORE(&tc->overflows, tc->overflows + 1);
-        bin_release(tc, b, step.move);
-        set_batch(tc, b, step.batch);
-    }
+    if (--bin->room < 0)
+        bin_overflow(tc, b, 0);
     scavenge_maybe(tc, 0);
     transfer_tick(tc);
     node_check_maybe(tc);
@@ -390,14 +395,28 @@ static void quarantine_splice(ay_tcache_t *tc, unsigned b, void *head, void *tai
     ay_link_set(tail, ay_bin_head(bin));
     ay_bin_set_head(bin, head);
     bin->room -= (int32_t)n;
-    if (bin->room < 0) { /* over its limit: as a push that overflows */
-        ay_tc_step_t step =
-            ay_policy_on_overflow(&ay_conf.batch, ay_bin_size[b], tc->batch[b], ay_bin_len(bin));
-        uint32_t over = (uint32_t)-bin->room;
-        AY_STORE(&tc->overflows, tc->overflows + 1);
-        bin_release(tc, b, step.move > over ? step.move : over);
-        set_batch(tc, b, step.batch);
-    }
+    if (bin->room < 0) /* over its limit: as a push that overflows, by all it is over */
+        bin_overflow(tc, b, (uint32_t)-bin->room);
+}
+
+/* The old batch of bin b, if any, goes onto tc's list. */
+static void quarantine_old_out(ay_tcache_t *tc, unsigned b) {
+    ay_quarantine_t *q = tc->quarantine;
+    if (q->nold[b])
+        quarantine_splice(tc, b, q->old[b], q->old_tail[b], q->nold[b]);
+    q->old[b] = q->old_tail[b] = NULL;
+    q->nold[b] = 0;
+}
+
+/* The fresh list of bin b (not empty) becomes its old batch (none now). */
+static void quarantine_fresh_to_old(ay_quarantine_t *q, unsigned b) {
+    ay_qlist_t *fresh = &q->fresh[b];
+    q->old[b] = fresh->head;
+    q->old_tail[b] = q->fresh_tail[b];
+    q->nold[b] = fresh->limit - (uint32_t)fresh->room;
+    fresh->head = AY_LIST_END;
+    fresh->room = 0;
+    q->fresh_tail[b] = NULL;
 }
 
 void ay_tcache_quarantine_rotate(ay_tcache_t *tc, unsigned b) {
@@ -408,31 +427,18 @@ void ay_tcache_quarantine_rotate(ay_tcache_t *tc, unsigned b) {
         fresh->room = (int32_t)fresh->limit - 1;
         return;
     }
-    if (q->nold[b])
-        quarantine_splice(tc, b, q->old[b], q->old_tail[b], q->nold[b]);
-    q->old[b] = fresh->head;
-    q->old_tail[b] = q->fresh_tail[b];
-    q->nold[b] = fresh->limit - (uint32_t)fresh->room;
-    fresh->head = AY_LIST_END;
-    fresh->room = 0;
-    q->fresh_tail[b] = NULL;
+    quarantine_old_out(tc, b);
+    quarantine_fresh_to_old(q, b);
 }
 
 /* Every block of tc's quarantine goes onto tc's lists (a flush). */
 static void quarantine_drain(ay_tcache_t *tc) {
-    ay_quarantine_t *q = tc->quarantine;
     for (unsigned b = 1; b < AY_NUM_BINS; b++) {
-        ay_qlist_t *fresh = &q->fresh[b];
-        if (q->nold[b])
-            quarantine_splice(tc, b, q->old[b], q->old_tail[b], q->nold[b]);
-        q->old[b] = q->old_tail[b] = NULL;
-        q->nold[b] = 0;
-        if (q->fresh_tail[b])
-            quarantine_splice(tc, b, fresh->head, q->fresh_tail[b],
-                              fresh->limit - (uint32_t)fresh->room);
-        fresh->head = AY_LIST_END;
-        fresh->room = 0;
-        q->fresh_tail[b] = NULL;
+        quarantine_old_out(tc, b);
+        if (tc->quarantine->fresh_tail[b]) {
+            quarantine_fresh_to_old(tc->quarantine, b);
+            quarantine_old_out(tc, b);
+        }
     }
 }
 

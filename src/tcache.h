@@ -167,7 +167,9 @@ AY_INLINE void ay_bin_undo_free(ay_bin_t *bin) {
  * a table directly, one entry per byte (no rounding arithmetic on the fast
  * path); bands 2-3 go through a table in steps of band 2's step, whose
  * entries above AY_MAX_BINNED_SIZE are bin 0, as is every size above band 3
- * (band 4 is served by the page heap).  Each band's step is a multiple of its tier's step, and each
+ * (band 4 is served by the page heap), but in the secure flavour, which
+ * keeps band 4 and finds it by arithmetic.  Each band's step is a multiple
+ * of its tier's step, and each
  * tier starts on a multiple of it, so a table entry never straddles two
  * classes.  The tables are filled at initialisation (all zero before: bin
  * 0, and no thread has a cache of its own yet, so every request misses).
