@@ -105,7 +105,12 @@ static void free_insert(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
     ay_pagemap_set1(s->start + AY_PAGES_BYTES(s->npages - 1), s, 0);
 }
 
-static void free_remove(ay_pageheap_t *ph, ay_span_t *s) {
+/* Span s leaves the lists.  Its boundary pages map to nothing until the
+ * caller re-registers whatever the pages become, so that no neighbour sees
+ * (and merges with) it meanwhile; a kept span's other pages, which still map
+ * to it, map to nothing too, unless map_stays: the caller takes s whole, as
+ * a LARGE span, whose every page maps to s with bin 0 already. */
+static void free_unlist(ay_pageheap_t *ph, ay_span_t *s, bool map_stays) {
     unsigned i = size_index(s->npages);
     *(s->prev ? &s->prev->next : &ph->first[i]) = s->next;
     *(s->next ? &s->next->prev : &ph->last[i]) = s->prev;
@@ -113,7 +118,6 @@ static void free_remove(ay_pageheap_t *ph, ay_span_t *s) {
     if (!ph->first[i])
         ph->nonempty[i / 64] &= ~((uint64_t)1 << (i % 64));
     ph->kept_pages -= s->kept ? s->npages : 0;
-    s->kept = 0;
     if (s->dirty) {
         s->dprev->dnext = s->dnext;
         s->dnext->dprev = s->dprev;
@@ -122,11 +126,16 @@ static void free_remove(ay_pageheap_t *ph, ay_span_t *s) {
     } else {
         ph->free_clean_pages -= s->npages;
     }
-    /* the caller re-registers whatever the pages become; until then no
-     * neighbour can see (and merge with) this span */
-    ay_pagemap_set1(s->start, NULL, 0);
-    ay_pagemap_set1(s->start + AY_PAGES_BYTES(s->npages - 1), NULL, 0);
+    if (!map_stays) {
+        if (s->kept && s->npages > 2)
+            ay_pagemap_set(s->start + AY_PAGE_SIZE, s->npages - 2, NULL, 0);
+        ay_pagemap_set1(s->start, NULL, 0);
+        ay_pagemap_set1(s->start + AY_PAGES_BYTES(s->npages - 1), NULL, 0);
+    }
+    s->kept = 0;
 }
+
+static void free_remove(ay_pageheap_t *ph, ay_span_t *s) { free_unlist(ph, s, false); }
 
 /* Does span s (FREE, SMALL or LARGE) cover its whole block? */
 static bool whole_block(const ay_span_t *s) {
@@ -644,7 +653,10 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
     }
     uint64_t now = ay_os_now_ms();
     bool was_kept = s->kept;
-    free_remove(ph, s);
+    /* a kept span taken whole for a LARGE block keeps its pagemap entries:
+     * they map to it already (the sparse row's buffers: no write per page) */
+    bool map_stays = was_kept && state == AY_SPAN_LARGE && align_pages <= 1 && s->npages == npages;
+    free_unlist(ph, s, map_stays);
     if (align_pages > 1) {
         uintptr_t align = AY_PAGES_BYTES(align_pages);
         uintptr_t head = (((s->start + align - 1) & ~(align - 1)) - s->start) >> AY_PAGE_SHIFT;
@@ -663,7 +675,8 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
      * need no lock (a neighbour that looks at a boundary page meanwhile sees
      * NULL or this span, neither of which it merges with) */
     ay_usage_add(ph->usage, (ptrdiff_t)AY_PAGES_BYTES(npages));
-    ay_pagemap_set(s->start, npages, s, list);
+    if (!map_stays)
+        ay_pagemap_set(s->start, npages, s, list);
     return s;
 }
 
@@ -765,9 +778,15 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
     int resident = -1;
     if (medium && ((s->start >> AY_PAGE_SHIFT) & (KEEP_SAMPLE - 1)) == 0)
         resident = ay_os_resident_pages((void *)s->start, s->npages);
+    /* decided on the average so far, read without the lock (a sample moves
+     * it for the frees after it): a kept span's pages still map to it, bin
+     * 0, as a LARGE span's do, and need no write; any other span's map to
+     * nothing once it is free.  s is still the caller's alone. */
+    bool keep = medium && AY_LOAD(&ph->resident_avg) <= KEEP_RESIDENT_MAX;
     uint64_t now = ay_os_now_ms();
     ay_usage_add(ph->usage, -(ptrdiff_t)AY_PAGES_BYTES(s->npages));
-    ay_pagemap_set(s->start, s->npages, NULL, 0); /* s is still the caller's alone */
+    if (!keep)
+        ay_pagemap_set(s->start, s->npages, NULL, 0);
     ay_pageheap_lock(ph);
     ph->active_pages -= s->npages;
     if (s->state == AY_SPAN_SMALL)
@@ -775,8 +794,9 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
     if (purged)
         ph->purges++;
     if (resident >= 0) /* resident_avg: 0..256, weight 1/8 to the new sample */
-        ph->resident_avg += ((int)((uintptr_t)resident * 256 / s->npages) - ph->resident_avg) / 8;
-    bool keep = medium && ph->resident_avg <= KEEP_RESIDENT_MAX;
+        AY_STORE(&ph->resident_avg,
+                 ph->resident_avg +
+                     ((int)((uintptr_t)resident * 256 / s->npages) - ph->resident_avg) / 8);
     s->dirty = !purged;
     s->free = NULL;
     s->used = s->capacity = 0;
@@ -849,6 +869,9 @@ void ay_pageheap_validate(ay_pageheap_t *ph) {
             if (ay_pagemap_span((void *)s->start) != s ||
                 ay_pagemap_span((void *)(s->start + AY_PAGES_BYTES(s->npages - 1))) != s)
                 ay_fatal("pageheap: free span not in pagemap", (void *)s->start);
+            if (s->npages > 2 &&
+                ay_pagemap_span((void *)(s->start + AY_PAGE_SIZE)) != (s->kept ? s : NULL))
+                ay_fatal("pageheap: a free span's second page maps wrong", (void *)s->start);
             if (!s->kept && free_right(s))
                 ay_fatal("pageheap: adjacent free spans not merged", (void *)s->start);
             if (s->kept && !s->dirty)

@@ -62,7 +62,10 @@
  * calls in.
  *
  * Invariants (under the lock): no two free spans of one block are adjacent
- * unless one of them is kept; a kept span is dirty; every free span is on
+ * unless one of them is kept; a kept span is dirty, and its pages map to it
+ * in the pagemap (a LARGE span's do, bin 0: neither its free nor its reuse
+ * whole writes them), while the pages inside any other free span map to
+ * nothing; every free span is on
  * exactly one size list, and on the decay FIFO iff it is dirty; kept_pages
  * is the kept spans' pages; guarded[0 .. nguarded-1] are the GUARDED
  * spans, oldest first; the page counters add up:

@@ -15,9 +15,11 @@
  * leaf in .bss (never written, so never resident): an unset entry (0) reads
  * as that empty leaf, and lookups need no NULL test.
  * Two modules write entries, and only for pages they own: the page heap
- * (free spans' boundary pages under its lock; a span's pages while the span
- * is between the page heap and its user, which owns it alone; every page of
- * an explicit heap being destroyed) and the direct maps (a map's first
+ * (free spans' boundary pages under its lock, and a kept span's other
+ * pages, which go on mapping to it while it is free, when it stops being
+ * kept; a span's pages while the span is between the page heap and its
+ * user, which owns it alone; every page of an explicit heap being
+ * destroyed) and the direct maps (a map's first
  * page).  The central caches and the front end only read.
  * An entry is the thread cache's byte offset, not the class, so that free's
  * fast path adds it to the lists as it is

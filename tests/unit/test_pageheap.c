@@ -147,10 +147,20 @@ int main(void) {
     CHECK(ay_pagemap_span((void *)k1_start) == k1 && k1->kept && k1->npages == 10);
     CHECK(ay_pagemap_span((void *)k2_start) == k2 && k2->kept && k2->npages == 10);
     CHECK_EQ_U(ph->kept_pages, kept0 + 20);
+    /* a kept span's pages still map to it (no write per page on its free
+     * and its reuse whole); every other free span's inner pages to nothing */
+    CHECK(ay_pagemap_span((void *)(k1_start + PG(5))) == k1);
+    CHECK(ay_pagemap_span((void *)(k2_start + PG(8))) == k2);
     ay_span_t *k4 = ay_pageheap_alloc(ph, 10, 1, AY_SPAN_LARGE, 0);
     CHECK(k4 && k4->start == k2_start && !k4->kept); /* the last freed, whole */
+    for (unsigned i = 0; k4 && i < 10; i++)
+        CHECK(ay_pagemap_span((void *)(k2_start + PG(i))) == k4);
     ay_span_t *k5 = ay_pageheap_alloc(ph, 9, 1, AY_SPAN_LARGE, 0);
     CHECK(k5 && k5->start == k1_start); /* a shorter request splits a kept span */
+    for (unsigned i = 0; k5 && i < 9; i++)
+        CHECK(ay_pagemap_span((void *)(k1_start + PG(i))) == k5);
+    const ay_span_t *piece = ay_pagemap_span((void *)(k1_start + PG(9))); /* its last page */
+    CHECK(piece && piece->state == AY_SPAN_FREE && piece->start <= k1_start + PG(9));
     CHECK_EQ_U(ph->kept_pages, kept0);
     ay_pageheap_validate(ph);
     ay_span_t *k6 = ay_pageheap_alloc(ph, 17, 1, AY_SPAN_LARGE, 0);
@@ -161,10 +171,13 @@ int main(void) {
         ay_pageheap_free(ph, k5);
     if (k6)
         ay_pageheap_free(ph, k6);
+    uintptr_t k3_start = k3->start;
     ay_pageheap_free(ph, k3);
     CHECK(ph->kept_pages > 0);
+    CHECK(ay_pagemap_span((void *)(k3_start + PG(5))) == k3);
     ay_pageheap_purge(ph, true); /* purged spans are clean, and merge */
     CHECK_EQ_U(ph->kept_pages, 0);
+    CHECK(ay_pagemap_span((void *)(k3_start + PG(5))) == NULL); /* merged: no stale entry */
     CHECK_EQ_U(ph->free_dirty_pages, 0);
     ay_pageheap_validate(ph);
     ph->resident_avg = 256;
