@@ -75,7 +75,9 @@ static void spill_to_spans(unsigned cls, const spill_t *s) {
 }
 
 /* Insert batch b into set's ring of class cls; what no longer fits (the
- * oldest batches first) goes to its spans. */
+ * oldest batches first) goes to its spans: beyond the ring's bytes and
+ * slots, or, when no take reached the ring for AY_TRANSFER_IDLE_MS, beyond
+ * AY_TRANSFER_IDLE_BATCHES batches. */
 static void insert(ay_transfer_set_t *set, unsigned cls, const ay_batch_t *b, uint32_t size) {
     ay_xfer_t *x = &set->c[cls];
     uint64_t bound = ay_conf.transfer_bytes / size, n = b->n;
@@ -91,8 +93,14 @@ static void insert(ay_transfer_set_t *set, unsigned cls, const ay_batch_t *b, ui
         __atomic_or_fetch(&set->used[cls / 64], bit, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&set->use_lock);
     }
+    uint64_t now = ay_os_now_ms();
     xfer_lock(x);
-    while (x->count > 0 && (x->count == AY_TRANSFER_SLOTS || x->objects + n > bound))
+    /* a ring no thread took from lately holds a few batches only (transfer.h;
+     * not under decay_ms:-1, which gives nothing back on the clock) */
+    uint32_t slots = ay_conf.decay_ms >= 0 && now - x->take_ms >= AY_TRANSFER_IDLE_MS
+                         ? AY_TRANSFER_IDLE_BATCHES
+                         : AY_TRANSFER_SLOTS;
+    while (x->count > 0 && (x->count >= slots || x->objects + n > bound))
         take_oldest(x, &s);
     x->slot[(x->first + x->count) % AY_TRANSFER_SLOTS] = *b;
     AY_STORE(&x->count, x->count + 1);
@@ -184,9 +192,11 @@ uint32_t ay_transfer_take(ay_transfer_set_t *set, unsigned cls, void **head) {
     ay_xfer_t *x = set ? &set->c[cls] : NULL;
     if (!x || AY_LOAD(&x->count) == 0) /* a racy peek: an empty ring costs no lock */
         return 0;
+    uint64_t now = ay_os_now_ms();
     xfer_lock(x);
     uint32_t n = 0;
     ay_batch_t got;
+    x->take_ms = now;
     if (x->count) {
         ay_batch_t *b = &x->slot[(x->first + x->count - 1) % AY_TRANSFER_SLOTS];
         got = *b;

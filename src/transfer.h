@@ -17,7 +17,12 @@
  * the node, which is why no batch is ever split.  So a block reaches its
  * span only when its transfer cache overflows (the oldest batches make
  * room: ay_central_release sends each object to the central cache that owns
- * its span) or when its batches sit unused: every decay round
+ * its span; a ring that no thread took a batch from in the last
+ * AY_TRANSFER_IDLE_MS holds AY_TRANSFER_IDLE_BATCHES at most (unless
+ * decay_ms is -1, which gives nothing back on the clock), so that a
+ * program that frees much of a class it then stops asking for sends those
+ * blocks to their spans, and their emptied spans to the page heap, at once)
+ * or when its batches sit unused: every decay round
  * (ay_transfer_decay: from a thread cache's periodic tick at most every
  * AY_TRANSFER_DECAY_MS, from the background thread and from alloy_purge)
  * gives back the oldest batches that no take reached since the round
@@ -73,6 +78,7 @@ typedef struct ay_xfer {
     uint32_t first;     /* the oldest batch's slot */
     uint32_t count;     /* batches held */
     uint32_t low;       /* the fewest batches held since the last decay round */
+    uint64_t take_ms;   /* when a take last locked the ring (ms) */
     uint64_t objects;   /* objects held (relaxed reads by stats) */
     uint64_t inserted;  /* objects thread caches gave it */
     uint64_t taken;     /* objects thread caches took from it */
@@ -88,6 +94,13 @@ typedef struct ay_transfer_set {
     uint64_t used[(AY_NUM_CLASSES + 63) / 64]; /* bit c: c[c] may hold batches */
     ay_xfer_t c[AY_NUM_CLASSES];
 } ay_transfer_set_t;
+
+/* A ring idle this long (no take) holds this many batches at most: the
+ * blocks of a class freed in bulk and not asked for again go to their
+ * spans (reuse90's peak RSS 102 -> 88 MiB, BENCHMARKS.md), while a class
+ * that threads take from keeps every slot (rptest, xthread, handoff). */
+#define AY_TRANSFER_IDLE_MS 10
+#define AY_TRANSFER_IDLE_BATCHES 2
 
 /* The transfer caches of NUMA node index `node` (0 without NUMA), mapped on
  * first use (node 0's are static).  NULL only when their memory could not
