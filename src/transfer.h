@@ -98,7 +98,7 @@ typedef struct ay_transfer_set {
 /* A ring idle this long (no take) holds this many batches at most: the
  * blocks of a class freed in bulk and not asked for again go to their
  * spans (reuse90's peak RSS 102 -> 88 MiB, BENCHMARKS.md), while a class
- * that threads take from keeps every slot (rptest, xthread, handoff). */
+ * that threads take from keeps every slot (rptest and xthread: unchanged). */
 #define AY_TRANSFER_IDLE_MS 10
 #define AY_TRANSFER_IDLE_BATCHES 2
 
