@@ -129,5 +129,5 @@ int main(int argc, char **argv) {
         alloy_free(keep[i]);
     alloy_free(first);
     printf("thp:%s: %llu blocks marked MADV_HUGEPAGE\n", mode, (unsigned long long)huge_blocks());
-    return 0;
+    return CHECK_DONE();
 }
