@@ -17,7 +17,7 @@
 #define RECORDS_NEEDED 2      /* records an allocation may take under the lock: a head and a tail */
 #define SPARE_MAX 16          /* records the reserve keeps at most */
 #define PURGE_BATCH 16        /* spans purged per round with the lock dropped */
-#define KEEP_SAMPLE 8         /* freed medium spans per mincore sample, by address (a power of 2) */
+#define KEEP_SAMPLE 8         /* freed medium spans per mincore sample, by count (a power of 2) */
 #define KEEP_RESIDENT_MAX 224 /* of 256: the sampled resident fraction up to which spans are kept */
 #define KEPT_MIN_AGE_MS 10    /* a kept span younger than this is not merged for a fit */
 
@@ -770,13 +770,15 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
         ay_conf.decay_ms == 0 && ay_os_purge((void *)s->start, AY_PAGES_BYTES(s->npages)) == 0;
     /* a LARGE span below AY_MAX_SPAN_PAGES is kept whole (pageheap.h) while
      * the heap's freed ones are not nearly all resident: one in KEEP_SAMPLE
-     * (by its first page's number) is looked at with mincore, without the
-     * lock, and moves the heap's average of their resident fraction; a heap
+     * of them (by count, so that blocks of any length and alignment are
+     * sampled) is looked at with mincore, without the lock, and moves the
+     * heap's average of their resident fraction; a heap
      * whose blocks are written all over merges them, as it did before (any
      * placement in such free pages reuses touched ones) */
     bool medium = s->state == AY_SPAN_LARGE && !purged && s->npages < AY_MAX_SPAN_PAGES;
     int resident = -1;
-    if (medium && ((s->start >> AY_PAGE_SHIFT) & (KEEP_SAMPLE - 1)) == 0)
+    if (medium &&
+        (__atomic_fetch_add(&ph->medium_frees, 1, __ATOMIC_RELAXED) & (KEEP_SAMPLE - 1)) == 0)
         resident = ay_os_resident_pages((void *)s->start, s->npages);
     /* decided on the average so far, read without the lock (a sample moves
      * it for the frees after it): a kept span's pages still map to it, bin

@@ -113,6 +113,7 @@ typedef struct ay_pageheap {
     size_t free_clean_pages;  /* free pages never touched or purged */
     size_t kept_pages;        /* free dirty pages of LARGE blocks kept whole (of free_dirty) */
     int resident_avg;         /* sampled freed LARGE spans' resident fraction, 0..256 */
+    unsigned medium_frees;    /* kept-size LARGE spans freed (atomic): 1 in 8 sampled */
     size_t purging_pages;     /* free pages off the lists while being purged */
     uint64_t purges;          /* purges: madvise calls and unmaps of wholly free blocks */
     uint64_t blocks_unmapped; /* wholly free blocks given back to the OS */

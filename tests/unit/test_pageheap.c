@@ -16,8 +16,8 @@ static ay_heap_t h;
 #define PG(n) ((uintptr_t)(n) << AY_PAGE_SHIFT)
 
 /* Free s with every page written first: the heap's sampled resident
- * fraction of freed LARGE spans (pageheap.c, mincore on one span in 8, by
- * address) then stays high whichever spans the sample hits, so the heap
+ * fraction of freed LARGE spans (pageheap.c, mincore on every eighth freed
+ * medium span) then stays high whichever spans the sample hits, so the heap
  * merges them, as the sections below expect. */
 static void free_written(ay_pageheap_t *ph, ay_span_t *s) {
     memset((void *)s->start, 0x5c, PG(s->npages));
@@ -179,6 +179,33 @@ int main(void) {
     CHECK_EQ_U(ph->kept_pages, 0);
     CHECK(ay_pagemap_span((void *)(k3_start + PG(5))) == NULL); /* merged: no stale entry */
     CHECK_EQ_U(ph->free_dirty_pages, 0);
+    ay_pageheap_validate(ph);
+
+    /* the sample sees spans of any alignment: sixteen freed 16-page spans
+     * whose first pages are not multiples of 8 (every 17 pages, a 1-page
+     * span between) move the average (a sample by the first page's number
+     * never saw them, and the average stayed 0) */
+    ph->resident_avg = 0;
+    ay_span_t *pad[64], *wide[32];
+    unsigned nwide = 0, npad = 0;
+    for (unsigned i = 0; i < 32 && nwide < 16; i++) {
+        pad[npad] = ay_pageheap_alloc(ph, 1, 1, AY_SPAN_LARGE, 0);
+        CHECK(pad[npad] != NULL);
+        npad += pad[npad] != NULL;
+        ay_span_t *w = ay_pageheap_alloc(ph, 16, 1, AY_SPAN_LARGE, 0);
+        CHECK(w != NULL);
+        if (w && ((w->start >> AY_PAGE_SHIFT) & 7) != 0)
+            wide[nwide++] = w;
+        else if (w)
+            pad[npad++] = w; /* freed with the pads */
+    }
+    CHECK_EQ_U(nwide, 16);
+    for (unsigned i = 0; i < nwide; i++)
+        free_written(ph, wide[i]);
+    CHECK(ph->resident_avg > 0);
+    for (unsigned i = 0; i < npad; i++)
+        ay_pageheap_free(ph, pad[i]);
+    ay_pageheap_purge(ph, true);
     ay_pageheap_validate(ph);
     ph->resident_avg = 256;
 
