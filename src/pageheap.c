@@ -17,7 +17,6 @@
 #define RECORDS_NEEDED 2      /* records an allocation may take under the lock: a head and a tail */
 #define SPARE_MAX 16          /* records the reserve keeps at most */
 #define PURGE_BATCH 16        /* spans purged per round with the lock dropped */
-#define KEEP_SAMPLE 8         /* freed medium spans per mincore sample, by count (a power of 2) */
 #define KEEP_RESIDENT_MAX 224 /* of 256: the sampled resident fraction up to which spans are kept */
 #define KEPT_MIN_AGE_MS 10    /* a kept span younger than this is not merged for a fit */
 
@@ -32,6 +31,7 @@ void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage) {
     ay_list_init(&ph->blocks);
     ph->usage = usage;
     ph->node = -1;
+    ph->keep_shift = AY_KEEP_SHIFT_MIN;
 }
 
 /* ---- span records: a reserve, so that no record is made under the lock ---- */
@@ -769,7 +769,7 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
     bool purged =
         ay_conf.decay_ms == 0 && ay_os_purge((void *)s->start, AY_PAGES_BYTES(s->npages)) == 0;
     /* a LARGE span below AY_MAX_SPAN_PAGES is kept whole (pageheap.h) while
-     * the heap's freed ones are not nearly all resident: one in KEEP_SAMPLE
+     * the heap's freed ones are not nearly all resident: one in 2^keep_shift
      * of them (by count, so that blocks of any length and alignment are
      * sampled) is looked at with mincore, without the lock, and moves the
      * heap's average of their resident fraction; a heap
@@ -777,8 +777,9 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
      * placement in such free pages reuses touched ones) */
     bool medium = s->state == AY_SPAN_LARGE && !purged && s->npages < AY_MAX_SPAN_PAGES;
     int resident = -1;
+    unsigned shift = AY_LOAD(&ph->keep_shift);
     if (medium &&
-        (__atomic_fetch_add(&ph->medium_frees, 1, __ATOMIC_RELAXED) & (KEEP_SAMPLE - 1)) == 0)
+        (__atomic_fetch_add(&ph->medium_frees, 1, __ATOMIC_RELAXED) & ((1u << shift) - 1)) == 0)
         resident = ay_os_resident_pages((void *)s->start, s->npages);
     /* decided on the average so far, read without the lock (a sample moves
      * it for the frees after it): a kept span's pages still map to it, bin
@@ -795,10 +796,17 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
         __atomic_fetch_sub(&ph->small_pages, s->npages, __ATOMIC_RELAXED);
     if (purged)
         ph->purges++;
-    if (resident >= 0) /* resident_avg: 0..256, weight 1/8 to the new sample */
-        AY_STORE(&ph->resident_avg,
-                 ph->resident_avg +
-                     ((int)((uintptr_t)resident * 256 / s->npages) - ph->resident_avg) / 8);
+    if (resident >= 0) { /* resident_avg: 0..256, weight 1/8 to the new sample */
+        int frac = (int)((uintptr_t)resident * 256 / s->npages);
+        /* a sample on the side of the threshold the average is on doubles
+         * the interval to the next one (a settled heap pays few mincore
+         * calls: sparse made 50k of them in 400k frees); one on the other
+         * side brings it back to the shortest */
+        bool agrees = (frac <= KEEP_RESIDENT_MAX) == (ph->resident_avg <= KEEP_RESIDENT_MAX);
+        AY_STORE(&ph->keep_shift, agrees ? ph->keep_shift + (ph->keep_shift < AY_KEEP_SHIFT_MAX)
+                                         : AY_KEEP_SHIFT_MIN);
+        AY_STORE(&ph->resident_avg, ph->resident_avg + (frac - ph->resident_avg) / 8);
+    }
     s->dirty = !purged;
     s->free = NULL;
     s->used = s->capacity = 0;

@@ -13,7 +13,8 @@
  * the page heap only ever reads the records of its own blocks, and a block
  * that is wholly free can be given back), except for a LARGE span below
  * AY_MAX_SPAN_PAGES, which is *kept* while the heap's freed ones are not
- * nearly all resident (one in 8 is sampled with mincore): it goes on its
+ * nearly all resident (one in 8 to one in 256 is sampled with mincore,
+ * fewer while the samples agree with the average): it goes on its
  * length's list whole and dirty, unmerged, so that the next request of
  * that length (a LARGE span's length is rounded to one of eight per
  * doubling) gets the very pages it left, the few its block touched among
@@ -90,6 +91,8 @@
 #define AY_THP_BUSY_PAGES 16384    /* 64 MiB of small spans: thp:auto's busy heap (BENCHMARKS.md) */
 #define AY_GUARDED_SPANS 8         /* secure: freed large spans kept with their guards */
 #define AY_GUARDED_MAX_PAGES 4096u /* 16 MiB: and at most this many pages of them */
+#define AY_KEEP_SHIFT_MIN 3        /* a mincore sample every 8 freed medium spans at most, */
+#define AY_KEEP_SHIFT_MAX 8        /* and every 256 at least */
 
 typedef struct ay_pageheap {
     pthread_mutex_t lock;
@@ -113,7 +116,8 @@ typedef struct ay_pageheap {
     size_t free_clean_pages;  /* free pages never touched or purged */
     size_t kept_pages;        /* free dirty pages of LARGE blocks kept whole (of free_dirty) */
     int resident_avg;         /* sampled freed LARGE spans' resident fraction, 0..256 */
-    unsigned medium_frees;    /* kept-size LARGE spans freed (atomic): 1 in 8 sampled */
+    unsigned medium_frees;    /* kept-size LARGE spans freed (atomic) */
+    unsigned keep_shift;      /* 1 in 2^this of them sampled; grows while samples agree */
     size_t purging_pages;     /* free pages off the lists while being purged */
     uint64_t purges;          /* purges: madvise calls and unmaps of wholly free blocks */
     uint64_t blocks_unmapped; /* wholly free blocks given back to the OS */

@@ -16,8 +16,8 @@ static ay_heap_t h;
 #define PG(n) ((uintptr_t)(n) << AY_PAGE_SHIFT)
 
 /* Free s with every page written first: the heap's sampled resident
- * fraction of freed LARGE spans (pageheap.c, mincore on every eighth freed
- * medium span) then stays high whichever spans the sample hits, so the heap
+ * fraction of freed LARGE spans (pageheap.c, mincore on one freed medium
+ * span in 8 to 256) then stays high whichever spans the sample hits, so the heap
  * merges them, as the sections below expect. */
 static void free_written(ay_pageheap_t *ph, ay_span_t *s) {
     memset((void *)s->start, 0x5c, PG(s->npages));
@@ -186,6 +186,7 @@ int main(void) {
      * span between) move the average (a sample by the first page's number
      * never saw them, and the average stayed 0) */
     ph->resident_avg = 0;
+    ph->keep_shift = AY_KEEP_SHIFT_MIN; /* one in 8 sampled */
     ay_span_t *pad[64], *wide[32];
     unsigned nwide = 0, npad = 0;
     for (unsigned i = 0; i < 32 && nwide < 16; i++) {
@@ -205,6 +206,35 @@ int main(void) {
     CHECK(ph->resident_avg > 0);
     for (unsigned i = 0; i < npad; i++)
         ay_pageheap_free(ph, pad[i]);
+    ay_pageheap_purge(ph, true);
+    ay_pageheap_validate(ph);
+
+    /* the sample backs off while it agrees with the average: a heap whose
+     * freed medium spans stay unwritten (kept) comes to sample one in 256;
+     * a written one then brings it back to one in 8 within 256 frees (and
+     * the average moves) */
+    ph->resident_avg = 0;
+    ph->keep_shift = AY_KEEP_SHIFT_MIN;
+    for (unsigned i = 0; i < 1000 && ph->keep_shift < AY_KEEP_SHIFT_MAX; i++) {
+        ay_span_t *k = ay_pageheap_alloc(ph, 16, 1, AY_SPAN_LARGE, 0);
+        CHECK(k != NULL);
+        if (!k)
+            break;
+        ((char *)k->start)[0] = 1; /* one page of 16 resident */
+        ay_pageheap_free(ph, k);
+    }
+    CHECK_EQ_U(ph->keep_shift, AY_KEEP_SHIFT_MAX);
+    CHECK(ph->resident_avg <= 32);
+    for (unsigned i = 0; i <= (1u << AY_KEEP_SHIFT_MAX) && ph->keep_shift != AY_KEEP_SHIFT_MIN;
+         i++) {
+        ay_span_t *k = ay_pageheap_alloc(ph, 16, 1, AY_SPAN_LARGE, 0);
+        CHECK(k != NULL);
+        if (!k)
+            break;
+        free_written(ph, k);
+    }
+    CHECK_EQ_U(ph->keep_shift, AY_KEEP_SHIFT_MIN);
+    CHECK(ph->resident_avg > 0);
     ay_pageheap_purge(ph, true);
     ay_pageheap_validate(ph);
     ph->resident_avg = 256;
