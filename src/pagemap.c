@@ -51,8 +51,17 @@ void ay_pagemap_set1(uintptr_t a, ay_span_t *s, uint32_t list) {
 }
 
 void ay_pagemap_set(uintptr_t start, uintptr_t npages, ay_span_t *s, uint32_t list) {
-    for (uintptr_t k = 0; k < npages; k++)
-        ay_pagemap_set1(start + (k << AY_PAGE_SHIFT), s, list);
+    while (npages > 0) { /* a leaf at a time: one lookup, then two stores a page */
+        ay_pm_leaf_t *leaf = ay_pagemap_leaf(start);
+        uintptr_t i = ay_pagemap_index(start), room = AY_PM_LEAF_PAGES - i;
+        uintptr_t n = npages < room ? npages : room;
+        for (uintptr_t k = i; k < i + n; k++) {
+            AY_STORE(&leaf->span[k], s);
+            AY_STORE(&leaf->list[k], (uint16_t)list);
+        }
+        start += n << AY_PAGE_SHIFT;
+        npages -= n;
+    }
 }
 
 uint64_t ay_pagemap_mapped(void) { return AY_LOAD(&pm_mapped); }

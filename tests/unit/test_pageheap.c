@@ -37,6 +37,21 @@ int main(void) {
     /* pagemap: unknown addresses have no span; a set range maps back */
     CHECK(ay_pagemap_span((void *)0x1000) == NULL);
     CHECK(ay_pagemap_span((void *)(~(uintptr_t)0 - 5)) == NULL);
+    /* a range across a leaf's end (1 GiB) is set on both leaves, and only it */
+    {
+        static ay_span_t fake;
+        uintptr_t edge = (uintptr_t)0x6f0000000000, from = edge - PG(3);
+        CHECK(ay_pagemap_ensure(from - PG(1), 8) == 0);
+        ay_pagemap_set(from, 6, &fake, 7 * AY_BIN_BYTES);
+        for (unsigned k = 0; k < 6; k++)
+            CHECK(ay_pagemap_span((void *)(from + PG(k) + 9)) == &fake &&
+                  ay_pagemap_leaf(from + PG(k))->list[ay_pagemap_index(from + PG(k))] ==
+                      7 * AY_BIN_BYTES);
+        CHECK(ay_pagemap_span((void *)(from - PG(1))) == NULL);
+        CHECK(ay_pagemap_span((void *)(from + PG(6))) == NULL);
+        ay_pagemap_set(from, 6, NULL, 0);
+        CHECK(ay_pagemap_span((void *)edge) == NULL);
+    }
 
     ay_span_t *a = ay_pageheap_alloc(ph, 3, 1, AY_SPAN_LARGE, 0);
     CHECK(a != NULL);
