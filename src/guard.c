@@ -199,7 +199,7 @@ static void on_segv(int sig, siginfo_t *info, void *ctx) {
 
 /* ---- set-up ---- */
 
-void ay_guard_init(void) {
+AY_STARTUP_TEXT void ay_guard_init(void) {
     if (!ay_conf.guard_sample)
         return;
     unsigned n = ay_conf.guard_slots;

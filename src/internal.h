@@ -16,6 +16,14 @@
 #define AY_NOINLINE __attribute__((noinline))
 #define AY_INLINE static inline __attribute__((always_inline))
 #define AY_COLD __attribute__((cold))
+/* A function that every program runs, once or once a thread (the
+ * process's set-up, a thread's first allocation), but whose module is
+ * linked among the ones a small program never runs (CMakeLists.txt,
+ * ALLOY_STARTUP_MODULES): gcc's .text.startup, the section of the
+ * constructors, which the default linker script gathers at the front of
+ * liballoy.so's text, so that the function does not make the kernel map
+ * another 64 KiB of it (test startup-text-pages). */
+#define AY_STARTUP_TEXT __attribute__((section(".text.startup")))
 #define AY_CACHELINE 64
 /* One step of a spin-wait: the CPU's pause hint (x86 `pause`, arm64
  * `yield`), or nothing but a compiler barrier elsewhere. */

@@ -120,7 +120,7 @@ static void arm(prof_thread_t *t) {
         rng_next(t);
 }
 
-bool ay_prof_tick(size_t size) {
+AY_STARTUP_TEXT bool ay_prof_tick(size_t size) {
     prof_thread_t *t = &prof_thr;
     if (!S.enabled) {
         ay_tls.prof_left = PROF_NEVER;
@@ -220,7 +220,7 @@ ay_span_t *ay_prof_stash_take(void) {
 
 /* ---- set-up ---- */
 
-void ay_prof_init(void) {
+AY_STARTUP_TEXT void ay_prof_init(void) {
     bool enabled = ay_conf.prof || ay_conf.prof_leak;
     ay_prof_store_init(enabled, ay_conf.prof_active, ay_conf.prof_sample, ay_conf.prof_interval);
     if (!enabled)

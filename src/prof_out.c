@@ -319,7 +319,7 @@ int ay_prof_dump(const char *path) {
 
 static int leak_fd = -1;
 
-void ay_prof_start(void) {
+AY_STARTUP_TEXT void ay_prof_start(void) {
     if (ay_prof_enabled() && ay_conf.prof_leak)
         leak_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
 }

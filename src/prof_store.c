@@ -16,7 +16,8 @@ ay_prof_store_t ay_prof_store = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 __thread ay_prof_busy_t ay_prof_busy __attribute__((tls_model("initial-exec")));
 
-void ay_prof_store_init(bool enabled, bool active, uint64_t sample_mean, uint64_t interval) {
+AY_STARTUP_TEXT void ay_prof_store_init(bool enabled, bool active, uint64_t sample_mean,
+                                        uint64_t interval) {
     S.enabled = enabled;
     S.active = active;
     S.sample_mean = sample_mean;
