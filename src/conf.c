@@ -51,8 +51,8 @@ static const ay_conf_key_t keys[] = {
      "Purge from a background thread, so that an idle process also shrinks."},
     {"thp", AY_CONF_THP, AT(thp), 0, 0, 0, "auto", NULL,
      "Transparent huge pages (MADV_HUGEPAGE) for the page heap's blocks: auto gives them to "
-     "blocks of 2 MiB or more and, once a heap's small spans pass 64 MiB, to its new 2 MiB "
-     "blocks for small spans; always to every block, from the first; never to none (blocks "
+     "blocks of 2 MiB or more (the others are left to the kernel's default); always to every "
+     "block, from the first; never to none (blocks "
      "are marked MADV_NOHUGEPAGE). true and false, the old boolean, mean auto and never."},
     {"heaps", AY_CONF_COUNT, AT(heaps), 0, 1, 128, NULL, "number of CPUs",
      "Automatic heaps. Each thread binds to the least loaded one; with NUMA, to the least "

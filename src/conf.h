@@ -73,7 +73,7 @@ typedef enum ay_conf_type {
  * huge pages (pageheap.h says how). */
 typedef enum ay_thp {
     AY_THP_NEVER,  /* none: every block is marked MADV_NOHUGEPAGE */
-    AY_THP_AUTO,   /* blocks of 2 MiB or more, and a busy heap's blocks for small spans */
+    AY_THP_AUTO,   /* blocks of 2 MiB or more */
     AY_THP_ALWAYS, /* every block: 2 MiB blocks from a heap's first small span */
 } ay_thp_t;
 

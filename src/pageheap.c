@@ -477,14 +477,12 @@ static bool grow(ay_pageheap_t *ph, uintptr_t npages) {
     /* a block for a request of 2 MiB or more is used whole: 2 MiB aligned,
      * with transparent huge pages, it faults in 2 MiB at a time */
     bool own = pages >= AY_HUGE_PAGES;
-    /* a heap busy with small spans grows in 2 MiB blocks with huge pages:
-     * its spans are carved out of them and soon touched (the threshold is
-     * read without the lock: a stale count only moves the switch a block) */
-    bool huge =
-        own ? ay_conf.thp != AY_THP_NEVER
-            : ay_conf.thp == AY_THP_ALWAYS ||
-                  (ay_conf.thp == AY_THP_AUTO &&
-                   __atomic_load_n(&ph->small_pages, __ATOMIC_RELAXED) >= AY_THP_BUSY_PAGES);
+    /* the blocks for smaller requests get huge pages under thp:always only
+     * (under auto, a heap with 64 MiB of small spans also grew in 2 MiB
+     * huge blocks: in interleaved runs that made frag and malloc_test at
+     * 100 threads slower, not faster, BENCHMARKS.md, "Huge pages for busy
+     * heaps, removed") */
+    bool huge = own ? ay_conf.thp != AY_THP_NEVER : ay_conf.thp == AY_THP_ALWAYS;
     if (huge && !own)
         pages = AY_HUGE_PAGES;
     size_t align = own || huge ? AY_PAGES_BYTES(AY_HUGE_PAGES) : AY_PAGE_SIZE;

@@ -35,11 +35,9 @@
  * sizes they would otherwise pile up, resident, without serving anything.
  *
  * Transparent huge pages (the thp setting, conf.h): under auto, a block of
- * its own is 2 MiB aligned with MADV_HUGEPAGE, and so, once the heap's
- * SMALL spans hold AY_THP_BUSY_PAGES pages, is every new block for small
- * spans, which is then 2 MiB (512 pages) rather than 1 MiB: a busy heap's
- * spans fault in 2 MiB at a time, and a small program's stay in 4 KiB
- * pages.  always: every block so, from the first; never: every block is
+ * its own is 2 MiB aligned with MADV_HUGEPAGE, and every other block is
+ * left to the kernel's default; always: every block so, from the first
+ * (2 MiB, 512 pages, rather than 1 MiB); never: every block is
  * marked MADV_NOHUGEPAGE, so that not even a kernel set to "always" gives
  * it huge pages.
  *
@@ -88,7 +86,6 @@
 #define AY_BLOCK_PAGES 256         /* pages of a block taken from the OS: 1 MiB, or a multiple */
 #define AY_LARGE_MAX_PAGES 8192    /* 32 MiB: larger requests are direct maps */
 #define AY_HUGE_PAGES 512          /* 2 MiB: blocks this large get transparent huge pages */
-#define AY_THP_BUSY_PAGES 16384    /* 64 MiB of small spans: thp:auto's busy heap (BENCHMARKS.md) */
 #define AY_GUARDED_SPANS 8         /* secure: freed large spans kept with their guards */
 #define AY_GUARDED_MAX_PAGES 4096u /* 16 MiB: and at most this many pages of them */
 #define AY_KEEP_SHIFT_MIN 3        /* a mincore sample every 8 freed medium spans at most, */
