@@ -8,8 +8,8 @@
 # each: seed 001's tables (§5.1 sizes, §5.2 threads, §5.3 fragmentation), seed
 # 004's comparison (malloc_test 100 1000000 16, the web-service mix), and the
 # cross-thread, realloc, large-block, hand-off, free-then-idle, Larson,
-# rptest, C++ and sparse-touch workloads; about 40 minutes on 2 cores (44
-# with a ninth library interleaved, 2026-12-01).  A peer that cannot be built is
+# rptest, C++ and sparse-touch workloads; 25 to 45 minutes on 2 cores (44
+# with a ninth library interleaved on 2026-12-01, 29 with ten on 2026-12-03).  A peer that cannot be built is
 # reported as MISSING, with the reason, and the run goes on without it.
 # Progress shows on stderr when it is a terminal.  Results:
 # build/bench-results/MODE/ (raw.csv, results.json, summary.md, PNG charts).
