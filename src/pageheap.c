@@ -798,7 +798,7 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
         int frac = (int)((uintptr_t)resident * 256 / s->npages);
         /* a sample on the side of the threshold the average is on doubles
          * the interval to the next one (a settled heap pays few mincore
-         * calls: sparse made 50k of them in 400k frees); one on the other
+         * calls: sparse made 33k of them in 400k frees); one on the other
          * side brings it back to the shortest */
         bool agrees = (frac <= KEEP_RESIDENT_MAX) == (ph->resident_avg <= KEEP_RESIDENT_MAX);
         AY_STORE(&ph->keep_shift, agrees ? ph->keep_shift + (ph->keep_shift < AY_KEEP_SHIFT_MAX)
