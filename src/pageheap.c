@@ -775,9 +775,8 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
      * placement in such free pages reuses touched ones) */
     bool medium = s->state == AY_SPAN_LARGE && !purged && s->npages < AY_MAX_SPAN_PAGES;
     int resident = -1;
-    unsigned shift = AY_LOAD(&ph->keep_shift);
-    if (medium &&
-        (__atomic_fetch_add(&ph->medium_frees, 1, __ATOMIC_RELAXED) & ((1u << shift) - 1)) == 0)
+    if (medium && (__atomic_fetch_add(&ph->medium_frees, 1, __ATOMIC_RELAXED) &
+                   ((1u << AY_LOAD(&ph->keep_shift)) - 1)) == 0)
         resident = ay_os_resident_pages((void *)s->start, s->npages);
     /* decided on the average so far, read without the lock (a sample moves
      * it for the frees after it): a kept span's pages still map to it, bin
