@@ -24,6 +24,22 @@ static void free_written(ay_pageheap_t *ph, ay_span_t *s) {
     ay_pageheap_free(ph, s);
 }
 
+/* A 16-page LARGE span taken and freed, its first page written, or all of
+ * them; false when none could be taken. */
+static bool cycle_16(ay_pageheap_t *ph, bool all_written) {
+    ay_span_t *k = ay_pageheap_alloc(ph, 16, 1, AY_SPAN_LARGE, 0);
+    CHECK(k != NULL);
+    if (!k)
+        return false;
+    if (all_written) {
+        free_written(ph, k);
+    } else {
+        ((char *)k->start)[0] = 1; /* one page of 16 resident */
+        ay_pageheap_free(ph, k);
+    }
+    return true;
+}
+
 int main(void) {
     ay_conf.decay_ms = -1; /* no purging unless asked */
     h.cached = true;       /* a private heap, used through its page heap only */
@@ -230,24 +246,14 @@ int main(void) {
      * the average moves) */
     ph->resident_avg = 0;
     ph->keep_shift = AY_KEEP_SHIFT_MIN;
-    for (unsigned i = 0; i < 1000 && ph->keep_shift < AY_KEEP_SHIFT_MAX; i++) {
-        ay_span_t *k = ay_pageheap_alloc(ph, 16, 1, AY_SPAN_LARGE, 0);
-        CHECK(k != NULL);
-        if (!k)
+    for (unsigned i = 0; i < 1000 && ph->keep_shift < AY_KEEP_SHIFT_MAX; i++)
+        if (!cycle_16(ph, false))
             break;
-        ((char *)k->start)[0] = 1; /* one page of 16 resident */
-        ay_pageheap_free(ph, k);
-    }
     CHECK_EQ_U(ph->keep_shift, AY_KEEP_SHIFT_MAX);
     CHECK(ph->resident_avg <= 32);
-    for (unsigned i = 0; i <= (1u << AY_KEEP_SHIFT_MAX) && ph->keep_shift != AY_KEEP_SHIFT_MIN;
-         i++) {
-        ay_span_t *k = ay_pageheap_alloc(ph, 16, 1, AY_SPAN_LARGE, 0);
-        CHECK(k != NULL);
-        if (!k)
+    for (unsigned i = 0; i <= (1u << AY_KEEP_SHIFT_MAX) && ph->keep_shift != AY_KEEP_SHIFT_MIN; i++)
+        if (!cycle_16(ph, true))
             break;
-        free_written(ph, k);
-    }
     CHECK_EQ_U(ph->keep_shift, AY_KEEP_SHIFT_MIN);
     CHECK(ph->resident_avg > 0);
     ay_pageheap_purge(ph, true);
