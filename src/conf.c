@@ -45,10 +45,13 @@ static const ay_conf_key_t keys[] = {
      "whole batches that thread caches gave back, for the next miss) holds at most; 0: no "
      "transfer caches, batches go straight back to their spans."},
     {"decay_ms", AY_CONF_MS, AT(decay_ms), 0, 0, (uint64_t)1 << 40, "1000", NULL,
-     "Free pages are purged (madvise) after this long; 0 purges at once, -1 never. Dirty free "
-     "pages above max(64 MiB, twice the active pages) are purged at once."},
+     "Free pages are purged (madvise) once they have been free this long: by the next "
+     "slow-path event of any thread after that (a thread cache's miss or overflow, a thread's "
+     "exit, a large block), or by the background thread; 0 purges at once, -1 never. Dirty "
+     "free pages above max(64 MiB, twice the active pages) are purged at once."},
     {"background_thread", AY_CONF_BOOL, AT(background_thread), 0, 0, 1, "false", NULL,
-     "Purge from a background thread, so that an idle process also shrinks."},
+     "Purge from a background thread as well, so that a process that stops calling malloc "
+     "(or only hits its thread caches) also shrinks."},
     {"thp", AY_CONF_THP, AT(thp), 0, 0, 0, "auto", NULL,
      "Transparent huge pages (MADV_HUGEPAGE) for the page heap's blocks: auto gives them to "
      "blocks of 2 MiB or more (the others are left to the kernel's default); always to every "

@@ -22,7 +22,9 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "conf.h"
 #include "meta.h"
+#include "os.h"
 #include "topology.h"
 #include "transfer.h"
 
@@ -285,6 +287,19 @@ int ay_heap_destroy(ay_heap_t *h) {
     spare_heaps = h;
     pthread_mutex_unlock(&heaps_lock);
     return 0;
+}
+
+static uint64_t next_round_ms; /* when the next decay round is due (ay_heaps_decay_tick) */
+
+void ay_heaps_decay_tick(void) {
+    if (ay_conf.decay_ms < 0)
+        return;
+    uint64_t now = ay_os_now_ms(), next = AY_LOAD(&next_round_ms);
+    if (AY_LIKELY(now < next) ||
+        !__atomic_compare_exchange_n(&next_round_ms, &next, now + AY_DECAY_ROUND_MS, false,
+                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return; /* not due, or another thread runs this round */
+    ay_heaps_purge(false);
 }
 
 void ay_heaps_purge(bool all) {

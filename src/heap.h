@@ -144,6 +144,13 @@ ay_heap_t *ay_span_heap(const ay_span_t *s);
  * before that, a decay round of the transfer caches (every batch to its
  * spans, when all: transfer.h). */
 void ay_heaps_purge(bool all);
+/* One slow-path event of any thread (a thread cache's miss, overflow or
+ * flush): when AY_DECAY_ROUND_MS have passed since the last round, run one,
+ * ay_heaps_purge(false), so that what decay_ms says is due goes back even in
+ * a process that went quiet without a background thread.  Costs a slow path
+ * a read of the coarse clock; nothing under decay_ms:-1. */
+#define AY_DECAY_ROUND_MS 100
+void ay_heaps_decay_tick(void);
 
 /* Fork support: every heap's locks, in the global order. */
 void ay_heaps_lock_all(void);

@@ -176,6 +176,7 @@ void ay_tcache_rebind(ay_tcache_t *tc, struct ay_heap *h) {
     if (tc->heap == h)
         return;
     ay_tcache_flush(tc);
+    ay_heaps_decay_tick(); /* a slow-path event too: a thread's exit */
     retire_events(tc);
     ay_heap_unbind(tc->heap);
     ay_heap_adopt(h);
@@ -319,16 +320,6 @@ AY_INLINE void node_check_maybe(ay_tcache_t *tc) {
         node_check(tc);
 }
 
-/* One slow-path event: every AY_SCAVENGE_PERIOD of them, a look at
- * whether the transfer caches' decay round is due (transfer.h; it runs at
- * most every AY_TRANSFER_DECAY_MS, whichever thread looks). */
-static void transfer_tick(ay_tcache_t *tc) {
-    if (AY_LIKELY(++tc->tick < AY_SCAVENGE_PERIOD))
-        return;
-    tc->tick = 0;
-    ay_transfer_decay(false);
-}
-
 void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     ay_bin_t *bin = &tc->bins[b];
     ay_run_t *run = &tc->run[b];
@@ -358,7 +349,7 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
     bin->room++;
     if (miss) {
         scavenge_maybe(tc, (uint64_t)(ay_bin_len(bin) + 1) * ay_bin_size[b]);
-        transfer_tick(tc);
+        ay_heaps_decay_tick();
         node_check_maybe(tc);
     }
     return p;
@@ -381,7 +372,7 @@ void ay_tcache_push(ay_tcache_t *tc, unsigned b, void *p) {
     if (--bin->room < 0)
         bin_overflow(tc, b, 0);
     scavenge_maybe(tc, 0);
-    transfer_tick(tc);
+    ay_heaps_decay_tick();
     node_check_maybe(tc);
 }
 

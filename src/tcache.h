@@ -115,7 +115,6 @@ typedef struct ay_tcache {
     struct ay_heap *heap;          /* the automatic heap misses go to */
     struct ay_heap *explicit_heap; /* an explicit heap set as the thread's default, or NULL */
     struct ay_transfer_set *xfer;  /* its heap's node's transfer caches (transfer.h), or NULL */
-    uint32_t tick;                 /* slow-path events since the last transfer decay look */
     uint64_t overflows;            /* lists that reached their limit (events) */
     uint64_t scavenges;            /* byte-limit checks that found the cache too big */
     uint8_t node_clock;            /* NUMA: slow-path events since the last node check */

@@ -23,8 +23,9 @@
  * program that frees much of a class it then stops asking for sends those
  * blocks to their spans, and their emptied spans to the page heap, at once)
  * or when its batches sit unused: every decay round
- * (ay_transfer_decay: from a thread cache's periodic tick at most every
- * AY_TRANSFER_DECAY_MS, from the background thread and from alloy_purge)
+ * (ay_transfer_decay: from the decay round that a slow-path event of any
+ * thread runs when one is due (heap.h), at most every AY_TRANSFER_DECAY_MS,
+ * from the background thread and from alloy_purge)
  * gives back the oldest batches that no take reached since the round
  * before (the ring's low-water mark), so that a class a program stopped
  * using goes back to its spans, and they to the page heap, within two

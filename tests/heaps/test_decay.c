@@ -7,6 +7,10 @@
  *   background: ALLOY_CONF=decay_ms:100,background_thread:true - RSS falls
  *               while the program only sleeps;
  *   slowpath:   ALLOY_CONF=decay_ms:100 - RSS falls at the next slow path;
+ *   miss:       ALLOY_CONF=decay_ms:100 - RSS falls at the next slow-path
+ *               event of a thread cache (a small request whose list the
+ *               flush emptied: a miss, served by the span made for it
+ *               before), without any page-heap call;
  *   never:      ALLOY_CONF=decay_ms:-1 - RSS stays up (the setting is obeyed,
  *               and this test could see a failure to fall). */
 #include <stdio.h>
@@ -47,6 +51,8 @@ int main(int argc, char **argv) {
     }
     size_t peak = rss_bytes();
     CHECK(peak > base + (200u << 20));
+    for (int t = 0; t < 30; t++) /* spans for the misses below, so that they */
+        free(malloc(16 + (size_t)t * 16)); /* need no page-heap call */
     for (int i = 0; i < N; i++)
         free(blocks[i]);
     alloy_thread_flush();
@@ -56,6 +62,8 @@ int main(int argc, char **argv) {
         sleep_ms(100);
         if (!strcmp(mode, "slowpath"))
             free(malloc(2u << 20)); /* a page-heap slow path */
+        if (!strcmp(mode, "miss"))
+            free(malloc(16 + (size_t)t * 16)); /* its list is empty (flushed): a miss */
         size_t r = rss_bytes();
         low = r < low ? r : low;
     }
