@@ -34,10 +34,9 @@
 
 #define MAX_SAMPLES 101
 
-static void usage(void) {
-    bench_die("usage: bench_frag [-m churn|reuse] [-n OPS] [-c MAX_LIVE_OBJECTS] [-l LIVE_BYTES] "
-              "[-r SEED]");
-}
+#define USAGE                                                                                      \
+    "usage: bench_frag [-m churn|reuse] [-n OPS] [-c MAX_LIVE_OBJECTS] [-l LIVE_BYTES] "           \
+    "[-r SEED]"
 
 /* Growable array of live objects for the reuse mode. */
 typedef struct objs {
@@ -60,6 +59,9 @@ static void objs_push(objs_t *o, void *p, size_t size) {
 }
 
 static uint64_t reuse_t0;
+static int reuse; /* -m reuse */
+
+static void parse_mode(const char *arg) { reuse = bench_parse_mode(arg, "-m", "churn", "reuse"); }
 
 /* One `ts` sample; phase progress is printed as `live`, like the churn mode. */
 static void reuse_sample(size_t live) {
@@ -126,28 +128,14 @@ static int reuse_main(uint64_t target, uint64_t rng) {
 int main(int argc, char **argv) {
     bench_init(argv[0]);
     uint64_t n_ops = 2000000, cap = 5000, rng = 7, live_target = 256ull << 20;
-    int c, reuse = 0;
-    while ((c = getopt(argc, argv, "m:n:c:l:r:h")) != -1) {
-        switch (c) {
-        case 'm':
-            if (strcmp(optarg, "churn") == 0)
-                reuse = 0;
-            else if (strcmp(optarg, "reuse") == 0)
-                reuse = 1;
-            else
-                bench_die("-m: unknown mode '%s' (want churn or reuse)", optarg);
-            break;
-        case 'n': n_ops = bench_parse_u64(optarg, "-n ops", 100, 100000000000ull); break;
-        case 'c': cap = bench_parse_u64(optarg, "-c objects", 10, 100000000); break;
-        case 'l':
-            live_target = bench_parse_u64(optarg, "-l live bytes", 1 << 20, 1ull << 40);
-            break;
-        case 'r': rng = bench_parse_u64(optarg, "-r seed", 0, UINT64_MAX); break;
-        default: usage();
-        }
-    }
-    if (optind != argc)
-        usage();
+    const bench_opt_t opts[] = {
+        BENCH_FN('m', parse_mode),
+        BENCH_NUM('n', "-n ops", 100, 100000000000ull, n_ops),
+        BENCH_NUM('c', "-c objects", 10, 100000000, cap),
+        BENCH_NUM('l', "-l live bytes", 1 << 20, 1ull << 40, live_target),
+        BENCH_NUM('r', "-r seed", 0, UINT64_MAX, rng),
+    };
+    bench_options(argc, argv, USAGE, opts, sizeof opts / sizeof opts[0]);
     if (reuse)
         return reuse_main(live_target, rng);
 

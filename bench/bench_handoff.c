@@ -129,10 +129,9 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-static void usage(void) {
-    bench_die("usage: bench_handoff [-t THREADS] [-n REQUESTS_PER_THREAD] [-w WORKING_SET] "
-              "[-p HANDOFF_PCT] [-r SEED]");
-}
+#define USAGE                                                                                      \
+    "usage: bench_handoff [-t THREADS] [-n REQUESTS_PER_THREAD] [-w WORKING_SET] "                 \
+    "[-p HANDOFF_PCT] [-r SEED]"
 
 int main(int argc, char **argv) {
     bench_init(argv[0]);
@@ -141,19 +140,14 @@ int main(int argc, char **argv) {
     ws_size = 1000;
     handoff_pct = 30;
     uint64_t seed = 5;
-    int c;
-    while ((c = getopt(argc, argv, "t:n:w:p:r:h")) != -1) {
-        switch (c) {
-        case 't': n_threads = (unsigned)bench_parse_u64(optarg, "-t threads", 1, 1024); break;
-        case 'n': n_requests = bench_parse_u64(optarg, "-n requests", 1, 100000000000ull); break;
-        case 'w': ws_size = bench_parse_u64(optarg, "-w working set", 1, 100000000); break;
-        case 'p': handoff_pct = (unsigned)bench_parse_u64(optarg, "-p hand-off %", 0, 100); break;
-        case 'r': seed = bench_parse_u64(optarg, "-r seed", 0, UINT64_MAX); break;
-        default: usage();
-        }
-    }
-    if (optind != argc)
-        usage();
+    const bench_opt_t opts[] = {
+        BENCH_NUM('t', "-t threads", 1, 1024, n_threads),
+        BENCH_NUM('n', "-n requests", 1, 100000000000ull, n_requests),
+        BENCH_NUM('w', "-w working set", 1, 100000000, ws_size),
+        BENCH_NUM('p', "-p hand-off %", 0, 100, handoff_pct),
+        BENCH_NUM('r', "-r seed", 0, UINT64_MAX, seed),
+    };
+    bench_options(argc, argv, USAGE, opts, sizeof opts / sizeof opts[0]);
 
     workers = aligned_alloc(64, n_threads * sizeof *workers);
     if (!workers)

@@ -47,27 +47,21 @@ static void sleep_ms(uint64_t ms) {
         ;
 }
 
-static void usage(void) {
-    bench_die("usage: bench_idle [-l LIVE_BYTES] [-f FREE_PCT] [-i IDLE_MS] [-s SAMPLE_MS] "
-              "[-r SEED]");
-}
+#define USAGE                                                                                      \
+    "usage: bench_idle [-l LIVE_BYTES] [-f FREE_PCT] [-i IDLE_MS] [-s SAMPLE_MS] "                 \
+    "[-r SEED]"
 
 int main(int argc, char **argv) {
     bench_init(argv[0]);
     uint64_t target = 256ull << 20, free_pct = 90, idle_ms = 3000, sample_ms = 100, rng = 13;
-    int c;
-    while ((c = getopt(argc, argv, "l:f:i:s:r:h")) != -1) {
-        switch (c) {
-        case 'l': target = bench_parse_u64(optarg, "-l live bytes", 1 << 20, 1ull << 40); break;
-        case 'f': free_pct = bench_parse_u64(optarg, "-f free %", 1, 100); break;
-        case 'i': idle_ms = bench_parse_u64(optarg, "-i idle ms", 0, 3600000); break;
-        case 's': sample_ms = bench_parse_u64(optarg, "-s sample ms", 1, 60000); break;
-        case 'r': rng = bench_parse_u64(optarg, "-r seed", 0, UINT64_MAX); break;
-        default: usage();
-        }
-    }
-    if (optind != argc)
-        usage();
+    const bench_opt_t opts[] = {
+        BENCH_NUM('l', "-l live bytes", 1 << 20, 1ull << 40, target),
+        BENCH_NUM('f', "-f free %", 1, 100, free_pct),
+        BENCH_NUM('i', "-i idle ms", 0, 3600000, idle_ms),
+        BENCH_NUM('s', "-s sample ms", 1, 60000, sample_ms),
+        BENCH_NUM('r', "-r seed", 0, UINT64_MAX, rng),
+    };
+    bench_options(argc, argv, USAGE, opts, sizeof opts / sizeof opts[0]);
 
     /* The object table is sized up front (the mean object is over 1 KiB), so
      * nothing but the objects is allocated once the build starts. */

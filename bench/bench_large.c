@@ -50,35 +50,26 @@ static void *new_block(size_t size) {
     return p;
 }
 
-static void usage(void) {
-    bench_die("usage: bench_large [-m calloc|memset] [-k BLOCKS] [-n REPLACEMENTS] [-l MIN] "
-              "[-u MAX] [-r SEED]");
+#define USAGE                                                                                      \
+    "usage: bench_large [-m calloc|memset] [-k BLOCKS] [-n REPLACEMENTS] [-l MIN] "                \
+    "[-u MAX] [-r SEED]"
+
+static void parse_mode(const char *arg) {
+    use_calloc = !bench_parse_mode(arg, "-m", "calloc", "memset");
 }
 
 int main(int argc, char **argv) {
     bench_init(argv[0]);
     uint64_t k = 32, n = 2000, lo = 1 << 20, hi = 8 << 20, rng = 11;
-    int c;
-    while ((c = getopt(argc, argv, "m:k:n:l:u:r:h")) != -1) {
-        switch (c) {
-        case 'm':
-            if (strcmp(optarg, "calloc") == 0)
-                use_calloc = 1;
-            else if (strcmp(optarg, "memset") == 0)
-                use_calloc = 0;
-            else
-                bench_die("-m: unknown mode '%s' (want calloc or memset)", optarg);
-            break;
-        case 'k': k = bench_parse_u64(optarg, "-k blocks", 1, 100000); break;
-        case 'n': n = bench_parse_u64(optarg, "-n replacements", 1, 1000000000ull); break;
-        case 'l': lo = bench_parse_u64(optarg, "-l min size", 1, 1ull << 32); break;
-        case 'u': hi = bench_parse_u64(optarg, "-u max size", 1, 1ull << 32); break;
-        case 'r': rng = bench_parse_u64(optarg, "-r seed", 0, UINT64_MAX); break;
-        default: usage();
-        }
-    }
-    if (optind != argc)
-        usage();
+    const bench_opt_t opts[] = {
+        BENCH_FN('m', parse_mode),
+        BENCH_NUM('k', "-k blocks", 1, 100000, k),
+        BENCH_NUM('n', "-n replacements", 1, 1000000000ull, n),
+        BENCH_NUM('l', "-l min size", 1, 1ull << 32, lo),
+        BENCH_NUM('u', "-u max size", 1, 1ull << 32, hi),
+        BENCH_NUM('r', "-r seed", 0, UINT64_MAX, rng),
+    };
+    bench_options(argc, argv, USAGE, opts, sizeof opts / sizeof opts[0]);
     if (lo > hi)
         bench_die("-l min size %llu is above -u max size %llu", (unsigned long long)lo,
                   (unsigned long long)hi);

@@ -82,10 +82,9 @@ static void *thread_main(void *arg) {
     return NULL;
 }
 
-static void usage(void) {
-    bench_die("usage: bench_larson [-t THREADS] [-s SLOTS] [-n STEPS_PER_THREAD] [-g GENERATIONS] "
-              "[-l MIN] [-u MAX] [-r SEED]");
-}
+#define USAGE                                                                                      \
+    "usage: bench_larson [-t THREADS] [-s SLOTS] [-n STEPS_PER_THREAD] [-g GENERATIONS] "          \
+    "[-l MIN] [-u MAX] [-r SEED]"
 
 int main(int argc, char **argv) {
     bench_init(argv[0]);
@@ -96,21 +95,16 @@ int main(int argc, char **argv) {
     n_gens = 40;
     lo = 8;
     hi = 1000;
-    int c;
-    while ((c = getopt(argc, argv, "t:s:n:g:l:u:r:h")) != -1) {
-        switch (c) {
-        case 't': n_threads = (unsigned)bench_parse_u64(optarg, "-t threads", 1, 1024); break;
-        case 's': n_slots = bench_parse_u64(optarg, "-s slots", 1, 100000000); break;
-        case 'n': n_steps = bench_parse_u64(optarg, "-n steps", 1, 100000000000ull); break;
-        case 'g': n_gens = (unsigned)bench_parse_u64(optarg, "-g generations", 1, 1000000); break;
-        case 'l': lo = bench_parse_u64(optarg, "-l min size", 1, 1 << 30); break;
-        case 'u': hi = bench_parse_u64(optarg, "-u max size", 1, 1 << 30); break;
-        case 'r': seed = bench_parse_u64(optarg, "-r seed", 0, UINT64_MAX); break;
-        default: usage();
-        }
-    }
-    if (optind != argc)
-        usage();
+    const bench_opt_t opts[] = {
+        BENCH_NUM('t', "-t threads", 1, 1024, n_threads),
+        BENCH_NUM('s', "-s slots", 1, 100000000, n_slots),
+        BENCH_NUM('n', "-n steps", 1, 100000000000ull, n_steps),
+        BENCH_NUM('g', "-g generations", 1, 1000000, n_gens),
+        BENCH_NUM('l', "-l min size", 1, 1 << 30, lo),
+        BENCH_NUM('u', "-u max size", 1, 1 << 30, hi),
+        BENCH_NUM('r', "-r seed", 0, UINT64_MAX, seed),
+    };
+    bench_options(argc, argv, USAGE, opts, sizeof opts / sizeof opts[0]);
     if (lo > hi)
         bench_die("-l min size %llu is above -u max size %llu", (unsigned long long)lo,
                   (unsigned long long)hi);

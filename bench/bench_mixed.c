@@ -114,9 +114,12 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-static void usage(void) {
-    bench_die("usage: bench_mixed [-t THREADS] [-n OPS_PER_THREAD] [-w SLOTS] [-m mixed|small] "
-              "[-L LARGE_MAX] [-r SEED]");
+#define USAGE                                                                                      \
+    "usage: bench_mixed [-t THREADS] [-n OPS_PER_THREAD] [-w SLOTS] [-m mixed|small] "             \
+    "[-L LARGE_MAX] [-r SEED]"
+
+static void parse_mode(const char *arg) {
+    small_only = bench_parse_mode(arg, "-m", "mixed", "small");
 }
 
 int main(int argc, char **argv) {
@@ -125,27 +128,15 @@ int main(int argc, char **argv) {
     n_ops = 400000;
     n_slots = 4000;
     uint64_t seed = 42;
-    int c;
-    while ((c = getopt(argc, argv, "t:n:w:m:L:r:h")) != -1) {
-        switch (c) {
-        case 't': n_threads = (unsigned)bench_parse_u64(optarg, "-t threads", 1, 1024); break;
-        case 'n': n_ops = bench_parse_u64(optarg, "-n ops", 1, 100000000000ull); break;
-        case 'w': n_slots = bench_parse_u64(optarg, "-w slots", 1, 100000000); break;
-        case 'r': seed = bench_parse_u64(optarg, "-r seed", 0, UINT64_MAX); break;
-        case 'L': large_max = bench_parse_u64(optarg, "-L large max", 8192, 1ull << 30); break;
-        case 'm':
-            if (strcmp(optarg, "small") == 0)
-                small_only = 1;
-            else if (strcmp(optarg, "mixed") == 0)
-                small_only = 0;
-            else
-                bench_die("-m: unknown mode '%s' (want mixed or small)", optarg);
-            break;
-        default: usage();
-        }
-    }
-    if (optind != argc)
-        usage();
+    const bench_opt_t opts[] = {
+        BENCH_NUM('t', "-t threads", 1, 1024, n_threads),
+        BENCH_NUM('n', "-n ops", 1, 100000000000ull, n_ops),
+        BENCH_NUM('w', "-w slots", 1, 100000000, n_slots),
+        BENCH_NUM('r', "-r seed", 0, UINT64_MAX, seed),
+        BENCH_NUM('L', "-L large max", 8192, 1ull << 30, large_max),
+        BENCH_FN('m', parse_mode),
+    };
+    bench_options(argc, argv, USAGE, opts, sizeof opts / sizeof opts[0]);
 
     workers = calloc(n_threads, sizeof *workers);
     if (!workers)

@@ -24,25 +24,18 @@ typedef struct buf {
     size_t len, cap, final;
 } buf_t;
 
-static void usage(void) {
-    bench_die("usage: bench_realloc [-n STEPS] [-k BUFFERS] [-m MAX_BYTES] [-r SEED]");
-}
+#define USAGE "usage: bench_realloc [-n STEPS] [-k BUFFERS] [-m MAX_BYTES] [-r SEED]"
 
 int main(int argc, char **argv) {
     bench_init(argv[0]);
     uint64_t steps = 2000000, k = 256, max = 1 << 20, rng = 3;
-    int c;
-    while ((c = getopt(argc, argv, "n:k:m:r:h")) != -1) {
-        switch (c) {
-        case 'n': steps = bench_parse_u64(optarg, "-n steps", 1, 100000000000ull); break;
-        case 'k': k = bench_parse_u64(optarg, "-k buffers", 1, 10000000); break;
-        case 'm': max = bench_parse_u64(optarg, "-m max bytes", 128, 1ull << 32); break;
-        case 'r': rng = bench_parse_u64(optarg, "-r seed", 0, UINT64_MAX); break;
-        default: usage();
-        }
-    }
-    if (optind != argc)
-        usage();
+    const bench_opt_t opts[] = {
+        BENCH_NUM('n', "-n steps", 1, 100000000000ull, steps),
+        BENCH_NUM('k', "-k buffers", 1, 10000000, k),
+        BENCH_NUM('m', "-m max bytes", 128, 1ull << 32, max),
+        BENCH_NUM('r', "-r seed", 0, UINT64_MAX, rng),
+    };
+    bench_options(argc, argv, USAGE, opts, sizeof opts / sizeof opts[0]);
 
     buf_t *b = calloc(k, sizeof *b);
     if (!b)

@@ -130,10 +130,9 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-static void usage(void) {
-    bench_die("usage: bench_rptest [-t THREADS] [-l LOOPS] [-b BLOCKS_PER_LOOP] [-w WORKING_SET] "
-              "[-x PASS_EVERY] [-s MIN] [-u MAX] [-r SEED]");
-}
+#define USAGE                                                                                      \
+    "usage: bench_rptest [-t THREADS] [-l LOOPS] [-b BLOCKS_PER_LOOP] [-w WORKING_SET] "           \
+    "[-x PASS_EVERY] [-s MIN] [-u MAX] [-r SEED]"
 
 int main(int argc, char **argv) {
     bench_init(argv[0]);
@@ -145,24 +144,19 @@ int main(int argc, char **argv) {
     min_size = 16;
     max_size = 16384;
     uint64_t seed = 7;
-    int c;
-    while ((c = getopt(argc, argv, "t:l:b:w:x:s:u:r:h")) != -1) {
-        switch (c) {
-        case 't': n_threads = (unsigned)bench_parse_u64(optarg, "-t threads", 1, 1024); break;
-        case 'l': n_loops = bench_parse_u64(optarg, "-l loops", 1, 100000000); break;
-        case 'b': per_loop = bench_parse_u64(optarg, "-b blocks per loop", 1, 100000000); break;
-        case 'w': ws_size = bench_parse_u64(optarg, "-w working set", 1, 100000000); break;
-        case 'x':
-            pass_every = (unsigned)bench_parse_u64(optarg, "-x pass every", 1, 1000000);
-            break;
-        case 's': min_size = bench_parse_u64(optarg, "-s min size", 1, 1ull << 30); break;
-        case 'u': max_size = bench_parse_u64(optarg, "-u max size", 1, 1ull << 30); break;
-        case 'r': seed = bench_parse_u64(optarg, "-r seed", 0, UINT64_MAX); break;
-        default: usage();
-        }
-    }
-    if (optind != argc || min_size > max_size || pass_every > ws_size)
-        usage();
+    const bench_opt_t opts[] = {
+        BENCH_NUM('t', "-t threads", 1, 1024, n_threads),
+        BENCH_NUM('l', "-l loops", 1, 100000000, n_loops),
+        BENCH_NUM('b', "-b blocks per loop", 1, 100000000, per_loop),
+        BENCH_NUM('w', "-w working set", 1, 100000000, ws_size),
+        BENCH_NUM('x', "-x pass every", 1, 1000000, pass_every),
+        BENCH_NUM('s', "-s min size", 1, 1ull << 30, min_size),
+        BENCH_NUM('u', "-u max size", 1, 1ull << 30, max_size),
+        BENCH_NUM('r', "-r seed", 0, UINT64_MAX, seed),
+    };
+    bench_options(argc, argv, USAGE, opts, sizeof opts / sizeof opts[0]);
+    if (min_size > max_size || pass_every > ws_size)
+        bench_die("%s", USAGE);
     workers = aligned_alloc(64, n_threads * sizeof *workers);
     if (!workers)
         bench_die("out of memory");

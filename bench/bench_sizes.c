@@ -20,26 +20,25 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static void usage(void) {
-    bench_die("usage: bench_sizes [-n PAIRS] [-s SIZE,...] [-g GROUP]  (sizes 1..1048576)");
+#define USAGE "usage: bench_sizes [-n PAIRS] [-s SIZE,...] [-g GROUP]  (sizes 1..1048576)"
+
+static uint64_t sizes[16] = {8, 64, 512, 4096}; /* -s */
+static unsigned nsizes = 4;
+
+static void parse_sizes(const char *arg) {
+    nsizes = bench_parse_list(arg, "-s sizes", sizes, 16, 1, 1 << 20);
 }
 
 int main(int argc, char **argv) {
     bench_init(argv[0]);
     uint64_t pairs = 2000000;
-    uint64_t sizes[16] = {8, 64, 512, 4096};
-    unsigned nsizes = 4, group = 8;
-    int c;
-    while ((c = getopt(argc, argv, "n:s:g:h")) != -1) {
-        switch (c) {
-        case 'n': pairs = bench_parse_u64(optarg, "-n pairs", 1, 10000000000ull); break;
-        case 's': nsizes = bench_parse_list(optarg, "-s sizes", sizes, 16, 1, 1 << 20); break;
-        case 'g': group = (unsigned)bench_parse_u64(optarg, "-g group", 1, 1024); break;
-        default: usage();
-        }
-    }
-    if (optind != argc)
-        usage();
+    unsigned group = 8;
+    const bench_opt_t opts[] = {
+        BENCH_NUM('n', "-n pairs", 1, 10000000000ull, pairs),
+        BENCH_FN('s', parse_sizes),
+        BENCH_NUM('g', "-g group", 1, 1024, group),
+    };
+    bench_options(argc, argv, USAGE, opts, sizeof opts / sizeof opts[0]);
     bench_tick_calibrate();
 
     static hist_t h;

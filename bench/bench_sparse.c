@@ -94,28 +94,22 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-static void usage(void) {
-    bench_die("usage: bench_sparse [-t THREADS] [-n OPS_PER_THREAD] [-w SLOTS] [-l LARGE_MIN] "
-              "[-L LARGE_MAX] [-r SEED]");
-}
+#define USAGE                                                                                      \
+    "usage: bench_sparse [-t THREADS] [-n OPS_PER_THREAD] [-w SLOTS] [-l LARGE_MIN] "              \
+    "[-L LARGE_MAX] [-r SEED]"
 
 int main(int argc, char **argv) {
     bench_init(argv[0]);
     uint64_t seed = 42;
-    int c;
-    while ((c = getopt(argc, argv, "t:n:w:l:L:r:h")) != -1) {
-        switch (c) {
-        case 't': n_threads = (unsigned)bench_parse_u64(optarg, "-t threads", 1, 1024); break;
-        case 'n': n_ops = bench_parse_u64(optarg, "-n ops", 1, 100000000000ull); break;
-        case 'w': n_slots = bench_parse_u64(optarg, "-w slots", 1, 100000000); break;
-        case 'l': large_min = bench_parse_u64(optarg, "-l large min", 2, 1ull << 30); break;
-        case 'L': large_max = bench_parse_u64(optarg, "-L large max", 2, 1ull << 30); break;
-        case 'r': seed = bench_parse_u64(optarg, "-r seed", 0, UINT64_MAX); break;
-        default: usage();
-        }
-    }
-    if (optind != argc)
-        usage();
+    const bench_opt_t opts[] = {
+        BENCH_NUM('t', "-t threads", 1, 1024, n_threads),
+        BENCH_NUM('n', "-n ops", 1, 100000000000ull, n_ops),
+        BENCH_NUM('w', "-w slots", 1, 100000000, n_slots),
+        BENCH_NUM('l', "-l large min", 2, 1ull << 30, large_min),
+        BENCH_NUM('L', "-L large max", 2, 1ull << 30, large_max),
+        BENCH_NUM('r', "-r seed", 0, UINT64_MAX, seed),
+    };
+    bench_options(argc, argv, USAGE, opts, sizeof opts / sizeof opts[0]);
     if (large_min > large_max)
         bench_die("-l %llu is above -L %llu", (unsigned long long)large_min,
                   (unsigned long long)large_max);

@@ -46,27 +46,25 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-static void usage(void) {
-    bench_die("usage: bench_threads [-t THREADS,...] [-n PAIRS_PER_THREAD] [-s SIZE] [-g GROUP]");
+#define USAGE "usage: bench_threads [-t THREADS,...] [-n PAIRS_PER_THREAD] [-s SIZE] [-g GROUP]"
+
+static uint64_t threads[16] = {1, 2, 4, 8, 16}; /* -t */
+static unsigned nt = 5;
+
+static void parse_threads(const char *arg) {
+    nt = bench_parse_list(arg, "-t threads", threads, 16, 1, 1024);
 }
 
 int main(int argc, char **argv) {
     bench_init(argv[0]);
-    uint64_t threads[16] = {1, 2, 4, 8, 16};
-    unsigned nt = 5;
     uint64_t pairs = 1000000, size = 64;
-    int c;
-    while ((c = getopt(argc, argv, "t:n:s:g:h")) != -1) {
-        switch (c) {
-        case 't': nt = bench_parse_list(optarg, "-t threads", threads, 16, 1, 1024); break;
-        case 'n': pairs = bench_parse_u64(optarg, "-n pairs", 1, 10000000000ull); break;
-        case 's': size = bench_parse_u64(optarg, "-s size", 1, 1 << 20); break;
-        case 'g': group = (unsigned)bench_parse_u64(optarg, "-g group", 1, 1024); break;
-        default: usage();
-        }
-    }
-    if (optind != argc)
-        usage();
+    const bench_opt_t opts[] = {
+        BENCH_FN('t', parse_threads),
+        BENCH_NUM('n', "-n pairs", 1, 10000000000ull, pairs),
+        BENCH_NUM('s', "-s size", 1, 1 << 20, size),
+        BENCH_NUM('g', "-g group", 1, 1024, group),
+    };
+    bench_options(argc, argv, USAGE, opts, sizeof opts / sizeof opts[0]);
     bench_tick_calibrate();
 
     for (unsigned ti = 0; ti < nt; ti++) {

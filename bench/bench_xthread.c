@@ -94,28 +94,22 @@ static void *consumer_main(void *arg) {
     return NULL;
 }
 
-static void usage(void) {
-    bench_die("usage: bench_xthread [-p PAIRS] [-n OBJECTS_PER_PRODUCER] [-s SIZE] [-q RING] "
-              "[-b BATCH]");
-}
+#define USAGE                                                                                      \
+    "usage: bench_xthread [-p PAIRS] [-n OBJECTS_PER_PRODUCER] [-s SIZE] [-q RING] "               \
+    "[-b BATCH]"
 
 int main(int argc, char **argv) {
     bench_init(argv[0]);
     uint64_t pairs = 1, n = 2000000, ring_size = 1024;
     base_size = 64;
-    int c;
-    while ((c = getopt(argc, argv, "p:n:s:q:b:h")) != -1) {
-        switch (c) {
-        case 'p': pairs = bench_parse_u64(optarg, "-p pairs", 1, 512); break;
-        case 'n': n = bench_parse_u64(optarg, "-n objects", 1, 100000000000ull); break;
-        case 's': base_size = (size_t)bench_parse_u64(optarg, "-s size", 1, 1 << 20); break;
-        case 'q': ring_size = bench_parse_u64(optarg, "-q ring", 2, 1 << 24); break;
-        case 'b': batch = bench_parse_u64(optarg, "-b batch", 1, 1 << 24); break;
-        default: usage();
-        }
-    }
-    if (optind != argc)
-        usage();
+    const bench_opt_t opts[] = {
+        BENCH_NUM('p', "-p pairs", 1, 512, pairs),
+        BENCH_NUM('n', "-n objects", 1, 100000000000ull, n),
+        BENCH_NUM('s', "-s size", 1, 1 << 20, base_size),
+        BENCH_NUM('q', "-q ring", 2, 1 << 24, ring_size),
+        BENCH_NUM('b', "-b batch", 1, 1 << 24, batch),
+    };
+    bench_options(argc, argv, USAGE, opts, sizeof opts / sizeof opts[0]);
     if (ring_size & (ring_size - 1))
         bench_die("-q ring: %llu is not a power of two", (unsigned long long)ring_size);
     if (batch > ring_size)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* common.c - clocks, RSS, argument parsing and malloc-provider detection shared
- * by the workload programs (see common.h for the output protocol). */
+/* common.c - clocks, RSS, argument parsing and malloc-provider detection
+ * shared by the workload programs (see common.h for the output protocol). */
 #define _GNU_SOURCE
 #include "common.h"
 #include "hist.h"
@@ -243,4 +243,45 @@ void bench_time_pairs(struct hist *h, uint64_t pairs, unsigned group, size_t siz
         uint64_t d = bench_ticks() - a;
         hist_record(h, d > bench_tick_overhead ? d - bench_tick_overhead : 0);
     }
+}
+
+void bench_options(int argc, char **argv, const char *usage, const bench_opt_t *opts, unsigned n) {
+    char spec[64];
+    size_t k = 0;
+    for (unsigned i = 0; i < n && k + 3 < sizeof spec; i++) {
+        spec[k++] = opts[i].letter;
+        spec[k++] = ':';
+    }
+    spec[k++] = 'h';
+    spec[k] = 0;
+    int c;
+    while ((c = getopt(argc, argv, spec)) != -1) {
+        const bench_opt_t *o = NULL;
+        for (unsigned i = 0; i < n && !o; i++)
+            if (c != 'h' && opts[i].letter == c)
+                o = &opts[i];
+        if (!o)
+            bench_die("%s", usage);
+        if (o->parse) {
+            o->parse(optarg);
+            continue;
+        }
+        uint64_t v = bench_parse_u64(optarg, o->what, o->lo, o->hi);
+        if (o->size == sizeof(unsigned)) {
+            unsigned u = (unsigned)v;
+            memcpy(o->to, &u, sizeof u);
+        } else {
+            memcpy(o->to, &v, sizeof v);
+        }
+    }
+    if (optind != argc)
+        bench_die("%s", usage);
+}
+
+int bench_parse_mode(const char *s, const char *what, const char *a, const char *b) {
+    if (strcmp(s, a) == 0)
+        return 0;
+    if (strcmp(s, b) == 0)
+        return 1;
+    bench_die("%s: unknown mode '%s' (want %s or %s)", what, s, a, b);
 }

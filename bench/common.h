@@ -30,6 +30,29 @@ uint64_t bench_parse_u64(const char *s, const char *what, uint64_t lo, uint64_t 
 unsigned bench_parse_list(const char *s, const char *what, uint64_t *out, unsigned max, uint64_t lo,
                           uint64_t hi);
 
+/* One option of a program's command line, -LETTER VALUE: a number that
+ * bench_parse_u64 parses (naming `what`, within [lo, hi]) into the variable
+ * `to` points at (a uint64_t, size_t or unsigned: `size` bytes), or, when
+ * `parse` is set, a value that function takes. */
+typedef struct bench_opt {
+    char letter;
+    const char *what;
+    uint64_t lo, hi;
+    void *to;
+    size_t size;
+    void (*parse)(const char *arg);
+} bench_opt_t;
+#define BENCH_NUM(letter, what, lo, hi, var)                                                       \
+    { (letter), (what), (lo), (hi), &(var), sizeof(var), NULL }
+#define BENCH_FN(letter, fn)                                                                       \
+    { (letter), NULL, 0, 0, NULL, 0, (fn) }
+/* 0 when s is a, 1 when it is b; else dies with "WHAT: unknown mode 'S'
+ * (want A or B)". */
+int bench_parse_mode(const char *s, const char *what, const char *a, const char *b);
+/* Parse argv's options, in their order, against the n of opts: an unknown
+ * one, -h, or an argument that is not an option dies with `usage`. */
+void bench_options(int argc, char **argv, const char *usage, const bench_opt_t *opts, unsigned n);
+
 /* Monotonic wall clock in nanoseconds. */
 uint64_t bench_now_ns(void);
 /* CPU time of the whole process (all threads, user + system) in nanoseconds.

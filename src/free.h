@@ -47,9 +47,6 @@ AY_INLINE void ay_free_quarantine(ay_tcache_t *tc, unsigned off, void *p) {
  * of its class is (p + 1, p + 8 in a 16-byte class, p + 16 in a 64-byte one) goes to the slow path,
  * which reports it.  A block freed twice is not looked for here: malloc
  * finds it before it hands it out a second time (secure.h). */
-#ifndef AY_FREE_OFFSET_CHECK /* 1: a build that measures the offset check here */
-#define AY_FREE_OFFSET_CHECK 0
-#endif
 AY_INLINE void ay_free_fast(void *p) {
     uintptr_t a = (uintptr_t)p;
     ay_pm_leaf_t *leaf = ay_pagemap_leaf(a);
@@ -58,11 +55,6 @@ AY_INLINE void ay_free_fast(void *p) {
     AY_ROOM_TAKE(&bin->room, miss); /* no room left: the list is full, or bin 0 */
     if (AY_UNLIKELY((uint8_t)a & ((const uint8_t *)bin)[AY_BIN_MASK_BYTE]))
         goto miss;
-    if (AY_FREE_OFFSET_CHECK) { /* (not in any flavour: README, "Hardening", "Costs") */
-        const ay_span_t *s = AY_LOAD(&leaf->span[ay_pagemap_index(a)]);
-        if (AY_UNLIKELY(!ay_offset_is_object(a - s->start, s->cls, s->size)))
-            goto miss;
-    }
     ay_link_set_raw(p, bin->head);
     bin->head = p;
     return;

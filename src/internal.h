@@ -60,20 +60,12 @@ static const int ay_debug = AY_DEBUG_LEVEL;
 /* Automatic heaps at most (the `heaps` setting's bound). */
 #define AY_MAX_AUTO_HEAPS 128
 
-/* Two hints for the fast paths' register allocation, each worth one
- * instruction with GCC 12, and measured by tools/fastpath-instructions.sh.
+/* A hint for the fast paths' register allocation, worth one instruction
+ * with GCC 12, and measured by tools/fastpath-instructions.sh.
  * AY_KEEP_IN_REGISTER(x): an empty asm that takes x in a register, after
  * which GCC keeps malloc's result where it returns it instead of moving it
- * there (alloc.h).  AY_INC_MEM_U32(p): *p += 1 as one instruction on
- * memory; GCC would add to the copy it loaded for a compare and store it
- * back.  (No fast path uses AY_INC_MEM_U32 now: free counts its list's
- * room down with AY_ROOM_TAKE, below.) */
+ * there (alloc.h). */
 #define AY_KEEP_IN_REGISTER(x) __asm__("" : "+r"(x))
-#if defined(__x86_64__) || defined(__i386__)
-#define AY_INC_MEM_U32(p) __asm__("addl $1, %0" : "+m"(*(p)))
-#else
-#define AY_INC_MEM_U32(p) (*(p) += 1)
-#endif
 /* AY_ROOM_TAKE(p, label): *p -= 1, and goto label when *p is then below 0,
  * as two instructions (a subtract on memory and a jump on its sign) with
  * any compiler and flags.  As an asm it is also invisible to the

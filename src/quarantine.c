@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* quarantine.c - the secure flavour's quarantine of freed blocks: making it
- * (see quarantine.h, whose invariants this keeps; the push is in free.h,
- * the rotation in tcache.c).  A quarantine is metadata memory, made with
- * its thread's cache record and kept with it. */
+ * and emptying it (see quarantine.h, whose invariants this keeps; the push
+ * is in free.h, the rotation inline in quarantine.h).  A quarantine is
+ * metadata memory, made with its thread's cache record and kept with it. */
 #include "quarantine.h"
 
 #include "meta.h"
@@ -19,4 +19,10 @@ ay_quarantine_t *ay_quarantine_new(void) {
         q->fresh[b].room = 0; /* the first push arms it (tcache.c) */
     }
     return q;
+}
+
+uint32_t ay_quarantine_take(ay_quarantine_t *q, unsigned b, void **head, void **tail) {
+    if (!q->nold[b] && q->fresh_tail[b])
+        ay_quarantine_fresh_to_old(q, b);
+    return ay_quarantine_old_out(q, b, head, tail);
 }

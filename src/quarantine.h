@@ -11,8 +11,9 @@
  * (`old`).  free pushes onto `fresh` as it would onto the thread's list
  * (free.h: a link, no other work); the first push after a rotation and
  * the push that takes `fresh` over K + 1 blocks take the slow path (the
- * room runs out), where a rotation (tcache.c) splices `old` onto the
- * thread's list in one step (its first block's link, then its last's: the
+ * room runs out), where a rotation (ay_quarantine_rotate) hands `old` to
+ * the thread cache, which splices it onto the thread's list in one step
+ * (tcache.c: its first block's link, then its last's: the
  * first push's block, whose link must still be the end of the list) and
  * `fresh` becomes `old`.  So a freed block waits for at least K more frees
  * of its class, and at most 2K + 1; K is 16, or fewer for classes above
@@ -79,5 +80,53 @@ AY_INLINE void ay_quarantine_mark(void *p, size_t size) { *ay_tag_at(p, size) = 
 
 /* A new, empty quarantine (metadata memory), or NULL. */
 ay_quarantine_t *ay_quarantine_new(void);
+
+/* What leaves the quarantine is a list of n blocks of one bin, from *head
+ * to *tail, whose link must still be the end of a list, for the caller to
+ * check and put onto its own list in one step (tail's link, then the list's
+ * head: tcache.c).  The functions below only move blocks between q's lists
+ * and hand them out; they read no block and push onto no other list. */
+
+/* The old batch of bin b leaves q (its length: 0, none). */
+AY_INLINE uint32_t ay_quarantine_old_out(ay_quarantine_t *q, unsigned b, void **head, void **tail) {
+    uint32_t n = q->nold[b];
+    *head = q->old[b];
+    *tail = q->old_tail[b];
+    q->old[b] = q->old_tail[b] = NULL;
+    q->nold[b] = 0;
+    return n;
+}
+
+/* The fresh list of bin b (not empty) becomes its old batch (none now). */
+AY_INLINE void ay_quarantine_fresh_to_old(ay_quarantine_t *q, unsigned b) {
+    ay_qlist_t *fresh = &q->fresh[b];
+    q->old[b] = fresh->head;
+    q->old_tail[b] = q->fresh_tail[b];
+    q->nold[b] = fresh->limit - (uint32_t)fresh->room;
+    fresh->head = AY_LIST_END;
+    fresh->room = 0;
+    q->fresh_tail[b] = NULL;
+}
+
+/* The fresh list of bin b ran out of room (free.h's push).  Its first
+ * block came: the room is set for K more, and nothing leaves (0).  Else it
+ * is over K + 1: the old batch leaves (as ay_quarantine_old_out), and the
+ * fresh list becomes the old batch.
+ * Inline: the secure flavour's free calls it once in K + 1 frees. */
+AY_INLINE uint32_t ay_quarantine_rotate(ay_quarantine_t *q, unsigned b, void **head, void **tail) {
+    ay_qlist_t *fresh = &q->fresh[b];
+    if (!q->fresh_tail[b]) { /* its first block: the last of the batch */
+        q->fresh_tail[b] = fresh->head;
+        fresh->room = (int32_t)fresh->limit - 1;
+        return 0;
+    }
+    uint32_t n = ay_quarantine_old_out(q, b, head, tail);
+    ay_quarantine_fresh_to_old(q, b);
+    return n;
+}
+
+/* The next batch of bin b to leave when q is emptied (a flush): the old
+ * batch, then the fresh list; 0 when bin b holds no block. */
+uint32_t ay_quarantine_take(ay_quarantine_t *q, unsigned b, void **head, void **tail);
 
 #endif

@@ -376,9 +376,10 @@ void ay_tcache_push(ay_tcache_t *tc, unsigned b, void *p) {
     node_check_maybe(tc);
 }
 
-/* The n blocks from head to tail (a list of bin b) go onto tc's list in one
- * step: tail's link, which must still be the end of a list, now points at
- * the list's head.  The list may overflow, as on a push. */
+/* The n blocks from head to tail (a list of bin b that left tc's
+ * quarantine) go onto tc's list in one step: tail's link, which must still
+ * be the end of a list, now points at the list's head.  The list may
+ * overflow, as on a push. */
 static void quarantine_splice(ay_tcache_t *tc, unsigned b, void *head, void *tail, uint32_t n) {
     ay_bin_t *bin = &tc->bins[b];
     if (AY_UNLIKELY(ay_link_get_raw(tail) != AY_LIST_END))
@@ -390,46 +391,20 @@ static void quarantine_splice(ay_tcache_t *tc, unsigned b, void *head, void *tai
         bin_overflow(tc, b, (uint32_t)-bin->room);
 }
 
-/* The old batch of bin b, if any, goes onto tc's list. */
-static void quarantine_old_out(ay_tcache_t *tc, unsigned b) {
-    ay_quarantine_t *q = tc->quarantine;
-    if (q->nold[b])
-        quarantine_splice(tc, b, q->old[b], q->old_tail[b], q->nold[b]);
-    q->old[b] = q->old_tail[b] = NULL;
-    q->nold[b] = 0;
-}
-
-/* The fresh list of bin b (not empty) becomes its old batch (none now). */
-static void quarantine_fresh_to_old(ay_quarantine_t *q, unsigned b) {
-    ay_qlist_t *fresh = &q->fresh[b];
-    q->old[b] = fresh->head;
-    q->old_tail[b] = q->fresh_tail[b];
-    q->nold[b] = fresh->limit - (uint32_t)fresh->room;
-    fresh->head = AY_LIST_END;
-    fresh->room = 0;
-    q->fresh_tail[b] = NULL;
-}
-
 void ay_tcache_quarantine_rotate(ay_tcache_t *tc, unsigned b) {
-    ay_quarantine_t *q = tc->quarantine;
-    ay_qlist_t *fresh = &q->fresh[b];
-    if (!q->fresh_tail[b]) { /* its first block: the last of the batch */
-        q->fresh_tail[b] = fresh->head;
-        fresh->room = (int32_t)fresh->limit - 1;
-        return;
-    }
-    quarantine_old_out(tc, b);
-    quarantine_fresh_to_old(q, b);
+    void *head, *tail;
+    uint32_t n = ay_quarantine_rotate(tc->quarantine, b, &head, &tail);
+    if (n)
+        quarantine_splice(tc, b, head, tail, n);
 }
 
 /* Every block of tc's quarantine goes onto tc's lists (a flush). */
 static void quarantine_drain(ay_tcache_t *tc) {
     for (unsigned b = 1; b < AY_NUM_BINS; b++) {
-        quarantine_old_out(tc, b);
-        if (tc->quarantine->fresh_tail[b]) {
-            quarantine_fresh_to_old(tc->quarantine, b);
-            quarantine_old_out(tc, b);
-        }
+        void *head, *tail;
+        uint32_t n;
+        while ((n = ay_quarantine_take(tc->quarantine, b, &head, &tail)))
+            quarantine_splice(tc, b, head, tail, n);
     }
 }
 

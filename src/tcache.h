@@ -245,10 +245,11 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b);
  * the byte limit's, the transfer caches' and NUMA's periodic checks. */
 void ay_tcache_push(ay_tcache_t *tc, unsigned b, void *p);
 /* Secure flavour: the list of bin b in tc's quarantine (quarantine.h) ran
- * out of room: its first block came (the room is set for K more), or it is
- * over K + 1: the old batch goes onto tc's list of bin b (which may
- * overflow), and the fresh one becomes old.  Aborts with a message when the
- * old batch's last link was written to. */
+ * out of room: the quarantine rotates (ay_quarantine_rotate: its first
+ * block came, or it is over K + 1 and the fresh batch becomes old), and the
+ * old batch that leaves it goes onto tc's list of bin b (which may
+ * overflow).  Aborts with a message when the old batch's last link was
+ * written to. */
 void ay_tcache_quarantine_rotate(ay_tcache_t *tc, unsigned b);
 /* Return every cached object to the central tier: each list's objects, as
  * one batch, to its node's transfer cache (the objects of its run, never

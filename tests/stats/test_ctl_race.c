@@ -22,6 +22,7 @@
 #include "alloy/ctl.h"
 #include "alloy/heap.h"
 #include "check.h"
+#include "pattern.h"
 
 #define NT 3
 #define SLOTS 512
@@ -44,39 +45,16 @@ static volatile int stop;
 static int corrupt, failed;
 static unsigned long ops_done;
 
-static uint64_t rng(uint64_t *s) {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
-static unsigned char tag(const block_t *b, size_t i) {
-    return (unsigned char)(((uintptr_t)b->p >> 4) ^ b->size ^ (i * 131));
-}
-
-static void fill(block_t *b) {
-    size_t n = b->size < 32 ? b->size : 32;
-    for (size_t i = 0; i < n; i++)
-        b->p[i] = tag(b, i);
-    for (size_t i = b->size - n; i < b->size; i++)
-        b->p[i] = tag(b, i);
-}
-
+/* The bytes of b that tag_ends wrote are intact (else corrupt is set); free b. */
 static void check_and_free(block_t *b) {
-    size_t n = b->size < 32 ? b->size : 32;
-    for (size_t i = 0; i < n; i++)
-        if (b->p[i] != tag(b, i))
-            __atomic_store_n(&corrupt, 1, __ATOMIC_RELAXED);
-    for (size_t i = b->size - n; i < b->size; i++)
-        if (b->p[i] != tag(b, i))
-            __atomic_store_n(&corrupt, 1, __ATOMIC_RELAXED);
+    if (!tag_ends_ok(b->p, b->size, 32))
+        __atomic_store_n(&corrupt, 1, __ATOMIC_RELAXED);
     alloy_free(b->p);
     b->p = NULL;
 }
 
 static size_t random_size(uint64_t *s) {
-    uint64_t r = rng(s);
+    uint64_t r = pattern_rng(s);
     switch (r % 32) {
     case 0: return 256 * 1024 + 1 + r % (700 * 1024); /* large */
     case 1:
@@ -92,10 +70,10 @@ static void *worker(void *arg) {
     uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(id + 1);
     static __thread block_t slots[SLOTS];
     for (unsigned long i = 0; !stop; i++) {
-        unsigned k = (unsigned)(rng(&s) % SLOTS);
+        unsigned k = (unsigned)(pattern_rng(&s) % SLOTS);
         if (slots[k].p) {
-            if (rng(&s) % 4 == 0) { /* hand it to another thread */
-                int to = (int)(rng(&s) % NT);
+            if (pattern_rng(&s) % 4 == 0) { /* hand it to another thread */
+                int to = (int)(pattern_rng(&s) % NT);
                 pthread_mutex_lock(&mail[to].lock);
                 if (mail[to].n < MAILBOX) {
                     mail[to].items[mail[to].n++] = slots[k];
@@ -107,12 +85,13 @@ static void *worker(void *arg) {
                 check_and_free(&slots[k]);
         } else {
             slots[k].size = random_size(&s);
-            slots[k].p = rng(&s) % 8 ? alloy_malloc(slots[k].size) : alloy_calloc(1, slots[k].size);
+            slots[k].p =
+                pattern_rng(&s) % 8 ? alloy_malloc(slots[k].size) : alloy_calloc(1, slots[k].size);
             if (!slots[k].p) {
                 __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
                 break;
             }
-            fill(&slots[k]);
+            tag_ends(slots[k].p, slots[k].size, 32);
         }
         if (i % 64 == 0) {
             pthread_mutex_lock(&mail[id].lock);

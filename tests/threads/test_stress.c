@@ -12,6 +12,7 @@
 
 #include "alloy.h"
 #include "check.h"
+#include "pattern.h"
 
 #define SLOTS 4096
 #define MAILBOX 256
@@ -32,38 +33,15 @@ static int nthreads;
 static long ops;
 static int corrupt;
 
-static uint64_t rng(uint64_t *s) {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
-static unsigned char tag(const block_t *b, size_t i) {
-    return (unsigned char)(((uintptr_t)b->p >> 4) ^ b->size ^ (i * 131));
-}
-
-static void fill(block_t *b) {
-    size_t n = b->size < 64 ? b->size : 64; /* head, and the last bytes */
-    for (size_t i = 0; i < n; i++)
-        b->p[i] = tag(b, i);
-    for (size_t i = b->size - n; i < b->size; i++)
-        b->p[i] = tag(b, i);
-}
-
+/* The bytes of b that tag_ends wrote are intact (else corrupt is set); free b. */
 static void check_and_free(block_t *b) {
-    size_t n = b->size < 64 ? b->size : 64;
-    for (size_t i = 0; i < n; i++)
-        if (b->p[i] != tag(b, i))
-            __atomic_store_n(&corrupt, 1, __ATOMIC_RELAXED);
-    for (size_t i = b->size - n; i < b->size; i++)
-        if (b->p[i] != tag(b, i))
-            __atomic_store_n(&corrupt, 1, __ATOMIC_RELAXED);
+    if (!tag_ends_ok(b->p, b->size, 64))
+        __atomic_store_n(&corrupt, 1, __ATOMIC_RELAXED);
     free(b->p);
 }
 
 static size_t random_size(uint64_t *s) {
-    uint64_t r = rng(s);
+    uint64_t r = pattern_rng(s);
     switch (r % 16) {
     case 0: return 1024 + r % 30000;
     case 1: return (r % 64 == 0) ? 200000 + r % 1200000 : 4096 + r % 8192;
@@ -76,10 +54,10 @@ static void *worker(void *arg) {
     uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(id + 1);
     block_t *slots = calloc(SLOTS, sizeof *slots);
     for (long i = 0; i < ops; i++) {
-        unsigned k = (unsigned)(rng(&s) % SLOTS);
+        unsigned k = (unsigned)(pattern_rng(&s) % SLOTS);
         if (slots[k].p) {
-            if (rng(&s) % 4 == 0) { /* cross-thread free: mail it */
-                int to = (int)(rng(&s) % (uint64_t)nthreads);
+            if (pattern_rng(&s) % 4 == 0) { /* cross-thread free: mail it */
+                int to = (int)(pattern_rng(&s) % (uint64_t)nthreads);
                 pthread_mutex_lock(&mail[to].lock);
                 if (mail[to].n < MAILBOX) {
                     mail[to].items[mail[to].n++] = slots[k];
@@ -92,12 +70,12 @@ static void *worker(void *arg) {
             slots[k].p = NULL;
         } else {
             slots[k].size = random_size(&s);
-            slots[k].p = rng(&s) % 8 ? malloc(slots[k].size) : calloc(1, slots[k].size);
+            slots[k].p = pattern_rng(&s) % 8 ? malloc(slots[k].size) : calloc(1, slots[k].size);
             if (!slots[k].p) {
                 __atomic_store_n(&corrupt, 2, __ATOMIC_RELAXED);
                 break;
             }
-            fill(&slots[k]);
+            tag_ends(slots[k].p, slots[k].size, 64);
         }
         if (i % 64 == 0) { /* drain my mailbox */
             pthread_mutex_lock(&mail[id].lock);
