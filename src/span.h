@@ -14,10 +14,10 @@
  *           from the OS; owner.direct is the set of direct maps it belongs to
  *   GUARDED a freed LARGE span of the secure flavour, its guard pages still
  *           inaccessible, kept by its page heap for the next large block
- *           (pageheap.h); owner.pages is that page heap
+ *           (pageguard.h); owner.pages is that page heap
  *   DEAD    the record is on the metadata free list, or in a page heap's
  *           reserve of records; the record of a block (on its page heap's
- *           `blocks` list, pageheap.h) keeps this state too
+ *           `blocks` list, pageblock.h) keeps this state too
  *
  * Pagemap invariant: for SMALL, LARGE and GUARDED spans every page maps to
  * the span;
@@ -66,7 +66,7 @@ typedef struct ay_span {
     void *free;            /* SMALL: intrusive list of returned objects */
     void *free_tail;       /* SMALL: its last object (when free is not NULL) */
     uint32_t nfree;        /* SMALL: objects on the free list */
-    uint8_t kept;          /* FREE: a freed LARGE block's pages, dirty, kept whole (pageheap.h) */
+    uint8_t kept;          /* FREE: a freed LARGE block's pages, dirty, kept whole (pagekeep.h) */
     uintptr_t bump;        /* SMALL: next never-used object */
     uintptr_t limit;       /* SMALL: end of the last whole object */
     struct ay_span *block; /* FREE, SMALL, LARGE: the record of the block the span lies in */
