@@ -164,6 +164,7 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
     }
     if (s->npages > npages)
         ay_pagelist_split_tail(ph, s, npages, was_kept, now);
+    ay_span_part_clear(s); /* the new state's part starts zero (span.h) */
     s->state = (uint8_t)state;
     s->owner.pages = ph;
     ph->active_pages += npages;
@@ -289,9 +290,9 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s) {
     if (purged)
         ph->purges++;
     ay_pagekeep_learn(ph, s, resident);
+    if (s->state == AY_SPAN_SMALL) /* the page part overlays the SMALL one (span.h) */
+        ay_span_part_clear(s);
     s->dirty = !purged;
-    s->free = NULL;
-    s->used = s->capacity = 0;
     if (keep) { /* at the front of its length's list: the same pages serve the next */
         s->kept = 1;
         ay_pagelist_insert(ph, s, now);
