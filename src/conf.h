@@ -70,7 +70,7 @@ typedef enum ay_conf_type {
 } ay_conf_type_t;
 
 /* The thp setting: which blocks of the page heap are given transparent
- * huge pages (pageheap.h says how). */
+ * huge pages (pageblock.h says how). */
 typedef enum ay_thp {
     AY_THP_NEVER,  /* none: every block is marked MADV_NOHUGEPAGE */
     AY_THP_AUTO,   /* blocks of 2 MiB or more */

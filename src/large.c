@@ -30,7 +30,7 @@
  * block in it, aligned to `align`, and every page of the span before and
  * after the block inaccessible: a guard page (or more) on each side.  A
  * block aligned to a page at most takes a span of the page heap's guarded
- * cache first (pageheap.h), whose accessible pages are npages to a quarter
+ * cache first (pageguard.h), whose accessible pages are npages to a quarter
  * more: the block goes at their end, against the guard after them, and the
  * spare pages before it stay accessible, unused; no system call.  Else a
  * new span of npages pages and at least two more, guarded now (two

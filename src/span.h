@@ -14,10 +14,10 @@
  *           from the OS; owner.direct is the set of direct maps it belongs to
  *   GUARDED a freed LARGE span of the secure flavour, its guard pages still
  *           inaccessible, kept by its page heap for the next large block
- *           (pageheap.h); owner.pages is that page heap
+ *           (pageguard.h); owner.pages is that page heap
  *   DEAD    the record is on the metadata free list, or in a page heap's
  *           reserve of records; the record of a block (on its page heap's
- *           `blocks` list, pageheap.h) keeps this state too
+ *           `blocks` list, pageblock.h) keeps this state too
  *
  * Pagemap invariant: for SMALL, LARGE and GUARDED spans every page maps to
  * the span;
@@ -32,7 +32,9 @@
  */
 #ifndef ALLOY_SPAN_H
 #define ALLOY_SPAN_H
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum {
     AY_SPAN_DEAD = 0,
@@ -47,39 +49,93 @@ struct ay_pageheap;
 struct ay_central;
 struct ay_direct;
 
+/* The record: a head of the fields that several states use, then one part
+ * per group of states, overlaid.  The SMALL part and the page part (FREE,
+ * LARGE, DIRECT, GUARDED) share their storage: no field of a part is read
+ * in a state of the other part, and a span entering a state has its parts
+ * zeroed first (ay_span_part_clear: ay_pageheap_alloc when a span becomes
+ * SMALL or LARGE, ay_pageheap_free when a SMALL one becomes FREE), so that
+ * the page part of every FREE span is zero but for its decay links and time,
+ * as a fresh record's is.  A field that states of both parts use is in the
+ * head: dirty, block, and prof (realloc reads it of a SMALL span too, as
+ * NULL); cls and kept sit there too, in what would be padding.  Fields
+ * shared within the page part (freed_ms: FREE and GUARDED; user, user_end,
+ * open: LARGE and GUARDED) are never overlaid with one another.  "writer"
+ * names the module that writes the field. */
 typedef struct ay_span {
-    uintptr_t start;      /* first byte, page aligned */
-    uintptr_t npages;     /* length in pages */
-    struct ay_span *prev; /* list links: page-heap free list or central nonempty list */
-    struct ay_span *next;
-    union { /* who owns the span, by state (see above) */
+    /* ---- head ---- */
+    uintptr_t start;      /* bytes: first byte, page aligned; writer: the page heap
+                             (pageblock, pagelist, pageheap), direct */
+    uintptr_t npages;     /* pages: length; writer: as start */
+    struct ay_span *prev; /* list links: page-heap size list (pagelist), central nonempty */
+    struct ay_span *next; /* list (central), direct-map list (direct), block list
+                             (pageblock), record reserve (pagelist) */
+    union { /* who owns the span, by state (see above); writer: pagelist, pageheap, direct */
         struct ay_pageheap *pages;
         struct ay_central *central;
         struct ay_direct *direct;
     } owner;
-    uint8_t state;         /* AY_SPAN_* */
-    uint8_t dirty;         /* FREE, LARGE: pages may be resident or non-zero (not purged) */
-    uint16_t cls;          /* SMALL: size class */
-    uint32_t used;         /* SMALL: objects handed out to thread caches */
-    uint32_t capacity;     /* SMALL: objects the span holds */
-    uint32_t size;         /* SMALL: object size in bytes */
-    void *free;            /* SMALL: intrusive list of returned objects */
-    void *free_tail;       /* SMALL: its last object (when free is not NULL) */
-    uint32_t nfree;        /* SMALL: objects on the free list */
-    uint8_t kept;          /* FREE: a freed LARGE block's pages, dirty, kept whole (pageheap.h) */
-    uintptr_t bump;        /* SMALL: next never-used object */
-    uintptr_t limit;       /* SMALL: end of the last whole object */
-    struct ay_span *block; /* FREE, SMALL, LARGE: the record of the block the span lies in */
-    struct ay_span *dprev; /* FREE and dirty: decay FIFO links */
-    struct ay_span *dnext;
-    uint64_t freed_ms;  /* FREE: when the span became free and dirty; GUARDED: freed */
-    uintptr_t user;     /* LARGE in the secure flavour: the block's first byte, after a */
-    uintptr_t user_end; /* guard page; and its end, before one (0: no guards) */
-    uintptr_t open;     /* LARGE, GUARDED (secure): the first accessible byte; the pages
-                           of [open, user_end) are, the others not */
-    void *prof;         /* LARGE, DIRECT: the heap profiler's record of a sampled
-                                 block (prof.h), or NULL; set and cleared by prof.c only */
+    uint8_t state;         /* AY_SPAN_*; writer: pagelist, pageheap, pageguard, direct, meta */
+    uint8_t dirty;         /* flag, FREE, SMALL, LARGE, GUARDED: pages may be resident or
+                              non-zero (not purged); writer: the page heap's modules */
+    uint16_t cls;          /* SMALL: size class; writer: central */
+    uint8_t kept;          /* flag, FREE: a freed LARGE block's pages, dirty, kept whole
+                              (pagekeep.h); writer: pageheap (set), pagelist (cleared) */
+    struct ay_span *block; /* FREE, SMALL, LARGE, GUARDED: the record of the block the span
+                              lies in; writer: pageblock, pagelist, pageheap */
+    void *prof;            /* LARGE, DIRECT: the heap profiler's record of a sampled block
+                              (prof.h); NULL in every other span; writer: prof only */
+    union {
+        /* ---- SMALL: carved into objects of one class; writer: central ---- */
+        struct {
+            uint32_t size;     /* bytes: object size */
+            uint32_t used;     /* objects handed out to thread caches */
+            uint32_t capacity; /* objects the span holds */
+            uint32_t nfree;    /* objects on the free list */
+            void *free;        /* intrusive list of returned objects */
+            void *free_tail;   /* its last object (when free is not NULL) */
+            uintptr_t bump;    /* address: next never-used object */
+            uintptr_t limit;   /* address: end of the last whole object */
+        };
+        /* ---- FREE, LARGE, DIRECT, GUARDED: pages of the page heap or a direct map ---- */
+        struct {
+            struct ay_span *dprev; /* FREE and dirty, or being purged: decay FIFO or purging
+                                      list links; writer: pagelist, pagedecay */
+            struct ay_span *dnext;
+            uint64_t freed_ms;  /* ms (coarse clock): FREE: when the span became free and
+                                   dirty (pagelist); GUARDED: freed (pageguard) */
+            uintptr_t user;     /* address, LARGE in the secure flavour: the block's first
+                                   byte, after a guard page (0: no guards); writer: large,
+                                   pageheap (cleared) */
+            uintptr_t user_end; /* address: its end, before a guard page; writer: as user */
+            uintptr_t open;     /* address, LARGE, GUARDED (secure): the first accessible
+                                   byte; the pages of [open, user_end) are, the others not;
+                                   writer: as user */
+        };
+    };
 } ay_span_t;
+
+/* Pinned, on LP64: the record's size, and the offsets of what free's slow
+ * path reads (ay_block_span, free.c): start, owner, state and cls in the
+ * record's first 64 bytes, size (and limit) in the next; and user, which
+ * ay_large_start reads. */
+#if UINTPTR_MAX == 0xffffffffffffffffu
+_Static_assert(sizeof(ay_span_t) == 112, "ay_span_t: 112 bytes");
+_Static_assert(offsetof(ay_span_t, start) == 0, "ay_span_t: start");
+_Static_assert(offsetof(ay_span_t, owner) == 32, "ay_span_t: owner");
+_Static_assert(offsetof(ay_span_t, state) == 40, "ay_span_t: state");
+_Static_assert(offsetof(ay_span_t, cls) == 42, "ay_span_t: cls");
+_Static_assert(offsetof(ay_span_t, size) == 64, "ay_span_t: size");
+_Static_assert(offsetof(ay_span_t, user) == 88, "ay_span_t: user");
+#endif
+/* Both parts start where the union does (ay_span_part_clear). */
+_Static_assert(offsetof(ay_span_t, size) == offsetof(ay_span_t, dprev), "ay_span_t: parts");
+
+/* Zero the span's per-state parts (both, as they share their storage),
+ * before it enters a state of the other part. */
+static inline void ay_span_part_clear(ay_span_t *s) {
+    memset((char *)s + offsetof(ay_span_t, size), 0, sizeof *s - offsetof(ay_span_t, size));
+}
 
 /* Circular doubly linked lists of spans through prev/next, with a span
  * record as the list head (page-heap free lists, central nonempty lists,
