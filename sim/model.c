@@ -18,7 +18,8 @@
  * Behaviour follows Appendix A of seed 002 as alloy implements it, through
  * the state machine of src/policy.h (ay_policy_on_miss, _on_overflow,
  * _on_scavenge, _list_limit, _scavenge_due), the same calls src/tcache.c
- * makes:
+ * makes, and the transfer cache's rules (ay_policy_transfer_*), the calls
+ * src/transfer.c makes:
  *  - miss: fetch n (current batch) from central, then the batch grows;
  *    the fetched objects are handed out in the order central took them;
  *  - free: push; a free that finds the list at its limit overflows: the
@@ -27,9 +28,14 @@
  *    cache (cfg.transfer_bytes), it is inserted whole into the class's ring
  *    of at most AY_TRANSFER_SLOTS batches and transfer_bytes, whose oldest
  *    batches go to their spans to make room, and a miss takes the batch
- *    inserted last before it fetches from the spans (liballoy's decay
- *    rounds run on the clock, and validate turns them off); without one,
- *    each object goes back to its own span;
+ *    inserted last before it fetches from the spans; with cfg.clock, the
+ *    rules on the clock too (sim_clock_ms): a ring no miss took from for
+ *    AY_TRANSFER_IDLE_MS keeps AY_TRANSFER_IDLE_BATCHES on an insert, and
+ *    every AY_SCAVENGE_PERIOD misses and overflows a decay round, when one
+ *    is due, gives back each ring's batches below its low-water mark (all
+ *    of these are policy.h's ay_policy_transfer_* calls, as in
+ *    src/transfer.c); without a transfer cache, each object goes back to its
+ *    own span;
  *  - every AY_SCAVENGE_PERIOD misses and overflows, when the lists hold more
  *    than tcache_max_bytes (if set), every list gives back half and halves
  *    its batch;
@@ -79,7 +85,9 @@ typedef struct model_batch {
 typedef struct model_ring {
     model_batch_t slot[AY_TRANSFER_SLOTS];
     uint32_t first, count; /* oldest batch, batches held */
+    uint32_t low;          /* the fewest batches held since the last decay round */
     uint64_t objects;      /* objects held */
+    uint64_t take_ms;      /* when a take last reached it */
 } model_ring_t;
 
 typedef struct model {
@@ -96,6 +104,9 @@ typedef struct model {
     model_ring_t ring[AY_NUM_CLASSES]; /* the transfer caches (cfg.transfer_bytes) */
     uint32_t k_halves;
     ay_tc_clock_t clock; /* misses and overflows since the last byte-limit check */
+    uint32_t tick;       /* misses and overflows since the last look at the decay round */
+    uint64_t now_ms;     /* the time of the op being replayed (sim_clock_ms) */
+    uint64_t decay_ms;   /* when the last decay round ran */
     uint64_t committed;
     int measuring;
     int oom;
@@ -387,6 +398,10 @@ static int transfer_on(const model_t *m, unsigned cls) {
            m->cfg->transfer_bytes >= ay_policy_class_size(cls);
 }
 
+/* liballoy's decay_ms as the rules on the clock see it: only whether it is
+ * -1 (never) matters to them. */
+static int64_t model_decay_ms(const model_t *m) { return m->cfg->clock ? 0 : -1; }
+
 /* The ring's oldest batch, to its spans in its list's order. */
 static void ring_spill_oldest(model_t *m, model_ring_t *r) {
     model_batch_t *b = &r->slot[r->first];
@@ -396,17 +411,40 @@ static void ring_spill_oldest(model_t *m, model_ring_t *r) {
     r->objects -= b->n;
     r->first = (r->first + 1) % AY_TRANSFER_SLOTS;
     r->count--;
+    r->low = ay_policy_transfer_low(r->low, r->count);
 }
 
 /* Insert the batch; the oldest make room first (src/transfer.c, insert). */
 static void ring_insert(model_t *m, unsigned cls, model_batch_t b) {
     model_ring_t *r = &m->ring[cls];
     uint64_t bound = m->cfg->transfer_bytes / ay_policy_class_size(cls);
-    while (r->count > 0 && (r->count == AY_TRANSFER_SLOTS || r->objects + b.n > bound))
+    /* SIM_DIVERGE_IDLE: as if a take had just reached the ring */
+    uint64_t take_ms = m->cfg->diverge & SIM_DIVERGE_IDLE ? m->now_ms : r->take_ms;
+    while (ay_policy_transfer_evicts(r->count, r->objects, b.n, bound, m->now_ms, take_ms,
+                                     model_decay_ms(m)))
         ring_spill_oldest(m, r);
     r->slot[(r->first + r->count) % AY_TRANSFER_SLOTS] = b;
     r->count++;
     r->objects += b.n;
+}
+
+/* One miss or overflow: every AY_SCAVENGE_PERIOD of them, the decay round
+ * when it is due, as liballoy's thread cache looks (src/tcache.c,
+ * transfer_tick): every ring gives back the batches below its low-water
+ * mark, in class order. */
+static void transfer_tick(model_t *m) {
+    if (++m->tick < AY_SCAVENGE_PERIOD)
+        return;
+    m->tick = 0;
+    if (!ay_policy_transfer_decay_due(m->now_ms, m->decay_ms, model_decay_ms(m)))
+        return;
+    m->decay_ms = m->now_ms;
+    for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
+        model_ring_t *r = &m->ring[c];
+        for (uint32_t k = ay_policy_transfer_decay(r->count, r->low, 0); k > 0; k--)
+            ring_spill_oldest(m, r);
+        r->low = r->count;
+    }
 }
 
 /* A miss: the batch inserted last onto l, so that l pops its head first;
@@ -415,7 +453,8 @@ static uint32_t ring_take(model_t *m, unsigned cls, model_list_t *l) {
     model_ring_t *r = &m->ring[cls];
     if (!r->count)
         return 0;
-    model_batch_t *b = &r->slot[(r->first + r->count - 1) % AY_TRANSFER_SLOTS];
+    r->take_ms = m->now_ms;
+    model_batch_t *b = &r->slot[(r->first + ay_policy_transfer_take(r->count)) % AY_TRANSFER_SLOTS];
     uint32_t n = b->n;
     for (uint32_t k = n; k > 0; k--)
         if (tcache_push(m, l, b->objs[k - 1]))
@@ -423,6 +462,7 @@ static uint32_t ring_take(model_t *m, unsigned cls, model_list_t *l) {
     free(b->objs);
     r->count--;
     r->objects -= n;
+    r->low = ay_policy_transfer_low(r->low, r->count);
     return n;
 }
 
@@ -537,6 +577,7 @@ static uint64_t tcache_alloc(model_t *m, size_t size, unsigned *cls_out) {
             l->run -= l->run < MODEL_CARVE_BATCH ? l->run : MODEL_CARVE_BATCH;
         uint64_t obj = l->objs[--l->len];
         tcache_scavenge_maybe(m, (uint64_t)got * S);
+        transfer_tick(m);
         return obj;
     }
     if (l->len == l->run) /* the linked objects are gone: carve (no miss) */
@@ -558,6 +599,7 @@ static void tcache_free(model_t *m, uint64_t obj) {
     if (!(m->cfg->diverge & SIM_DIVERGE_OVERFLOW_GROWTH))
         l->n = step.batch;
     tcache_scavenge_maybe(m, 0);
+    transfer_tick(m);
 }
 
 /* ---- conservation ------------------------------------------------------------ */
@@ -655,6 +697,7 @@ int sim_model_run(const sim_run_spec_t *spec, sim_metrics_t *out, char *err, siz
     for (uint64_t op_i = 0; op_i < total && !rc; op_i++) {
         sim_op_t op;
         m.measuring = op_i >= spec->tp.warmup_ops;
+        m.now_ms = sim_clock_ms(op_i);
         sim_trace_next(&t, &op);
         if (op.kind == SIM_OP_ALLOC && spec->cfg.binned_max && op.size > spec->cfg.binned_max) {
             addr[op.slot] =

@@ -56,8 +56,7 @@ static void take_oldest(ay_xfer_t *x, spill_t *out) {
     AY_STORE(&x->count, x->count - 1);
     AY_STORE(&x->objects, x->objects - b->n);
     AY_STORE(&x->spilled, x->spilled + b->n);
-    if (x->low > x->count)
-        AY_STORE(&x->low, x->count);
+    AY_STORE(&x->low, ay_policy_transfer_low(x->low, x->count));
 }
 
 /* The blocks of batch b are no longer in a transfer cache: their owners'
@@ -94,13 +93,11 @@ static void insert(ay_transfer_set_t *set, unsigned cls, const ay_batch_t *b, ui
         pthread_mutex_unlock(&set->use_lock);
     }
     uint64_t now = ay_os_now_ms();
+    int64_t decay_ms = ay_conf.decay_ms;
     xfer_lock(x);
-    /* a ring no thread took from lately holds a few batches only (transfer.h;
-     * not under decay_ms:-1, which gives nothing back on the clock) */
-    uint32_t slots = ay_conf.decay_ms >= 0 && now - x->take_ms >= AY_TRANSFER_IDLE_MS
-                         ? AY_TRANSFER_IDLE_BATCHES
-                         : AY_TRANSFER_SLOTS;
-    while (x->count > 0 && (x->count >= slots || x->objects + n > bound))
+    /* beyond the slots (a few only for a ring no thread took from lately)
+     * or the bound: the oldest go (policy.h) */
+    while (ay_policy_transfer_evicts(x->count, x->objects, b->n, bound, now, x->take_ms, decay_ms))
         take_oldest(x, &s);
     x->slot[(x->first + x->count) % AY_TRANSFER_SLOTS] = *b;
     AY_STORE(&x->count, x->count + 1);
@@ -198,7 +195,8 @@ uint32_t ay_transfer_take(ay_transfer_set_t *set, unsigned cls, void **head) {
     ay_batch_t got;
     x->take_ms = now;
     if (x->count) {
-        ay_batch_t *b = &x->slot[(x->first + x->count - 1) % AY_TRANSFER_SLOTS];
+        uint32_t at = ay_policy_transfer_take(x->count);
+        ay_batch_t *b = &x->slot[(x->first + at) % AY_TRANSFER_SLOTS];
         got = *b;
         *head = b->head;
         n = b->n;
@@ -206,8 +204,7 @@ uint32_t ay_transfer_take(ay_transfer_set_t *set, unsigned cls, void **head) {
         AY_STORE(&x->objects, x->objects - n);
         AY_STORE(&x->taken, x->taken + n);
         AY_STORE(&x->takes, x->takes + 1);
-        if (x->low > x->count)
-            AY_STORE(&x->low, x->count);
+        AY_STORE(&x->low, ay_policy_transfer_low(x->low, x->count));
     }
     pthread_mutex_unlock(&x->lock);
     if (n)
@@ -223,7 +220,7 @@ static void decay_one(ay_xfer_t *x, unsigned cls, bool all) {
     spill_t s;
     s.n = 0;
     xfer_lock(x);
-    for (uint32_t k = all ? x->count : x->low; k > 0; k--)
+    for (uint32_t k = ay_policy_transfer_decay(x->count, x->low, all); k > 0; k--)
         take_oldest(x, &s);
     AY_STORE(&x->low, x->count);
     pthread_mutex_unlock(&x->lock);
@@ -245,7 +242,7 @@ static void each_used(void (*f)(ay_xfer_t *, unsigned, bool), bool arg) {
 void ay_transfer_decay(bool all) {
     if (!all) {
         uint64_t now = ay_os_now_ms(), last = AY_LOAD(&last_decay_ms);
-        if (ay_conf.decay_ms < 0 || now - last < AY_TRANSFER_DECAY_MS ||
+        if (!ay_policy_transfer_decay_due(now, last, ay_conf.decay_ms) ||
             !__atomic_compare_exchange_n(&last_decay_ms, &last, now, false, __ATOMIC_RELAXED,
                                          __ATOMIC_RELAXED))
             return; /* never, not due, or another thread runs this round */

@@ -95,12 +95,13 @@ typedef struct ay_transfer_set {
     ay_xfer_t c[AY_NUM_CLASSES];
 } ay_transfer_set_t;
 
-/* A ring idle this long (no take) holds this many batches at most: the
- * blocks of a class freed in bulk and not asked for again go to their
- * spans (reuse90's peak RSS 102 -> 88 MiB, BENCHMARKS.md), while a class
- * that threads take from keeps every slot (rptest and xthread: unchanged). */
-#define AY_TRANSFER_IDLE_MS 10
-#define AY_TRANSFER_IDLE_BATCHES 2
+/* The rules (what an insert evicts, take, the idle rule, the decay rounds)
+ * are pure functions of policy.h (ay_policy_transfer_*), which the
+ * simulator's model calls too.  The idle rule (AY_TRANSFER_IDLE_MS,
+ * AY_TRANSFER_IDLE_BATCHES): the blocks of a class freed in bulk and not
+ * asked for again go to their spans (reuse90's peak RSS 102 -> 88 MiB,
+ * BENCHMARKS.md), while a class that threads take from keeps every slot
+ * (rptest and xthread: unchanged). */
 
 /* The transfer caches of NUMA node index `node` (0 without NUMA), mapped on
  * first use (node 0's are static).  NULL only when their memory could not
@@ -124,7 +125,6 @@ uint32_t ay_transfer_take(ay_transfer_set_t *set, unsigned cls, void **head);
  * (every batch, when `all`).  A round that is not `all` runs at most once
  * every AY_TRANSFER_DECAY_MS, whoever calls it (the others return at once),
  * and never under decay_ms:-1. */
-#define AY_TRANSFER_DECAY_MS 100
 void ay_transfer_decay(bool all);
 
 /* Stats: the counters of class cls's transfer cache of node `node` (zero
