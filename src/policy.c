@@ -172,29 +172,6 @@ int ay_policy_scavenge_due(ay_tc_clock_t *c, uint64_t bytes_in, uint64_t limit) 
     return 1;
 }
 
-uint32_t ay_policy_transfer_slots(uint64_t now_ms, uint64_t take_ms, int64_t decay_ms) {
-    return decay_ms >= 0 && now_ms - take_ms >= AY_TRANSFER_IDLE_MS ? AY_TRANSFER_IDLE_BATCHES
-                                                                    : AY_TRANSFER_SLOTS;
-}
-
-int ay_policy_transfer_evicts(uint32_t count, uint64_t objects, uint32_t n, uint64_t bound,
-                              uint64_t now_ms, uint64_t take_ms, int64_t decay_ms) {
-    return count > 0 &&
-           (count >= ay_policy_transfer_slots(now_ms, take_ms, decay_ms) || objects + n > bound);
-}
-
-uint32_t ay_policy_transfer_take(uint32_t count) { return count - 1; }
-
-uint32_t ay_policy_transfer_low(uint32_t low, uint32_t count) { return low < count ? low : count; }
-
-uint32_t ay_policy_transfer_decay(uint32_t count, uint32_t low, int all) {
-    return all ? count : low < count ? low : count;
-}
-
-int ay_policy_transfer_decay_due(uint64_t now_ms, uint64_t last_ms, int64_t decay_ms) {
-    return decay_ms >= 0 && now_ms - last_ms >= AY_TRANSFER_DECAY_MS;
-}
-
 static const char *const policy_names[AY_NUM_POLICIES] = {"clip", "guard", "pow2", "lean",
                                                           "compact"};
 

@@ -244,24 +244,40 @@ int ay_policy_scavenge_due(ay_tc_clock_t *c, uint64_t bytes_in, uint64_t limit);
 #define AY_TRANSFER_IDLE_BATCHES 2
 #define AY_TRANSFER_DECAY_MS 100
 
+/* (Inline: transfer.c calls them under a ring's lock.  Pure all the same.) */
 /* The batches a ring may hold at now_ms when a take last reached it at
  * take_ms: AY_TRANSFER_IDLE_BATCHES when idle, else AY_TRANSFER_SLOTS. */
-uint32_t ay_policy_transfer_slots(uint64_t now_ms, uint64_t take_ms, int64_t decay_ms);
+static inline uint32_t ay_policy_transfer_slots(uint64_t now_ms, uint64_t take_ms,
+                                                int64_t decay_ms) {
+    return decay_ms >= 0 && now_ms - take_ms >= AY_TRANSFER_IDLE_MS ? AY_TRANSFER_IDLE_BATCHES
+                                                                    : AY_TRANSFER_SLOTS;
+}
 /* Must the oldest of `count` batches (`objects` objects) go before a batch
  * of n goes in, with `bound` objects at most? */
-int ay_policy_transfer_evicts(uint32_t count, uint64_t objects, uint32_t n, uint64_t bound,
-                              uint64_t now_ms, uint64_t take_ms, int64_t decay_ms);
+static inline int ay_policy_transfer_evicts(uint32_t count, uint64_t objects, uint32_t n,
+                                            uint64_t bound, uint64_t now_ms, uint64_t take_ms,
+                                            int64_t decay_ms) {
+    return count > 0 &&
+           (count >= ay_policy_transfer_slots(now_ms, take_ms, decay_ms) || objects + n > bound);
+}
 /* The position, from the oldest, of the batch a take gets from `count`
  * (at least 1) batches. */
-uint32_t ay_policy_transfer_take(uint32_t count);
+static inline uint32_t ay_policy_transfer_take(uint32_t count) { return count - 1; }
 /* The low-water mark `low` once the ring holds `count` batches. */
-uint32_t ay_policy_transfer_low(uint32_t low, uint32_t count);
+static inline uint32_t ay_policy_transfer_low(uint32_t low, uint32_t count) {
+    return low < count ? low : count;
+}
 /* How many oldest batches a decay round gives back from a ring of `count`
  * batches with low-water mark `low` (every batch when all); the mark is
  * then the batches left. */
-uint32_t ay_policy_transfer_decay(uint32_t count, uint32_t low, int all);
+static inline uint32_t ay_policy_transfer_decay(uint32_t count, uint32_t low, int all) {
+    return all ? count : low < count ? low : count;
+}
 /* Is a decay round (not `all`) due at now_ms, the last one at last_ms? */
-int ay_policy_transfer_decay_due(uint64_t now_ms, uint64_t last_ms, int64_t decay_ms);
+static inline int ay_policy_transfer_decay_due(uint64_t now_ms, uint64_t last_ms,
+                                               int64_t decay_ms) {
+    return decay_ms >= 0 && now_ms - last_ms >= AY_TRANSFER_DECAY_MS;
+}
 
 /* Parses "clip", "guard", "pow2", "lean" or "compact".  Returns 0 on success, -1 otherwise. */
 int ay_policy_parse(const char *s, size_t len, ay_batch_policy_t *out);
