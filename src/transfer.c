@@ -59,17 +59,23 @@ static void take_oldest(ay_xfer_t *x, spill_t *out) {
     AY_STORE(&x->low, ay_policy_transfer_low(x->low, x->count));
 }
 
-/* The blocks of batch b are no longer in a transfer cache: their owners'
- * `lent` counts go down (central.h). */
-static void unlend(const ay_batch_t *b) {
-    for (uint32_t k = 0; k < b->nown; k++)
-        __atomic_sub_fetch(&b->own[k]->lent, b->own_n[k], __ATOMIC_RELAXED);
+/* The blocks of a batch with owners o are no longer in a transfer cache:
+ * their owners' `lent` counts go down (central.h). */
+static void unlend(const ay_batch_owners_t *o) {
+    for (uint32_t k = 0; k < o->n; k++)
+        __atomic_sub_fetch(&o->c[k]->lent, o->count[k], __ATOMIC_RELAXED);
+}
+
+/* Batch b's blocks to their spans, which its walk recorded: no block is
+ * looked up or checked again but those of spans beyond the record. */
+static void batch_release(unsigned cls, const ay_batch_t *b) {
+    ay_central_release_checked(cls, b->head, b->n, b->run_span, b->run_end, b->nrun);
 }
 
 static void spill_to_spans(unsigned cls, const spill_t *s) {
     for (unsigned i = 0; i < s->n; i++) {
-        unlend(&s->b[i]);
-        ay_central_release(cls, s->b[i].head, s->b[i].n);
+        unlend(&s->b[i].own);
+        batch_release(cls, &s->b[i]);
     }
 }
 
@@ -82,8 +88,8 @@ static void insert(ay_transfer_set_t *set, unsigned cls, const ay_batch_t *b, ui
     uint64_t bound = ay_conf.transfer_bytes / size, n = b->n;
     spill_t s;
     s.n = 0;
-    for (uint32_t k = 0; k < b->nown; k++) /* (before: stats never miss them) */
-        __atomic_add_fetch(&b->own[k]->lent, b->own_n[k], __ATOMIC_RELAXED);
+    for (uint32_t k = 0; k < b->own.n; k++) /* (before: stats never miss them) */
+        __atomic_add_fetch(&b->own.c[k]->lent, b->own.count[k], __ATOMIC_RELAXED);
     uint64_t bit = (uint64_t)1 << (cls % 64);
     if (AY_UNLIKELY(!(__atomic_load_n(&set->used[cls / 64], __ATOMIC_ACQUIRE) & bit))) {
         /* its first insert: the decay rounds, the stats and fork see it from
@@ -107,30 +113,18 @@ static void insert(ay_transfer_set_t *set, unsigned cls, const ay_batch_t *b, ui
     spill_to_spans(cls, &s);
 }
 
-/* The span of block o of class cls, checked as a block given back to a
- * central cache is (ay_central_check_span); *here becomes false when the block may not
- * go into node's transfer caches (an uncached heap's, or, with NUMA, another
- * node's: the batch then goes to its spans). */
-static const ay_span_t *block_span(const void *o, unsigned cls, unsigned node, bool *here) {
-    const ay_span_t *s = ay_pagemap_span(o);
-    ay_central_check_span(s, o, cls);
-    const ay_central_t *c = s->owner.central;
-    if (AY_UNLIKELY(!c->bin || (ay_numa && (unsigned)c->pages->node != node)))
-        *here = false;
-    return s;
-}
-
 /* The index of owner c in batch b's owners, added when new; -1 when b
  * records AY_BATCH_OWNERS already. */
 static int owner_index(ay_batch_t *b, ay_central_t *c) {
-    for (uint32_t k = 0; k < b->nown; k++)
-        if (b->own[k] == c)
+    ay_batch_owners_t *o = &b->own;
+    for (uint32_t k = 0; k < o->n; k++)
+        if (o->c[k] == c)
             return (int)k;
-    if (b->nown == AY_BATCH_OWNERS)
+    if (o->n == AY_BATCH_OWNERS)
         return -1;
-    b->own[b->nown] = c;
-    b->own_n[b->nown] = 0;
-    return (int)b->nown++;
+    o->c[o->n] = c;
+    o->count[o->n] = 0;
+    return (int)o->n++;
 }
 
 void *ay_transfer_give(ay_transfer_set_t *set, unsigned node, unsigned cls, void *head,
@@ -140,26 +134,40 @@ void *ay_transfer_give(ay_transfer_set_t *set, unsigned node, unsigned cls, void
     bool here = set && ay_conf.transfer_bytes >= size;
     uintptr_t lo = 0, hi = 0; /* the objects of the last block's span */
     void *last = head, *mark = head;
-    ay_batch_t b = {head, n, 0, {NULL}, {0}};
-    int own = 0; /* the last block's owner in b */
-    /* one walk: each block's place (its span looked up only when it leaves
-     * the last one's), its link, and Brent's cycle detection as it goes */
+    ay_batch_t b;
+    b.head = head;
+    b.n = n;
+    b.own.n = b.nrun = 0;
+    bool record = true;        /* runs are still recorded */
+    const ay_span_t *s = NULL; /* the last block's span */
+    int own = 0;               /* its owner in b */
+    /* one walk: each block's place (its span looked up and checked only when
+     * it leaves the last one's: a run, recorded), its link, and Brent's cycle
+     * detection as it goes */
     for (uint32_t i = 1, power = 1, lam = 0;; i++) {
         uintptr_t a = (uintptr_t)last;
         if (a - lo >= hi - lo) {
-            const ay_span_t *s = block_span(last, cls, node, &here);
-            lo = s->start;
-            hi = s->limit;
-            if (AY_UNLIKELY(a >= hi))
-                ay_fatal("free(): pointer is not the start of a block", last);
+            s = ay_central_block_span(last, cls);
+            const ay_central_t *c = s->owner.central;
+            if (AY_UNLIKELY(!c->bin || (ay_numa && (unsigned)c->pages->node != node)))
+                here = false; /* an uncached heap's, or another node's: to the spans */
             if ((own = owner_index(&b, s->owner.central)) < 0) {
                 here = false; /* blocks of too many heaps: to their spans */
                 own = 0;
             }
+            lo = s->start;
+            hi = s->limit;
+            if (record) { /* block i - 1 starts a run */
+                if (b.nrun)
+                    b.run_end[b.nrun - 1] = i - 1;
+                if (b.nrun < AY_BATCH_RUNS)
+                    b.run_span[b.nrun++] = s;
+                else
+                    record = false;
+            }
         }
-        b.own_n[own]++;
-        if (AY_UNLIKELY(!ay_offset_is_object_m(a - lo, magic, size)))
-            ay_fatal("free(): pointer is not the start of a block", last);
+        b.own.count[own]++;
+        ay_central_check_offset(s, last, magic, size);
         if (i == n)
             break;
         void *next = ay_link_get(last); /* not the end yet: an address */
@@ -174,6 +182,8 @@ void *ay_transfer_give(ay_transfer_set_t *set, unsigned node, unsigned cls, void
             lam = 0;
         }
     }
+    if (record)
+        b.run_end[b.nrun - 1] = n;
     void *rest = ay_link_get(last); /* read before the batch is anyone else's */
     if (AY_UNLIKELY(rest && !ay_link_plausible(rest)))
         ay_fatal_bad_link(last);
@@ -181,7 +191,7 @@ void *ay_transfer_give(ay_transfer_set_t *set, unsigned node, unsigned cls, void
     if (here)
         insert(set, cls, &b, size);
     else
-        ay_central_release(cls, head, n);
+        batch_release(cls, &b);
     return rest;
 }
 
@@ -192,12 +202,12 @@ uint32_t ay_transfer_take(ay_transfer_set_t *set, unsigned cls, void **head) {
     uint64_t now = ay_os_now_ms();
     xfer_lock(x);
     uint32_t n = 0;
-    ay_batch_t got;
+    ay_batch_owners_t got; /* the batch's owners, for unlend */
     x->take_ms = now;
     if (x->count) {
         uint32_t at = ay_policy_transfer_take(x->count);
         ay_batch_t *b = &x->slot[(x->first + at) % AY_TRANSFER_SLOTS];
-        got = *b;
+        got = b->own;
         *head = b->head;
         n = b->n;
         AY_STORE(&x->count, x->count - 1);

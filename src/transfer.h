@@ -59,18 +59,36 @@
 
 #include "internal.h"
 #include "policy.h"
+#include "span.h"
 
 /* Owners a batch records at most: a batch with blocks of more heaps goes
  * to its spans instead. */
 #define AY_BATCH_OWNERS 4
+/* Runs a batch records at most: a run is consecutive blocks of one span,
+ * which the walk looked up and checked once, so that they go back to it
+ * with no second lookup or check (ay_central_release_checked); the blocks
+ * after the last run recorded are looked up and checked again when they go
+ * back. */
+#define AY_BATCH_RUNS 4
 
 struct ay_central;
+/* The heaps a batch's blocks belong to: the central caches that own their
+ * spans, and how many of its blocks each owns. */
+typedef struct ay_batch_owners {
+    uint32_t n;                            /* owners recorded */
+    uint32_t count[AY_BATCH_OWNERS];       /* blocks of each */
+    struct ay_central *c[AY_BATCH_OWNERS]; /* the owners */
+} ay_batch_owners_t;
+
 typedef struct ay_batch {
-    void *head;                              /* the first object; the list ends with NULL */
-    uint32_t n;                              /* objects in it */
-    uint32_t nown;                           /* owners recorded */
-    struct ay_central *own[AY_BATCH_OWNERS]; /* the central caches its blocks belong to */
-    uint32_t own_n[AY_BATCH_OWNERS];         /* and how many of them each */
+    void *head;    /* the first object; the list ends with NULL */
+    uint32_t n;    /* objects in it */
+    uint32_t nrun; /* runs recorded */
+    ay_batch_owners_t own;
+    /* run k: the blocks from index run_end[k - 1] (0 for k = 0) to
+     * run_end[k], all in span run_span[k], checked for the batch's class */
+    const ay_span_t *run_span[AY_BATCH_RUNS];
+    uint32_t run_end[AY_BATCH_RUNS];
 } ay_batch_t;
 
 typedef struct ay_xfer {
