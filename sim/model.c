@@ -25,14 +25,14 @@
  *  - free: push; a free that finds the list at its limit overflows: the
  *    most recently pushed objects go back, and the batch grows;
  *  - what goes back (overflow, scavenge) is one batch: with a transfer
- *    cache (cfg.transfer_bytes), it is inserted whole into the class's ring
+ *    cache (cfg.transfer_bytes), it is inserted whole into the class's transfer cache
  *    of at most AY_TRANSFER_SLOTS batches and transfer_bytes, whose oldest
  *    batches go to their spans to make room, and a miss takes the batch
  *    inserted last before it fetches from the spans; with cfg.clock, the
- *    rules on the clock too (sim_clock_ms): a ring no miss took from for
+ *    rules on the clock too (sim_clock_ms): a transfer cache no miss took from for
  *    AY_TRANSFER_IDLE_MS keeps AY_TRANSFER_IDLE_BATCHES on an insert, and
  *    every AY_SCAVENGE_PERIOD misses and overflows a decay round, when one
- *    is due, gives back each ring's batches below its low-water mark (all
+ *    is due, releases each transfer cache's batches below its low-water mark (all
  *    of these are policy.h's ay_policy_transfer_* calls, as in
  *    src/transfer.c); without a transfer cache, each object goes back to its
  *    own span;
@@ -82,13 +82,13 @@ typedef struct model_batch {
     uint32_t n;
 } model_batch_t;
 
-typedef struct model_ring {
+typedef struct model_transfer {
     model_batch_t slot[AY_TRANSFER_SLOTS];
     uint32_t first, count; /* oldest batch, batches held */
     uint32_t low;          /* the fewest batches held since the last decay round */
     uint64_t objects;      /* objects held */
     uint64_t take_ms;      /* when a take last reached it */
-} model_ring_t;
+} model_transfer_t;
 
 typedef struct model {
     const sim_config_t *cfg;
@@ -101,7 +101,7 @@ typedef struct model {
     uint32_t bucket[BLOCK_PAGES + 1]; /* free spans by page count */
     uint32_t central[AY_NUM_CLASSES]; /* spans with free slots, per class */
     model_list_t tc[AY_NUM_CLASSES];
-    model_ring_t ring[AY_NUM_CLASSES]; /* the transfer caches (cfg.transfer_bytes) */
+    model_transfer_t transfer[AY_NUM_CLASSES]; /* the transfer caches (cfg.transfer_bytes) */
     uint32_t k_halves;
     ay_tc_clock_t clock; /* misses and overflows since the last byte-limit check */
     uint32_t tick;       /* misses and overflows since the last look at the decay round */
@@ -402,8 +402,9 @@ static int transfer_on(const model_t *m, unsigned cls) {
  * -1 (never) matters to them. */
 static int64_t model_decay_ms(const model_t *m) { return m->cfg->clock ? 0 : -1; }
 
-/* The ring's oldest batch, to its spans in its list's order. */
-static void ring_spill_oldest(model_t *m, model_ring_t *r) {
+/* The transfer cache's oldest batch, released to its spans in its list's
+ * order. */
+static void transfer_release_oldest(model_t *m, model_transfer_t *r) {
     model_batch_t *b = &r->slot[r->first];
     for (uint32_t k = 0; k < b->n; k++)
         central_release(m, b->objs[k]);
@@ -415,14 +416,14 @@ static void ring_spill_oldest(model_t *m, model_ring_t *r) {
 }
 
 /* Insert the batch; the oldest make room first (src/transfer.c, insert). */
-static void ring_insert(model_t *m, unsigned cls, model_batch_t b) {
-    model_ring_t *r = &m->ring[cls];
+static void transfer_insert(model_t *m, unsigned cls, model_batch_t b) {
+    model_transfer_t *r = &m->transfer[cls];
     uint64_t bound = m->cfg->transfer_bytes / ay_policy_class_size(cls);
-    /* SIM_DIVERGE_IDLE: as if a take had just reached the ring */
+    /* SIM_DIVERGE_IDLE: as if a take had just reached it */
     uint64_t take_ms = m->cfg->diverge & SIM_DIVERGE_IDLE ? m->now_ms : r->take_ms;
     while (ay_policy_transfer_evicts(r->count, r->objects, b.n, bound, m->now_ms, take_ms,
                                      model_decay_ms(m)))
-        ring_spill_oldest(m, r);
+        transfer_release_oldest(m, r);
     r->slot[(r->first + r->count) % AY_TRANSFER_SLOTS] = b;
     r->count++;
     r->objects += b.n;
@@ -430,7 +431,7 @@ static void ring_insert(model_t *m, unsigned cls, model_batch_t b) {
 
 /* One miss or overflow: every AY_SCAVENGE_PERIOD of them, the decay round
  * when it is due, as liballoy's thread cache looks (src/tcache.c,
- * transfer_tick): every ring gives back the batches below its low-water
+ * transfer_tick): every transfer cache releases the batches below its low-water
  * mark, in class order. */
 static void transfer_tick(model_t *m) {
     if (++m->tick < AY_SCAVENGE_PERIOD)
@@ -440,17 +441,17 @@ static void transfer_tick(model_t *m) {
         return;
     m->decay_ms = m->now_ms;
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
-        model_ring_t *r = &m->ring[c];
+        model_transfer_t *r = &m->transfer[c];
         for (uint32_t k = ay_policy_transfer_decay(r->count, r->low, 0); k > 0; k--)
-            ring_spill_oldest(m, r);
+            transfer_release_oldest(m, r);
         r->low = r->count;
     }
 }
 
 /* A miss: the batch inserted last onto l, so that l pops its head first;
- * how many (0: the ring was empty). */
-static uint32_t ring_take(model_t *m, unsigned cls, model_list_t *l) {
-    model_ring_t *r = &m->ring[cls];
+ * how many (0: the transfer cache was empty). */
+static uint32_t transfer_take(model_t *m, unsigned cls, model_list_t *l) {
+    model_transfer_t *r = &m->transfer[cls];
     if (!r->count)
         return 0;
     r->take_ms = m->now_ms;
@@ -516,7 +517,7 @@ static void tcache_release(model_t *m, model_list_t *l, unsigned cls, uint32_t n
         }
         for (uint32_t k = 0; k < n; k++) /* the list's head first */
             b.objs[k] = l->objs[--l->len];
-        ring_insert(m, cls, b);
+        transfer_insert(m, cls, b);
     }
     run_release(m, l, from_run);
 }
@@ -549,7 +550,7 @@ static uint64_t tcache_alloc(model_t *m, size_t size, unsigned *cls_out) {
     if (l->len == 0) {
         size_t S = ay_policy_class_size(cls);
         ay_tc_step_t step = ay_policy_on_miss(&m->cfg->bp, S, l->n);
-        uint32_t got = ring_take(m, cls, l); /* a whole batch: never short */
+        uint32_t got = transfer_take(m, cls, l); /* a whole batch: never short */
         int fetched = !got;
         if (fetched) {
             got = central_fetch(m, cls, step.move, l);
@@ -613,7 +614,7 @@ static int model_check(model_t *m, uint64_t live, uint64_t op, model_tally_t *t,
     memset(t, 0, sizeof *t);
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
         t->tcache += (uint64_t)m->tc[c].len * ay_policy_class_size(c);
-        t->central += m->ring[c].objects * ay_policy_class_size(c);
+        t->central += m->transfer[c].objects * ay_policy_class_size(c);
     }
     uint64_t pages = 0;
     for (uint32_t i = 0; i < m->nspans; i++) {
@@ -657,8 +658,8 @@ static void model_destroy(model_t *m) {
             free(m->spans[i].slots);
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
         free(m->tc[c].objs);
-        for (uint32_t i = 0; i < m->ring[c].count; i++)
-            free(m->ring[c].slot[(m->ring[c].first + i) % AY_TRANSFER_SLOTS].objs);
+        for (uint32_t i = 0; i < m->transfer[c].count; i++)
+            free(m->transfer[c].slot[(m->transfer[c].first + i) % AY_TRANSFER_SLOTS].objs);
     }
     free(m->spans);
     free(m->unused);

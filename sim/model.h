@@ -46,7 +46,7 @@ enum {
  * the machine's speed.  SIM_OPS_PER_MS is far fewer ops than liballoy
  * serves in a ms, so that a trace of validate's length sees both rules
  * fire; it starts past AY_TRANSFER_DECAY_MS, as a real clock does, so that
- * a ring never taken from is idle and the first decay round is due. */
+ * a transfer cache never taken from is idle and the first decay round is due. */
 #define SIM_OPS_PER_MS 100u
 #define SIM_CLOCK_START_MS 1000u
 static inline uint64_t sim_clock_ms(uint64_t op) {

@@ -216,7 +216,7 @@ int ay_policy_scavenge_due(ay_tc_clock_t *c, uint64_t bytes_in, uint64_t limit);
 
 /* ---- the transfer cache's rules ----
  *
- * A transfer cache (src/transfer.h) is one class's ring of whole batches,
+ * A transfer cache (src/transfer.h) is one class's ring buffer of whole batches,
  * oldest first: `count` batches holding `objects` objects, at most
  * AY_TRANSFER_SLOTS batches and `bound` objects (transfer_bytes / the class
  * size).  What it does, as pure functions of its state and of the time
@@ -225,9 +225,9 @@ int ay_policy_scavenge_due(ay_tc_clock_t *c, uint64_t bytes_in, uint64_t limit);
  * follow the same rules:
  *   insert  a batch of n goes in as the newest; before it, the oldest
  *           batches go back to their spans while ay_policy_transfer_evicts
- *           says so: the ring would exceed its slots or its bound (a batch
- *           larger than the bound still goes into an empty ring);
- *   idle    a ring that no take reached for AY_TRANSFER_IDLE_MS holds
+ *           says so: it would exceed its slots or its bound (a batch
+ *           larger than the bound still goes into an empty one);
+ *   idle    a transfer cache that no take reached for AY_TRANSFER_IDLE_MS holds
  *           AY_TRANSFER_IDLE_BATCHES batches at most (its slots, on an
  *           insert), unless decay_ms is -1, which gives nothing back on the
  *           clock;
@@ -235,7 +235,7 @@ int ay_policy_scavenge_due(ay_tc_clock_t *c, uint64_t bytes_in, uint64_t limit);
  *           oldest) and records the time;
  *   decay   a round, due every AY_TRANSFER_DECAY_MS (never under decay_ms:
  *           -1), gives back the `low` oldest batches (every batch when
- *           `all`): `low`, the ring's low-water mark, is the fewest batches
+ *           `all`): `low`, its low-water mark, is the fewest batches
  *           it held since the round before, and every round resets it to the
  *           batches left.  Batches below the mark were not reached by any
  *           take for a whole round. */
@@ -244,8 +244,8 @@ int ay_policy_scavenge_due(ay_tc_clock_t *c, uint64_t bytes_in, uint64_t limit);
 #define AY_TRANSFER_IDLE_BATCHES 2
 #define AY_TRANSFER_DECAY_MS 100
 
-/* (Inline: transfer.c calls them under a ring's lock.  Pure all the same.) */
-/* The batches a ring may hold at now_ms when a take last reached it at
+/* (Inline: transfer.c calls them under a transfer cache's lock.  Pure all the same.) */
+/* The batches a transfer cache may hold at now_ms when a take last reached it at
  * take_ms: AY_TRANSFER_IDLE_BATCHES when idle, else AY_TRANSFER_SLOTS. */
 static inline uint32_t ay_policy_transfer_slots(uint64_t now_ms, uint64_t take_ms,
                                                 int64_t decay_ms) {
@@ -263,11 +263,11 @@ static inline int ay_policy_transfer_evicts(uint32_t count, uint64_t objects, ui
 /* The position, from the oldest, of the batch a take gets from `count`
  * (at least 1) batches. */
 static inline uint32_t ay_policy_transfer_take(uint32_t count) { return count - 1; }
-/* The low-water mark `low` once the ring holds `count` batches. */
+/* The low-water mark `low` once the transfer cache holds `count` batches. */
 static inline uint32_t ay_policy_transfer_low(uint32_t low, uint32_t count) {
     return low < count ? low : count;
 }
-/* How many oldest batches a decay round gives back from a ring of `count`
+/* How many oldest batches a decay round releases from a transfer cache of `count`
  * batches with low-water mark `low` (every batch when all); the mark is
  * then the batches left. */
 static inline uint32_t ay_policy_transfer_decay(uint32_t count, uint32_t low, int all) {
