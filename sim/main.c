@@ -55,6 +55,7 @@ typedef struct main_opts {
     uint64_t tcache_max; /* validate, bench: thread-cache byte limit; 0 = none */
     int tcache_max_set;  /* --tcache-max-bytes given */
     unsigned diverge;    /* validate: SIM_DIVERGE_* (test-only) */
+    int no_clock;        /* validate: liballoy under decay_ms:-1, the model without a clock */
 } main_opts_t;
 
 static void main_usage(FILE *f) {
@@ -80,11 +81,12 @@ static void main_usage(FILE *f) {
         "       --tcache-max-bytes N (validate: 256K, bench: none) the thread caches' byte limit,\n"
         "         for the model and liballoy alike (0: none)\n"
         "       --fault-at OP (test hook: leak one cached object after op OP)\n"
-        "       --diverge overflow-growth|scavenge|fullness|geometry|transfer (test hook, "
-        "validate: the "
-        "model "
-        "breaks\n"
-        "         that rule of alloy's, so that validation must fail)\n");
+        "       --no-clock (validate: liballoy under decay_ms:-1, and a model without the rules\n"
+        "         on the clock; by default both share the model's clock, op i at 1000 + i / 100 "
+        "ms)\n"
+        "       --diverge overflow-growth|scavenge|fullness|geometry|transfer|idle (test hook,\n"
+        "         validate: the model breaks that rule of alloy's, so that validation must "
+        "fail)\n");
 }
 
 static int main_bad(const char *fmt, const char *arg) {
@@ -160,7 +162,7 @@ static int main_parse(main_opts_t *o, int argc, char **argv) {
         const char *a = argv[i];
         int flag_only = !strcmp(a, "--progress") || !strcmp(a, "--no-progress") ||
                         !strcmp(a, "--figures") || !strcmp(a, "--no-figures") ||
-                        !strcmp(a, "--help");
+                        !strcmp(a, "--no-clock") || !strcmp(a, "--help");
         if (!strcmp(a, "--help")) {
             main_usage(stdout);
             exit(0);
@@ -178,6 +180,8 @@ static int main_parse(main_opts_t *o, int argc, char **argv) {
             o->figures = 1;
         else if (!strcmp(a, "--no-figures"))
             o->figures = 0;
+        else if (!strcmp(a, "--no-clock"))
+            o->no_clock = 1;
         else if (!strcmp(a, "--out"))
             o->out = v;
         else if (!strcmp(a, "--real"))
@@ -248,9 +252,11 @@ static int main_parse(main_opts_t *o, int argc, char **argv) {
                 o->diverge |= SIM_DIVERGE_GEOMETRY;
             else if (!strcmp(v, "transfer"))
                 o->diverge |= SIM_DIVERGE_TRANSFER;
+            else if (!strcmp(v, "idle"))
+                o->diverge |= SIM_DIVERGE_IDLE;
             else
-                return main_bad("--diverge wants overflow-growth, scavenge, fullness, geometry or "
-                                "transfer, got '%s'",
+                return main_bad("--diverge wants overflow-growth, scavenge, fullness, geometry, "
+                                "transfer or idle, got '%s'",
                                 v);
         } else {
             return main_bad("unknown option '%s'", a);
@@ -425,6 +431,7 @@ static int main_real(const main_opts_t *o, int bench) {
     ro.heaps = o->heaps;
     ro.tcache_max_bytes = o->tcache_max_set ? o->tcache_max : bench ? 0 : 256u << 10;
     ro.diverge = o->diverge;
+    ro.clock = !o->no_clock;
     ro.progress = o->progress >= 0 ? o->progress : isatty(STDERR_FILENO);
     for (unsigned w = 0; w < SIM_WL_COUNT; w++)
         ro.tp[w] = main_trace_params(o, (sim_workload_t)w);

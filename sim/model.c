@@ -18,18 +18,23 @@
  * Behaviour follows Appendix A of seed 002 as alloy implements it, through
  * the state machine of src/policy.h (ay_policy_on_miss, _on_overflow,
  * _on_scavenge, _list_limit, _scavenge_due), the same calls src/tcache.c
- * makes:
+ * makes, and the transfer cache's rules (ay_policy_transfer_*), the calls
+ * src/transfer.c makes:
  *  - miss: fetch n (current batch) from central, then the batch grows;
  *    the fetched objects are handed out in the order central took them;
  *  - free: push; a free that finds the list at its limit overflows: the
  *    most recently pushed objects go back, and the batch grows;
  *  - what goes back (overflow, scavenge) is one batch: with a transfer
- *    cache (cfg.transfer_bytes), it is inserted whole into the class's ring
+ *    cache (cfg.transfer_bytes), it is inserted whole into the class's transfer cache
  *    of at most AY_TRANSFER_SLOTS batches and transfer_bytes, whose oldest
  *    batches go to their spans to make room, and a miss takes the batch
- *    inserted last before it fetches from the spans (liballoy's decay
- *    rounds run on the clock, and validate turns them off); without one,
- *    each object goes back to its own span;
+ *    inserted last before it fetches from the spans; with cfg.clock, the
+ *    rules on the clock too (sim_clock_ms): a transfer cache no miss took from for
+ *    AY_TRANSFER_IDLE_MS keeps AY_TRANSFER_IDLE_BATCHES on an insert, and
+ *    at every miss and overflow a decay round, when one is due, releases each transfer cache's batches below its low-water mark (all
+ *    of these are policy.h's ay_policy_transfer_* calls, as in
+ *    src/transfer.c); without a transfer cache, each object goes back to its
+ *    own span;
  *  - every AY_SCAVENGE_PERIOD misses and overflows, when the lists hold more
  *    than tcache_max_bytes (if set), every list gives back half and halves
  *    its batch;
@@ -76,11 +81,13 @@ typedef struct model_batch {
     uint32_t n;
 } model_batch_t;
 
-typedef struct model_ring {
+typedef struct model_transfer {
     model_batch_t slot[AY_TRANSFER_SLOTS];
     uint32_t first, count; /* oldest batch, batches held */
+    uint32_t low;          /* the fewest batches held since the last decay round */
     uint64_t objects;      /* objects held */
-} model_ring_t;
+    uint64_t take_ms;      /* when a take last reached it */
+} model_transfer_t;
 
 typedef struct model {
     const sim_config_t *cfg;
@@ -93,9 +100,11 @@ typedef struct model {
     uint32_t bucket[BLOCK_PAGES + 1]; /* free spans by page count */
     uint32_t central[AY_NUM_CLASSES]; /* spans with free slots, per class */
     model_list_t tc[AY_NUM_CLASSES];
-    model_ring_t ring[AY_NUM_CLASSES]; /* the transfer caches (cfg.transfer_bytes) */
+    model_transfer_t transfer[AY_NUM_CLASSES]; /* the transfer caches (cfg.transfer_bytes) */
     uint32_t k_halves;
     ay_tc_clock_t clock; /* misses and overflows since the last byte-limit check */
+    uint64_t now_ms;     /* the time of the op being replayed (sim_clock_ms) */
+    uint64_t decay_ms;   /* when the last decay round ran */
     uint64_t committed;
     int measuring;
     int oom;
@@ -387,8 +396,13 @@ static int transfer_on(const model_t *m, unsigned cls) {
            m->cfg->transfer_bytes >= ay_policy_class_size(cls);
 }
 
-/* The ring's oldest batch, to its spans in its list's order. */
-static void ring_spill_oldest(model_t *m, model_ring_t *r) {
+/* liballoy's decay_ms as the rules on the clock see it: only whether it is
+ * -1 (never) matters to them. */
+static int64_t model_decay_ms(const model_t *m) { return m->cfg->clock ? 0 : -1; }
+
+/* The transfer cache's oldest batch, released to its spans in its list's
+ * order. */
+static void transfer_release_oldest(model_t *m, model_transfer_t *r) {
     model_batch_t *b = &r->slot[r->first];
     for (uint32_t k = 0; k < b->n; k++)
         central_release(m, b->objs[k]);
@@ -396,26 +410,47 @@ static void ring_spill_oldest(model_t *m, model_ring_t *r) {
     r->objects -= b->n;
     r->first = (r->first + 1) % AY_TRANSFER_SLOTS;
     r->count--;
+    r->low = ay_policy_transfer_low(r->low, r->count);
 }
 
 /* Insert the batch; the oldest make room first (src/transfer.c, insert). */
-static void ring_insert(model_t *m, unsigned cls, model_batch_t b) {
-    model_ring_t *r = &m->ring[cls];
+static void transfer_insert(model_t *m, unsigned cls, model_batch_t b) {
+    model_transfer_t *r = &m->transfer[cls];
     uint64_t bound = m->cfg->transfer_bytes / ay_policy_class_size(cls);
-    while (r->count > 0 && (r->count == AY_TRANSFER_SLOTS || r->objects + b.n > bound))
-        ring_spill_oldest(m, r);
+    /* SIM_DIVERGE_IDLE: as if a take had just reached it */
+    uint64_t take_ms = m->cfg->diverge & SIM_DIVERGE_IDLE ? m->now_ms : r->take_ms;
+    while (ay_policy_transfer_evicts(r->count, r->objects, b.n, bound, m->now_ms, take_ms,
+                                     model_decay_ms(m)))
+        transfer_release_oldest(m, r);
     r->slot[(r->first + r->count) % AY_TRANSFER_SLOTS] = b;
     r->count++;
     r->objects += b.n;
 }
 
+/* One miss or overflow: the decay round when it is due, as liballoy's
+ * thread cache looks at each of them (src/heap.c, ay_heaps_decay_tick):
+ * every transfer cache releases the batches below its low-water mark, in
+ * class order. */
+static void transfer_tick(model_t *m) {
+    if (!ay_policy_decay_round_due(m->now_ms, m->decay_ms, model_decay_ms(m)))
+        return;
+    m->decay_ms = m->now_ms;
+    for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
+        model_transfer_t *r = &m->transfer[c];
+        for (uint32_t k = ay_policy_transfer_decay(r->count, r->low, 0); k > 0; k--)
+            transfer_release_oldest(m, r);
+        r->low = r->count;
+    }
+}
+
 /* A miss: the batch inserted last onto l, so that l pops its head first;
- * how many (0: the ring was empty). */
-static uint32_t ring_take(model_t *m, unsigned cls, model_list_t *l) {
-    model_ring_t *r = &m->ring[cls];
+ * how many (0: the transfer cache was empty). */
+static uint32_t transfer_take(model_t *m, unsigned cls, model_list_t *l) {
+    model_transfer_t *r = &m->transfer[cls];
     if (!r->count)
         return 0;
-    model_batch_t *b = &r->slot[(r->first + r->count - 1) % AY_TRANSFER_SLOTS];
+    r->take_ms = m->now_ms;
+    model_batch_t *b = &r->slot[(r->first + ay_policy_transfer_take(r->count)) % AY_TRANSFER_SLOTS];
     uint32_t n = b->n;
     for (uint32_t k = n; k > 0; k--)
         if (tcache_push(m, l, b->objs[k - 1]))
@@ -423,6 +458,7 @@ static uint32_t ring_take(model_t *m, unsigned cls, model_list_t *l) {
     free(b->objs);
     r->count--;
     r->objects -= n;
+    r->low = ay_policy_transfer_low(r->low, r->count);
     return n;
 }
 
@@ -476,7 +512,7 @@ static void tcache_release(model_t *m, model_list_t *l, unsigned cls, uint32_t n
         }
         for (uint32_t k = 0; k < n; k++) /* the list's head first */
             b.objs[k] = l->objs[--l->len];
-        ring_insert(m, cls, b);
+        transfer_insert(m, cls, b);
     }
     run_release(m, l, from_run);
 }
@@ -509,7 +545,7 @@ static uint64_t tcache_alloc(model_t *m, size_t size, unsigned *cls_out) {
     if (l->len == 0) {
         size_t S = ay_policy_class_size(cls);
         ay_tc_step_t step = ay_policy_on_miss(&m->cfg->bp, S, l->n);
-        uint32_t got = ring_take(m, cls, l); /* a whole batch: never short */
+        uint32_t got = transfer_take(m, cls, l); /* a whole batch: never short */
         int fetched = !got;
         if (fetched) {
             got = central_fetch(m, cls, step.move, l);
@@ -537,6 +573,7 @@ static uint64_t tcache_alloc(model_t *m, size_t size, unsigned *cls_out) {
             l->run -= l->run < MODEL_CARVE_BATCH ? l->run : MODEL_CARVE_BATCH;
         uint64_t obj = l->objs[--l->len];
         tcache_scavenge_maybe(m, (uint64_t)got * S);
+        transfer_tick(m);
         return obj;
     }
     if (l->len == l->run) /* the linked objects are gone: carve (no miss) */
@@ -558,6 +595,7 @@ static void tcache_free(model_t *m, uint64_t obj) {
     if (!(m->cfg->diverge & SIM_DIVERGE_OVERFLOW_GROWTH))
         l->n = step.batch;
     tcache_scavenge_maybe(m, 0);
+    transfer_tick(m);
 }
 
 /* ---- conservation ------------------------------------------------------------ */
@@ -571,7 +609,7 @@ static int model_check(model_t *m, uint64_t live, uint64_t op, model_tally_t *t,
     memset(t, 0, sizeof *t);
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
         t->tcache += (uint64_t)m->tc[c].len * ay_policy_class_size(c);
-        t->central += m->ring[c].objects * ay_policy_class_size(c);
+        t->central += m->transfer[c].objects * ay_policy_class_size(c);
     }
     uint64_t pages = 0;
     for (uint32_t i = 0; i < m->nspans; i++) {
@@ -615,8 +653,8 @@ static void model_destroy(model_t *m) {
             free(m->spans[i].slots);
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
         free(m->tc[c].objs);
-        for (uint32_t i = 0; i < m->ring[c].count; i++)
-            free(m->ring[c].slot[(m->ring[c].first + i) % AY_TRANSFER_SLOTS].objs);
+        for (uint32_t i = 0; i < m->transfer[c].count; i++)
+            free(m->transfer[c].slot[(m->transfer[c].first + i) % AY_TRANSFER_SLOTS].objs);
     }
     free(m->spans);
     free(m->unused);
@@ -655,6 +693,7 @@ int sim_model_run(const sim_run_spec_t *spec, sim_metrics_t *out, char *err, siz
     for (uint64_t op_i = 0; op_i < total && !rc; op_i++) {
         sim_op_t op;
         m.measuring = op_i >= spec->tp.warmup_ops;
+        m.now_ms = sim_clock_ms(op_i);
         sim_trace_next(&t, &op);
         if (op.kind == SIM_OP_ALLOC && spec->cfg.binned_max && op.size > spec->cfg.binned_max) {
             addr[op.slot] =

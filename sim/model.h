@@ -34,7 +34,24 @@ enum {
     SIM_DIVERGE_FULLNESS = 4,        /* a fetch takes the first span, not the fullest */
     SIM_DIVERGE_GEOMETRY = 8,        /* spans are the paper's P(S,n) whatever the policy */
     SIM_DIVERGE_TRANSFER = 16,       /* no transfer cache: batches go straight to their spans */
+    SIM_DIVERGE_IDLE = 32,           /* no idle rule: an idle transfer cache keeps every slot */
 };
+
+/* The model's clock, which `validate` gives liballoy too (its harness,
+ * sim/real.c, sets liballoy's test clock to it before each op: src/os.h,
+ * ay_os_clock_set): op i of a trace (0 first, warm-up included) runs at
+ * sim_clock_ms(i) ms.  So the rules that run on the clock (the transfer
+ * caches' idle rule, AY_TRANSFER_IDLE_MS, and their decay rounds, every
+ * AY_DECAY_ROUND_MS: policy.h) fire at the same op in both, whatever
+ * the machine's speed.  SIM_OPS_PER_MS is far fewer ops than liballoy
+ * serves in a ms, so that a trace of validate's length sees both rules
+ * fire; it starts past AY_DECAY_ROUND_MS, as a real clock does, so that
+ * a transfer cache never taken from is idle and the first decay round is due. */
+#define SIM_OPS_PER_MS 100u
+#define SIM_CLOCK_START_MS 1000u
+static inline uint64_t sim_clock_ms(uint64_t op) {
+    return SIM_CLOCK_START_MS + op / SIM_OPS_PER_MS;
+}
 
 /* The transfer caches' bound that `validate` gives liballoy and the model
  * (liballoy's default, transfer_bytes:512k). */
@@ -51,6 +68,9 @@ typedef struct sim_config {
     uint64_t tcache_max_bytes; /* the thread cache's byte limit; 0: none (the paper's model) */
     uint64_t transfer_bytes;   /* a class's transfer cache at most; 0: none (the paper's model) */
     unsigned diverge;          /* SIM_DIVERGE_* bits; 0 outside tests */
+    int clock;                 /* the rules on the clock apply (op i at sim_clock_ms(i)), as in
+                                  liballoy under any decay_ms but -1; 0: never, as under
+                                  decay_ms:-1 (and in the paper's model) */
     uint64_t binned_max;       /* requests above it are not modelled: liballoy serves them from
                                   its page heap (tcache.h, AY_MAX_BINNED_SIZE); 0: every class,
                                   the paper's model */

@@ -4,7 +4,7 @@
  * alloy's) and prints one CSV row of its counters on stdout.
  *
  *   alloy-sim-real --workload W --seed N [--warmup N --ops N --live N
- *                  --sample-every N] [--threads T] [--timing]
+ *                  --sample-every N] [--threads T] [--timing] [--clock]
  *
  * Counting mode (the default, one thread) reads alloy_stats_read() when the
  * warm-up ends and at every sample point after it, exactly where the model
@@ -12,6 +12,11 @@
  * runs T threads, each replaying its own trace (seed * 1000 + thread), starts
  * them together, and reports the wall clock of the measured ops, the central
  * lock acquisitions that had to wait, and the peak RSS.
+ * With --clock (counting mode), liballoy runs on the model's clock: before
+ * op i its test clock (src/os.h, ay_os_clock_set) is set to sim_clock_ms(i)
+ * (sim/model.h), the time the model gives that op, so that the rules on the
+ * clock (the transfer caches' idle rule and decay rounds) fire at the same
+ * op in both.
  * The policy comes from ALLOY_CONF, read by liballoy at start-up.
  * Invariant: nothing in the measured region allocates except the trace's own
  * requests (the slot tables are mmap'ed, output is formatted at the end).
@@ -26,6 +31,8 @@
 #include <time.h>
 
 #include "alloy.h"
+#include "model.h"
+#include "os.h"
 #include "workload.h"
 
 typedef struct real_args {
@@ -34,6 +41,7 @@ typedef struct real_args {
     sim_trace_params_t tp;
     unsigned threads;
     int timing;
+    int clock; /* --clock: liballoy's clock is the model's */
 } real_args_t;
 
 typedef struct real_thread {
@@ -65,6 +73,8 @@ static int real_stats(alloy_stats_t *s) {
 /* Counting mode: one thread, stats at the same points as the model. */
 static int real_count(const real_args_t *a) {
     sim_trace_t t;
+    if (a->clock)
+        ay_os_clock_set(sim_clock_ms(0)); /* from the trace's first allocation on */
     if (sim_trace_init(&t, a->wl, a->seed, &a->tp))
         return 1;
     void **slot = real_map(sizeof(void *) * t.max_live);
@@ -77,6 +87,8 @@ static int real_count(const real_args_t *a) {
         real_stats(&s0);
     for (uint64_t i = 0; i < total; i++) {
         sim_op_t op;
+        if (a->clock)
+            ay_os_clock_set(sim_clock_ms(i));
         sim_trace_next(&t, &op);
         if (op.kind == SIM_OP_ALLOC) {
             void *p = alloy_malloc(op.size);
@@ -225,6 +237,10 @@ int main(int argc, char **argv) {
             a.timing = 1;
             continue;
         }
+        if (!strcmp(k, "--clock")) {
+            a.clock = 1;
+            continue;
+        }
         if (!val) {
             fprintf(stderr, "alloy-sim-real: option '%s' needs a value\n", k);
             return 2;
@@ -260,7 +276,7 @@ int main(int argc, char **argv) {
     (void)have_tp;
     if (a.wl == SIM_WL_COUNT) {
         fprintf(stderr, "usage: alloy-sim-real --workload W [--seed N --warmup N --ops N "
-                        "--live N --sample-every N --threads T --timing]\n");
+                        "--live N --sample-every N --threads T --timing --clock]\n");
         return 2;
     }
     a.tp = sim_trace_default_params(a.wl);
@@ -272,5 +288,9 @@ int main(int argc, char **argv) {
         a.tp.live = (uint32_t)live;
     if (every)
         a.tp.sample_every = (uint32_t)every;
+    if (a.timing && a.clock) {
+        fprintf(stderr, "alloy-sim-real: --clock is for counting mode, not --timing\n");
+        return 2;
+    }
     return a.timing ? real_time(&a) : real_count(&a);
 }

@@ -37,9 +37,12 @@
  * default, in liballoy, and the validation without a limit disagreed) */
 #define REAL_CONF_FMT                                                                              \
     "batch_policy:%s,return_threshold:2,tcache_max_bytes:%" PRIu64 ",tcache_total_bytes:%" PRIu64
-/* validate: the transfer caches' bound as the model's, and no decay rounds
- * (they run on the clock, which the model does not have: transfer.h) */
-#define REAL_VALIDATE_CONF ",transfer_bytes:%" PRIu64 ",decay_ms:-1"
+/* validate: the transfer caches' bound as the model's; with --no-clock, no
+ * rules on the clock (the idle rule, decay rounds: transfer.h), as the model
+ * without a clock.  Otherwise liballoy's default decay_ms, and the harness
+ * runs liballoy on the model's clock (--clock: sim/real.c). */
+#define REAL_VALIDATE_CONF ",transfer_bytes:%" PRIu64
+#define REAL_VALIDATE_NO_CLOCK ",decay_ms:-1"
 #define REAL_MAX_FIELDS 24
 
 static int real_find(const sim_real_opts_t *o, char *path, size_t len) {
@@ -68,7 +71,8 @@ static int real_find(const sim_real_opts_t *o, char *path, size_t len) {
  * that make liballoy's run the model's (REAL_VALIDATE_CONF).  Returns 0 or
  * -1. */
 static int real_spawn(const char *exe, char *const argv[], const char *policy, uint64_t tcache_max,
-                      uint32_t heaps, int validate, double *v, unsigned nv, uint64_t *hash) {
+                      uint32_t heaps, int validate, int clock, double *v, unsigned nv,
+                      uint64_t *hash) {
     int fd[2];
     if (pipe(fd))
         return -1;
@@ -86,8 +90,10 @@ static int real_spawn(const char *exe, char *const argv[], const char *policy, u
         if (heaps && len > 0 && (size_t)len < sizeof conf)
             len += snprintf(conf + len, sizeof conf - (size_t)len, ",heaps:%u", heaps);
         if (validate && len > 0 && (size_t)len < sizeof conf)
-            snprintf(conf + len, sizeof conf - (size_t)len, REAL_VALIDATE_CONF,
-                     (uint64_t)SIM_TRANSFER_BYTES);
+            len += snprintf(conf + len, sizeof conf - (size_t)len, REAL_VALIDATE_CONF,
+                            (uint64_t)SIM_TRANSFER_BYTES);
+        if (validate && !clock && len > 0 && (size_t)len < sizeof conf)
+            snprintf(conf + len, sizeof conf - (size_t)len, REAL_VALIDATE_NO_CLOCK);
         setenv("ALLOY_CONF", conf, 1);
         dup2(fd[1], STDOUT_FILENO);
         close(fd[0]);
@@ -187,6 +193,7 @@ int sim_real_validate(const sim_real_opts_t *o) {
                 spec.cfg.tcache_max_bytes = o->tcache_max_bytes;
                 spec.cfg.transfer_bytes = SIM_TRANSFER_BYTES;
                 spec.cfg.diverge = o->diverge;
+                spec.cfg.clock = o->clock;
                 spec.cfg.binned_max = SIM_BINNED_MAX; /* as liballoy: larger are pages */
                 spec.tp = o->tp[wl];
                 sim_metrics_t m;
@@ -199,15 +206,25 @@ int sim_real_validate(const sim_real_opts_t *o) {
                 /* the real allocator */
                 char store[5 * 32], *ta[8];
                 real_trace_args(ta, store, 32, &spec.tp, seed);
-                char *argv[] = {exe,      "--workload", (char *)sim_workload_name(wl),
-                                "--seed", ta[0],        "--warmup",
-                                ta[1],    "--ops",      ta[2],
-                                "--live", ta[3],        "--sample-every",
-                                ta[4],    NULL};
+                char *argv[] = {exe,
+                                "--workload",
+                                (char *)sim_workload_name(wl),
+                                "--seed",
+                                ta[0],
+                                "--warmup",
+                                ta[1],
+                                "--ops",
+                                ta[2],
+                                "--live",
+                                ta[3],
+                                "--sample-every",
+                                ta[4],
+                                o->clock ? "--clock" : NULL,
+                                NULL};
                 double v[REAL_MAX_FIELDS];
                 uint64_t hash = 0;
-                if (real_spawn(exe, argv, ay_policy_name(pol), o->tcache_max_bytes, 0, 1, v, 15,
-                               &hash)) {
+                if (real_spawn(exe, argv, ay_policy_name(pol), o->tcache_max_bytes, 0, 1, o->clock,
+                               v, 15, &hash)) {
                     fprintf(stderr, "alloy-sim: real run failed: %s %s seed %" PRIu64 "\n",
                             sim_workload_name(wl), ay_policy_name(pol), seed);
                     rc = 1;
@@ -320,7 +337,7 @@ int sim_real_bench(const sim_real_opts_t *o) {
                                     thr,      "--timing",   NULL};
                     double v[6];
                     if (real_spawn(exe, argv, ay_policy_name(pol), o->tcache_max_bytes, o->heaps, 0,
-                                   v, 6, NULL)) {
+                                   0, v, 6, NULL)) {
                         fprintf(stderr, "alloy-sim: real run failed: %s %s %u threads\n",
                                 sim_workload_name(wl), ay_policy_name(pol), t);
                         rc = 1;

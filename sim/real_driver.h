@@ -23,6 +23,8 @@ typedef struct sim_real_opts {
     uint32_t heaps;            /* bench: ALLOY_CONF heaps:N; 0 = liballoy's default */
     uint64_t tcache_max_bytes; /* the thread caches' byte limit, for the model and liballoy */
     unsigned diverge;          /* validate: SIM_DIVERGE_* (test-only: the model breaks a rule) */
+    int clock;                 /* validate: the model's clock drives both (model.h, sim_clock_ms),
+                                  under liballoy's default decay_ms; 0: decay_ms:-1 and no clock */
     int progress;
     sim_trace_params_t tp[SIM_WL_COUNT];
 } sim_real_opts_t;

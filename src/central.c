@@ -343,34 +343,46 @@ static void release_groups(release_group_t *g, unsigned ng) {
         ay_pageheap_free(empty[i]->span->owner.central->pages, empty[i]->span);
 }
 
-/* Every object that comes back is checked, in every flavour: it must be
- * the start of an object of class cls in a small span (the checks of
- * free's slow path, made here for the blocks that a thread cache took in on
- * its fast path, where nothing is checked but the last block freed).  The
- * span is checked once per group, the offset once per object. */
-void ay_central_check_span(const ay_span_t *s, const void *o, unsigned cls) {
+ay_span_t *ay_central_block_span(const void *o, unsigned cls) {
+    ay_span_t *s = ay_pagemap_span(o);
     if (AY_UNLIKELY(!s || s->state != AY_SPAN_SMALL))
         ay_fatal("free(): invalid pointer in a thread cache (not a small block)", o);
     if (AY_UNLIKELY(s->cls != cls))
         ay_fatal("free(): object returned to the wrong size class", o);
+    return s;
 }
 
 void ay_central_release(unsigned cls, void *head, uint32_t n) {
-    /* the pagemap lookups and the grouping by span happen before any lock
-     * is taken; under the lock each span then takes its objects at once */
+    ay_central_release_checked(cls, head, n, NULL, NULL, 0);
+}
+
+void ay_central_release_checked(unsigned cls, void *head, uint32_t n,
+                                const ay_span_t *const *run_span, const uint32_t *run_end,
+                                unsigned nrun) {
+    /* the lookups (of the blocks the caller did not check) and the grouping
+     * by span happen before any lock is taken; under the lock each span then
+     * takes its objects at once */
     release_group_t g[RELEASE_GROUPS];
     unsigned ng = 0;
     const uint64_t magic = ay_class_magic[cls];
     const uint32_t size = (uint32_t)ay_policy_class_size(cls);
+    unsigned r = 0; /* the run of block i, while r < nrun */
     for (uint32_t i = 0; i < n; i++) {
         void *o = head;
         head = ay_link_get(o);
-        ay_span_t *s = ay_pagemap_span(o);
+        while (r < nrun && i >= run_end[r])
+            r++;
+        ay_span_t *s;
+        if (r < nrun) { /* checked by the caller */
+            s = (ay_span_t *)run_span[r];
+        } else {
+            s = ay_central_block_span(o, cls);
+            ay_central_check_offset(s, o, magic, size);
+        }
         unsigned k = 0;
         while (k < ng && g[k].span != s)
             k++;
         if (k == ng) {
-            ay_central_check_span(s, o, cls);
             if (ng == RELEASE_GROUPS) {
                 release_groups(g, ng);
                 k = ng = 0;
@@ -382,8 +394,6 @@ void ay_central_release(unsigned cls, void *head, uint32_t n) {
             g[k].top = 0;
             ng++;
         }
-        if (AY_UNLIKELY(!ay_offset_is_object_m((uintptr_t)o - s->start, magic, size)))
-            ay_fatal("free(): pointer is not the start of a block", o);
         if ((uintptr_t)o > g[k].top)
             g[k].top = (uintptr_t)o;
         ay_link_set(o, g[k].head); /* pushed in front, as one by one */

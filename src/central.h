@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "internal.h"
 #include "pageheap.h"
 #include "policy.h"
@@ -87,13 +88,36 @@ uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, ay_run_t 
 
 /* Return `n` objects of class cls linked from head (exactly n are taken).
  * Each goes back to its own span, in the central cache that owns the span,
- * whichever heap the caller is bound to. */
+ * whichever heap the caller is bound to.  Each is looked up and checked
+ * (ay_central_block_span, ay_central_check_offset) on the way. */
 void ay_central_release(unsigned cls, void *head, uint32_t n);
 
-/* Object o, on its way back from a thread cache, lies in span s (NULL: in
- * none): aborts with a message unless s is a small span of class cls.  (Its
- * offset is the caller's to check.) */
-void ay_central_check_span(const ay_span_t *s, const void *o, unsigned cls);
+/* As ay_central_release, for a list whose first blocks the caller has
+ * looked up and checked already, in nrun runs: run k is the blocks from
+ * index run_end[k - 1] (0 for the first) to run_end[k], all of span
+ * run_span[k] (ay_central_block_span's, checked for class cls) and at an
+ * object's start (ay_central_check_offset).  They go to their spans with no
+ * lookup and no check; the blocks after the last run are looked up and
+ * checked as ay_central_release does. */
+void ay_central_release_checked(unsigned cls, void *head, uint32_t n,
+                                const ay_span_t *const *run_span, const uint32_t *run_end,
+                                unsigned nrun);
+
+/* The checks of a block on its way back from a thread cache, in every
+ * flavour (free's slow-path checks, for the blocks a thread cache took in on
+ * its fast path, where nothing is checked but the last block freed).  The
+ * span of block o, looked up in the pagemap: aborts with a message unless
+ * it is a small span of class cls. */
+ay_span_t *ay_central_block_span(const void *o, unsigned cls);
+/* o, in span s of class cls (objects of `size`, ay_class_magic `magic`),
+ * is at an object's start below the span's limit, or this aborts with a
+ * message. */
+AY_INLINE void ay_central_check_offset(const ay_span_t *s, const void *o, uint64_t magic,
+                                       uint32_t size) {
+    uintptr_t d = (uintptr_t)o - s->start;
+    if (AY_UNLIKELY(d >= s->limit - s->start || !ay_offset_is_object_m(d, magic, size)))
+        ay_fatal("free(): pointer is not the start of a block", o);
+}
 
 /* Give back the objects of run (of class cls), which a fetch handed out:
  * when they are still the end of their span's handed-out bump region, the

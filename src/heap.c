@@ -289,15 +289,15 @@ int ay_heap_destroy(ay_heap_t *h) {
     return 0;
 }
 
-static uint64_t next_round_ms; /* when the next decay round is due (ay_heaps_decay_tick) */
+static uint64_t last_round_ms; /* when ay_heaps_decay_tick last ran a round */
 
 void ay_heaps_decay_tick(void) {
     if (ay_conf.decay_ms < 0)
         return;
-    uint64_t now = ay_os_now_ms(), next = AY_LOAD(&next_round_ms);
-    if (AY_LIKELY(now < next) ||
-        !__atomic_compare_exchange_n(&next_round_ms, &next, now + AY_DECAY_ROUND_MS, false,
-                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    uint64_t now = ay_os_now_ms(), last = AY_LOAD(&last_round_ms);
+    if (AY_LIKELY(!ay_policy_decay_round_due(now, last, ay_conf.decay_ms)) ||
+        !__atomic_compare_exchange_n(&last_round_ms, &last, now, false, __ATOMIC_RELAXED,
+                                     __ATOMIC_RELAXED))
         return; /* not due, or another thread runs this round */
     ay_heaps_purge(false);
 }

@@ -145,11 +145,11 @@ ay_heap_t *ay_span_heap(const ay_span_t *s);
  * spans, when all: transfer.h). */
 void ay_heaps_purge(bool all);
 /* One slow-path event of any thread (a thread cache's miss, overflow or
- * flush): when AY_DECAY_ROUND_MS have passed since the last round, run one,
- * ay_heaps_purge(false), so that what decay_ms says is due goes back even in
- * a process that went quiet without a background thread.  Costs a slow path
- * a read of the coarse clock; nothing under decay_ms:-1. */
-#define AY_DECAY_ROUND_MS 100
+ * exit): when a decay round is due (policy.h, ay_policy_decay_round_due:
+ * AY_DECAY_ROUND_MS since the last), run one, ay_heaps_purge(false), so
+ * that what decay_ms says is due goes back even in a process that went
+ * quiet without a background thread.  Costs a slow path a read of the
+ * coarse clock; nothing under decay_ms:-1. */
 void ay_heaps_decay_tick(void);
 
 /* Fork support: every heap's locks, in the global order. */

@@ -69,8 +69,17 @@ int ay_os_hugepages(void *p, size_t size, bool on);
  * are resident (mincore); -1 when the OS does not say (counted in
  * ay_os_failures, as a refused madvise is). */
 int ay_os_resident_pages(void *p, size_t npages);
-/* Monotonic milliseconds (coarse clock: cheap, ~4 ms resolution). */
+/* Monotonic milliseconds (coarse clock: cheap, ~4 ms resolution), or the
+ * test clock once ay_os_clock_set has set it. */
 uint64_t ay_os_now_ms(void);
+/* Test hook, never called by liballoy itself: from now on ay_os_now_ms
+ * returns ms, for every thread, until the next call.  The simulator's
+ * harness (sim/real.c) sets it before each op of a trace to the time the
+ * model gives that op (sim/model.h, sim_clock_ms), so that the rules that
+ * run on the clock (the transfer caches' idle rule and decay rounds) fire
+ * at the same op in both.  It costs ay_os_now_ms, which only slow paths
+ * call, a relaxed load and a branch. */
+void ay_os_clock_set(uint64_t ms);
 /* Number of online CPUs, at least 1. */
 unsigned ay_os_ncpus(void);
 /* Fill buf with len random bytes from the kernel (getrandom, without

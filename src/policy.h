@@ -29,8 +29,10 @@
  * along with the 80 classes that clip underfills.
  *
  * The thread-cache state machine of one size class is here too (the rules
- * on a miss, an overflow and a scavenge), as pure functions: src/tcache.c
- * and the simulator's model both call them, so they cannot drift apart.
+ * on a miss, an overflow and a scavenge), and the transfer cache's rules
+ * (insert, take, the idle rule, decay rounds), as pure functions:
+ * src/tcache.c, src/transfer.c and the simulator's model call them, so they
+ * cannot drift apart.
  */
 #ifndef ALLOY_POLICY_H
 #define ALLOY_POLICY_H
@@ -188,9 +190,6 @@ ay_tc_step_t ay_policy_on_scavenge(uint32_t n, uint32_t len);
  * front), and the simulator's model makes the same choice over the same
  * list. */
 #define AY_SPAN_SCAN 8u
-/* Batches a transfer cache holds at most (transfer.h); the simulator's
- * model has the same ring. */
-#define AY_TRANSFER_SLOTS 16
 /* Is a span with used_a of cap_a objects in use fuller than one with used_b
  * of cap_b? */
 static inline int ay_policy_span_fuller(uint32_t used_a, uint32_t cap_a, uint32_t used_b,
@@ -214,6 +213,70 @@ typedef struct ay_tc_clock {
  * bring 256 KiB, so counting events alone let a cache overshoot its limit by
  * megabytes).  A check due resets the clock. */
 int ay_policy_scavenge_due(ay_tc_clock_t *c, uint64_t bytes_in, uint64_t limit);
+
+/* ---- the transfer cache's rules ----
+ *
+ * A transfer cache (src/transfer.h) is one class's ring buffer of whole batches,
+ * oldest first: `count` batches holding `objects` objects, at most
+ * AY_TRANSFER_SLOTS batches and `bound` objects (transfer_bytes / the class
+ * size).  What it does, as pure functions of its state and of the time
+ * (in ms, passed in: src/transfer.c reads the clock, the simulator's model
+ * derives it from the op count), so that src/transfer.c and sim/model.c
+ * follow the same rules:
+ *   insert  a batch of n goes in as the newest; before it, the oldest
+ *           batches go back to their spans while ay_policy_transfer_evicts
+ *           says so: it would exceed its slots or its bound (a batch
+ *           larger than the bound still goes into an empty one);
+ *   idle    a transfer cache that no take reached for AY_TRANSFER_IDLE_MS holds
+ *           AY_TRANSFER_IDLE_BATCHES batches at most (its slots, on an
+ *           insert), unless decay_ms is -1, which gives nothing back on the
+ *           clock;
+ *   take    a miss takes the newest batch (position count - 1 from the
+ *           oldest) and records the time;
+ *   decay   a round, due every AY_DECAY_ROUND_MS (never under decay_ms:
+ *           -1), gives back the `low` oldest batches (every batch when
+ *           `all`): `low`, its low-water mark, is the fewest batches
+ *           it held since the round before, and every round resets it to the
+ *           batches left.  Batches below the mark were not reached by any
+ *           take for a whole round. */
+#define AY_TRANSFER_SLOTS 16
+#define AY_TRANSFER_IDLE_MS 10
+#define AY_TRANSFER_IDLE_BATCHES 2
+#define AY_DECAY_ROUND_MS 100
+
+/* (Inline: transfer.c calls them under a transfer cache's lock.  Pure all the same.) */
+/* The batches a transfer cache may hold at now_ms when a take last reached it at
+ * take_ms: AY_TRANSFER_IDLE_BATCHES when idle, else AY_TRANSFER_SLOTS. */
+static inline uint32_t ay_policy_transfer_slots(uint64_t now_ms, uint64_t take_ms,
+                                                int64_t decay_ms) {
+    return decay_ms >= 0 && now_ms - take_ms >= AY_TRANSFER_IDLE_MS ? AY_TRANSFER_IDLE_BATCHES
+                                                                    : AY_TRANSFER_SLOTS;
+}
+/* Must the oldest of `count` batches (`objects` objects) go before a batch
+ * of n goes in, with `bound` objects at most? */
+static inline int ay_policy_transfer_evicts(uint32_t count, uint64_t objects, uint32_t n,
+                                            uint64_t bound, uint64_t now_ms, uint64_t take_ms,
+                                            int64_t decay_ms) {
+    return count > 0 &&
+           (count >= ay_policy_transfer_slots(now_ms, take_ms, decay_ms) || objects + n > bound);
+}
+/* The position, from the oldest, of the batch a take gets from `count`
+ * (at least 1) batches. */
+static inline uint32_t ay_policy_transfer_take(uint32_t count) { return count - 1; }
+/* The low-water mark `low` once the transfer cache holds `count` batches. */
+static inline uint32_t ay_policy_transfer_low(uint32_t low, uint32_t count) {
+    return low < count ? low : count;
+}
+/* How many oldest batches a decay round releases from a transfer cache of `count`
+ * batches with low-water mark `low` (every batch when all); the mark is
+ * then the batches left. */
+static inline uint32_t ay_policy_transfer_decay(uint32_t count, uint32_t low, int all) {
+    return all ? count : low < count ? low : count;
+}
+/* Is a decay round (not `all`) due at now_ms, the last one at last_ms? */
+static inline int ay_policy_decay_round_due(uint64_t now_ms, uint64_t last_ms, int64_t decay_ms) {
+    return decay_ms >= 0 && now_ms - last_ms >= AY_DECAY_ROUND_MS;
+}
 
 /* Parses "clip", "guard", "pow2", "lean" or "compact".  Returns 0 on success, -1 otherwise. */
 int ay_policy_parse(const char *s, size_t len, ay_batch_policy_t *out);

@@ -10,7 +10,7 @@
  *               * size - thread-cache bytes + large blocks
  *   where fetched counts what central caches and transfer caches handed to
  *   thread caches, and released what thread caches gave to either, less
- *   what transfer caches sent on to the spans (transfer.h); the transfer
+ *   what transfer caches released to the spans (transfer.h); the transfer
  *   caches' objects are central-cache bytes
  *   allocated <= active <= resident <= mapped
  *   each total = the sum over heaps (+ metadata, for resident and mapped),
@@ -104,7 +104,7 @@ static void class_read_net(const ay_heap_t *only, unsigned cls, alloy_class_stat
         s->spans += sa > sf ? sa - sf : 0;
     }
     /* the transfer caches' traffic: misses they served are slow-path calls
-     * and fetches, what they took in and did not send on to the spans is
+     * and fetches, what they took in and did not release to the spans is
      * released (transfer.h) */
     for (unsigned n = 0; n < ay_topo.nnodes; n++) {
         if (only && (only->node != n || !ay_heap_first_of_node(only)))
@@ -113,7 +113,7 @@ static void class_read_net(const ay_heap_t *only, unsigned cls, alloy_class_stat
         ay_transfer_read(n, cls, &t);
         s->slow_path_calls += t.takes;
         s->objects_fetched += t.taken;
-        s->objects_released += t.inserted - t.spilled;
+        s->objects_released += t.inserted - t.released;
         s->lock_contended += t.contended;
         s->transfer_inserted += t.inserted;
     }

@@ -114,7 +114,7 @@ static ay_tcache_t *tcache_create(void) {
     lists_init(tc);
     tc->node_pending = AY_NODE_NONE;
     tc->heap = ay_heap_bind();
-    tc->xfer = ay_transfer_set(tc->heap->node);
+    tc->transfer = ay_transfer_set(tc->heap->node);
     pthread_mutex_lock(&registry_lock);
     tc->next = registry;
     if (registry)
@@ -181,7 +181,7 @@ void ay_tcache_rebind(ay_tcache_t *tc, struct ay_heap *h) {
     ay_heap_unbind(tc->heap);
     ay_heap_adopt(h);
     tc->heap = h;
-    tc->xfer = ay_transfer_set(h->node);
+    tc->transfer = ay_transfer_set(h->node);
 }
 
 /* Other threads' lists are read without synchronisation, on purpose: the
@@ -259,8 +259,8 @@ static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
     uint32_t from_list = n < on_list ? n : on_list;
     bin->room += (int32_t)n;
     if (from_list)
-        ay_bin_set_head(
-            bin, ay_transfer_give(tc->xfer, tc->heap->node, b - 1, ay_bin_head(bin), from_list));
+        ay_bin_set_head(bin, ay_transfer_give(tc->transfer, tc->heap->node, b - 1, ay_bin_head(bin),
+                                              from_list));
     if (n > from_list) {
         ay_run_t part = {run->end - (uintptr_t)(n - from_list) * ay_bin_size[b], run->end};
         run->end = part.next;
@@ -332,7 +332,7 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
          * without reading it (it was checked as it was formed), even beyond
          * its limit (the thread allocates from it, and a free that finds it
          * over its limit gives some back) */
-        uint32_t got = ay_transfer_take(tc->xfer, b - 1, &head);
+        uint32_t got = ay_transfer_take(tc->transfer, b - 1, &head);
         if (!got)
             got = ay_central_fetch(ay_heap_central(tc->heap, b - 1), step.move, &head, run);
         if (!got)

@@ -114,13 +114,13 @@ typedef struct ay_tcache {
     bool cache_on;                 /* lists in use (caches on, no fills) */
     struct ay_heap *heap;          /* the automatic heap misses go to */
     struct ay_heap *explicit_heap; /* an explicit heap set as the thread's default, or NULL */
-    struct ay_transfer_set *xfer;  /* its heap's node's transfer caches (transfer.h), or NULL */
-    uint64_t overflows;            /* lists that reached their limit (events) */
-    uint64_t scavenges;            /* byte-limit checks that found the cache too big */
-    uint8_t node_clock;            /* NUMA: slow-path events since the last node check */
-    uint8_t node_pending;          /* NUMA: another node seen at the last check (heap.h) */
-    bool heap_chosen;              /* the thread chose its automatic heap: no NUMA moves */
-    struct ay_tcache *prev, *next; /* registry of live caches */
+    struct ay_transfer_set *transfer; /* its heap's node's transfer caches (transfer.h), or NULL */
+    uint64_t overflows;               /* lists that reached their limit (events) */
+    uint64_t scavenges;               /* byte-limit checks that found the cache too big */
+    uint8_t node_clock;               /* NUMA: slow-path events since the last node check */
+    uint8_t node_pending;             /* NUMA: another node seen at the last check (heap.h) */
+    bool heap_chosen;                 /* the thread chose its automatic heap: no NUMA moves */
+    struct ay_tcache *prev, *next;    /* registry of live caches */
     struct ay_quarantine *quarantine; /* secure flavour: freed blocks waiting (quarantine.h) */
 } ay_tcache_t;
 

@@ -102,7 +102,7 @@ AY_NO_SANITIZE_THREAD static ay_snap_class_t class_sum(unsigned cls, const ay_he
         ay_transfer_counts_t t;
         ay_transfer_read(n, cls, &t);
         out += t.taken;
-        in += t.inserted - t.spilled;
+        in += t.inserted - t.released;
         held_x += t.objects;
         s->slow_path_calls += t.takes;
     }

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* transfer.c - the cross-thread path (transfer.h): batches cut and checked
  * in one walk, inserted into and taken from a node's transfer caches in O(1)
- * under a short lock, sent on to their spans when a ring overflows or its
- * batches sit unused.
+ * under a short lock, released to their spans when a transfer cache
+ * overflows or its batches sit unused.
  *
- * Invariants: transfer.h's for each ring; a node's set is mapped on its
+ * Invariants: transfer.h's for each transfer cache; a node's set is mapped on its
  * first use and never unmapped (node 0's is static, so a process whose
  * metadata cannot be mapped still has one); a set's bit `used` c is set
- * before its ring of class c first holds anything, and never cleared. */
+ * before its transfer cache of class c first holds anything, and never cleared. */
 #include "transfer.h"
 
 #include "central.h"
@@ -28,7 +28,7 @@ ay_transfer_set_t *ay_transfer_set(unsigned node) {
     ay_transfer_set_t *set = __atomic_load_n(&sets[node], __ATOMIC_ACQUIRE);
     if (AY_LIKELY(set))
         return set;
-    set = ay_meta_alloc(sizeof *set); /* zero: every ring empty and unlocked */
+    set = ay_meta_alloc(sizeof *set); /* zero: every transfer cache empty and unlocked */
     if (!set)
         return NULL;
     ay_transfer_set_t *none = NULL;
@@ -38,102 +38,94 @@ ay_transfer_set_t *ay_transfer_set(unsigned node) {
     return set;
 }
 
-static void xfer_lock(ay_xfer_t *x) {
+static void transfer_lock(ay_transfer_t *x) {
     if (AY_UNLIKELY(ay_lock_take(&x->lock)))
         AY_STORE(&x->contended, x->contended + 1);
 }
 
-/* Batches taken off a ring, to go to their spans once its lock is dropped. */
-typedef struct spill {
+/* Batches taken off a transfer cache, to be released to their spans once
+ * its lock is dropped. */
+typedef struct to_release {
     unsigned n;
     ay_batch_t b[AY_TRANSFER_SLOTS];
-} spill_t;
+} to_release_t;
 
-static void take_oldest(ay_xfer_t *x, spill_t *out) {
+static void take_oldest(ay_transfer_t *x, to_release_t *out) {
     ay_batch_t *b = &x->slot[x->first];
     out->b[out->n++] = *b;
     x->first = (x->first + 1) % AY_TRANSFER_SLOTS;
     AY_STORE(&x->count, x->count - 1);
     AY_STORE(&x->objects, x->objects - b->n);
-    AY_STORE(&x->spilled, x->spilled + b->n);
-    if (x->low > x->count)
-        AY_STORE(&x->low, x->count);
+    AY_STORE(&x->released, x->released + b->n);
+    AY_STORE(&x->low, ay_policy_transfer_low(x->low, x->count));
 }
 
-/* The blocks of batch b are no longer in a transfer cache: their owners'
- * `lent` counts go down (central.h). */
-static void unlend(const ay_batch_t *b) {
-    for (uint32_t k = 0; k < b->nown; k++)
-        __atomic_sub_fetch(&b->own[k]->lent, b->own_n[k], __ATOMIC_RELAXED);
+/* The blocks of a batch with owners o are no longer in a transfer cache:
+ * their owners' `lent` counts go down (central.h). */
+static void lent_sub(const ay_batch_owners_t *o) {
+    for (uint32_t k = 0; k < o->n; k++)
+        __atomic_sub_fetch(&o->c[k]->lent, o->count[k], __ATOMIC_RELAXED);
 }
 
-static void spill_to_spans(unsigned cls, const spill_t *s) {
+/* Batch b's blocks to their spans, which its walk recorded: no block is
+ * looked up or checked again but those of spans beyond the record. */
+static void batch_release(unsigned cls, const ay_batch_t *b) {
+    ay_central_release_checked(cls, b->head, b->n, b->run_span, b->run_end, b->nrun);
+}
+
+static void release_all(unsigned cls, const to_release_t *s) {
     for (unsigned i = 0; i < s->n; i++) {
-        unlend(&s->b[i]);
-        ay_central_release(cls, s->b[i].head, s->b[i].n);
+        lent_sub(&s->b[i].own);
+        batch_release(cls, &s->b[i]);
     }
 }
 
-/* Insert batch b into set's ring of class cls; what no longer fits (the
- * oldest batches first) goes to its spans: beyond the ring's bytes and
- * slots, or, when no take reached the ring for AY_TRANSFER_IDLE_MS, beyond
+/* Insert batch b into set's transfer cache of class cls; what no longer
+ * fits (the oldest batches first) is released to its spans: beyond its
+ * bytes and slots, or, when no take reached it for AY_TRANSFER_IDLE_MS, beyond
  * AY_TRANSFER_IDLE_BATCHES batches. */
 static void insert(ay_transfer_set_t *set, unsigned cls, const ay_batch_t *b, uint32_t size) {
-    ay_xfer_t *x = &set->c[cls];
+    ay_transfer_t *x = &set->c[cls];
     uint64_t bound = ay_conf.transfer_bytes / size, n = b->n;
-    spill_t s;
+    to_release_t s;
     s.n = 0;
-    for (uint32_t k = 0; k < b->nown; k++) /* (before: stats never miss them) */
-        __atomic_add_fetch(&b->own[k]->lent, b->own_n[k], __ATOMIC_RELAXED);
+    for (uint32_t k = 0; k < b->own.n; k++) /* (before: stats never miss them) */
+        __atomic_add_fetch(&b->own.c[k]->lent, b->own.count[k], __ATOMIC_RELAXED);
     uint64_t bit = (uint64_t)1 << (cls % 64);
     if (AY_UNLIKELY(!(__atomic_load_n(&set->used[cls / 64], __ATOMIC_ACQUIRE) & bit))) {
         /* its first insert: the decay rounds, the stats and fork see it from
-         * now on (fork holds use_lock while it locks the rings in use) */
+         * now on (fork holds use_lock while it locks the transfer caches in use) */
         pthread_mutex_lock(&set->use_lock);
         __atomic_or_fetch(&set->used[cls / 64], bit, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&set->use_lock);
     }
     uint64_t now = ay_os_now_ms();
-    xfer_lock(x);
-    /* a ring no thread took from lately holds a few batches only (transfer.h;
-     * not under decay_ms:-1, which gives nothing back on the clock) */
-    uint32_t slots = ay_conf.decay_ms >= 0 && now - x->take_ms >= AY_TRANSFER_IDLE_MS
-                         ? AY_TRANSFER_IDLE_BATCHES
-                         : AY_TRANSFER_SLOTS;
-    while (x->count > 0 && (x->count >= slots || x->objects + n > bound))
+    int64_t decay_ms = ay_conf.decay_ms;
+    transfer_lock(x);
+    /* beyond the slots (a few only for a transfer cache no thread took from lately)
+     * or the bound: the oldest go (policy.h) */
+    while (ay_policy_transfer_evicts(x->count, x->objects, b->n, bound, now, x->take_ms, decay_ms))
         take_oldest(x, &s);
     x->slot[(x->first + x->count) % AY_TRANSFER_SLOTS] = *b;
     AY_STORE(&x->count, x->count + 1);
     AY_STORE(&x->objects, x->objects + n);
     AY_STORE(&x->inserted, x->inserted + n);
     pthread_mutex_unlock(&x->lock);
-    spill_to_spans(cls, &s);
-}
-
-/* The span of block o of class cls, checked as a block given back to a
- * central cache is (ay_central_check_span); *here becomes false when the block may not
- * go into node's transfer caches (an uncached heap's, or, with NUMA, another
- * node's: the batch then goes to its spans). */
-static const ay_span_t *block_span(const void *o, unsigned cls, unsigned node, bool *here) {
-    const ay_span_t *s = ay_pagemap_span(o);
-    ay_central_check_span(s, o, cls);
-    const ay_central_t *c = s->owner.central;
-    if (AY_UNLIKELY(!c->bin || (ay_numa && (unsigned)c->pages->node != node)))
-        *here = false;
-    return s;
+    release_all(cls, &s);
 }
 
 /* The index of owner c in batch b's owners, added when new; -1 when b
  * records AY_BATCH_OWNERS already. */
 static int owner_index(ay_batch_t *b, ay_central_t *c) {
-    for (uint32_t k = 0; k < b->nown; k++)
-        if (b->own[k] == c)
+    ay_batch_owners_t *o = &b->own;
+    for (uint32_t k = 0; k < o->n; k++)
+        if (o->c[k] == c)
             return (int)k;
-    if (b->nown == AY_BATCH_OWNERS)
+    if (o->n == AY_BATCH_OWNERS)
         return -1;
-    b->own[b->nown] = c;
-    b->own_n[b->nown] = 0;
-    return (int)b->nown++;
+    o->c[o->n] = c;
+    o->count[o->n] = 0;
+    return (int)o->n++;
 }
 
 void *ay_transfer_give(ay_transfer_set_t *set, unsigned node, unsigned cls, void *head,
@@ -143,26 +135,40 @@ void *ay_transfer_give(ay_transfer_set_t *set, unsigned node, unsigned cls, void
     bool here = set && ay_conf.transfer_bytes >= size;
     uintptr_t lo = 0, hi = 0; /* the objects of the last block's span */
     void *last = head, *mark = head;
-    ay_batch_t b = {head, n, 0, {NULL}, {0}};
-    int own = 0; /* the last block's owner in b */
-    /* one walk: each block's place (its span looked up only when it leaves
-     * the last one's), its link, and Brent's cycle detection as it goes */
+    ay_batch_t b;
+    b.head = head;
+    b.n = n;
+    b.own.n = b.nrun = 0;
+    bool record = true;        /* runs are still recorded */
+    const ay_span_t *s = NULL; /* the last block's span */
+    int own = 0;               /* its owner in b */
+    /* one walk: each block's place (its span looked up and checked only when
+     * it leaves the last one's: a run, recorded), its link, and Brent's cycle
+     * detection as it goes */
     for (uint32_t i = 1, power = 1, lam = 0;; i++) {
         uintptr_t a = (uintptr_t)last;
         if (a - lo >= hi - lo) {
-            const ay_span_t *s = block_span(last, cls, node, &here);
-            lo = s->start;
-            hi = s->limit;
-            if (AY_UNLIKELY(a >= hi))
-                ay_fatal("free(): pointer is not the start of a block", last);
+            s = ay_central_block_span(last, cls);
+            const ay_central_t *c = s->owner.central;
+            if (AY_UNLIKELY(!c->bin || (ay_numa && (unsigned)c->pages->node != node)))
+                here = false; /* an uncached heap's, or another node's: to the spans */
             if ((own = owner_index(&b, s->owner.central)) < 0) {
                 here = false; /* blocks of too many heaps: to their spans */
                 own = 0;
             }
+            lo = s->start;
+            hi = s->limit;
+            if (record) { /* block i - 1 starts a run */
+                if (b.nrun)
+                    b.run_end[b.nrun - 1] = i - 1;
+                if (b.nrun < AY_BATCH_RUNS)
+                    b.run_span[b.nrun++] = s;
+                else
+                    record = false;
+            }
         }
-        b.own_n[own]++;
-        if (AY_UNLIKELY(!ay_offset_is_object_m(a - lo, magic, size)))
-            ay_fatal("free(): pointer is not the start of a block", last);
+        b.own.count[own]++;
+        ay_central_check_offset(s, last, magic, size);
         if (i == n)
             break;
         void *next = ay_link_get(last); /* not the end yet: an address */
@@ -177,6 +183,8 @@ void *ay_transfer_give(ay_transfer_set_t *set, unsigned node, unsigned cls, void
             lam = 0;
         }
     }
+    if (record)
+        b.run_end[b.nrun - 1] = n;
     void *rest = ay_link_get(last); /* read before the batch is anyone else's */
     if (AY_UNLIKELY(rest && !ay_link_plausible(rest)))
         ay_fatal_bad_link(last);
@@ -184,54 +192,54 @@ void *ay_transfer_give(ay_transfer_set_t *set, unsigned node, unsigned cls, void
     if (here)
         insert(set, cls, &b, size);
     else
-        ay_central_release(cls, head, n);
+        batch_release(cls, &b);
     return rest;
 }
 
 uint32_t ay_transfer_take(ay_transfer_set_t *set, unsigned cls, void **head) {
-    ay_xfer_t *x = set ? &set->c[cls] : NULL;
-    if (!x || AY_LOAD(&x->count) == 0) /* a racy peek: an empty ring costs no lock */
+    ay_transfer_t *x = set ? &set->c[cls] : NULL;
+    if (!x || AY_LOAD(&x->count) == 0) /* a racy peek: an empty one costs no lock */
         return 0;
     uint64_t now = ay_os_now_ms();
-    xfer_lock(x);
+    transfer_lock(x);
     uint32_t n = 0;
-    ay_batch_t got;
+    ay_batch_owners_t got; /* the batch's owners, for lent_sub */
     x->take_ms = now;
     if (x->count) {
-        ay_batch_t *b = &x->slot[(x->first + x->count - 1) % AY_TRANSFER_SLOTS];
-        got = *b;
+        uint32_t at = ay_policy_transfer_take(x->count);
+        ay_batch_t *b = &x->slot[(x->first + at) % AY_TRANSFER_SLOTS];
+        got = b->own;
         *head = b->head;
         n = b->n;
         AY_STORE(&x->count, x->count - 1);
         AY_STORE(&x->objects, x->objects - n);
         AY_STORE(&x->taken, x->taken + n);
         AY_STORE(&x->takes, x->takes + 1);
-        if (x->low > x->count)
-            AY_STORE(&x->low, x->count);
+        AY_STORE(&x->low, ay_policy_transfer_low(x->low, x->count));
     }
     pthread_mutex_unlock(&x->lock);
     if (n)
-        unlend(&got);
+        lent_sub(&got);
     return n;
 }
 
-/* One round on one ring: the batches below its low-water mark (every batch
- * when `all`) go to their spans. */
-static void decay_one(ay_xfer_t *x, unsigned cls, bool all) {
+/* One round on one transfer cache: the batches below its low-water mark
+ * (every batch when `all`) are released to their spans. */
+static void decay_one(ay_transfer_t *x, unsigned cls, bool all) {
     if (AY_LOAD(&x->count) == 0 && AY_LOAD(&x->low) == 0)
         return;
-    spill_t s;
+    to_release_t s;
     s.n = 0;
-    xfer_lock(x);
-    for (uint32_t k = all ? x->count : x->low; k > 0; k--)
+    transfer_lock(x);
+    for (uint32_t k = ay_policy_transfer_decay(x->count, x->low, all); k > 0; k--)
         take_oldest(x, &s);
     AY_STORE(&x->low, x->count);
     pthread_mutex_unlock(&x->lock);
-    spill_to_spans(cls, &s);
+    release_all(cls, &s);
 }
 
-/* Call f on every used ring, in node and class order. */
-static void each_used(void (*f)(ay_xfer_t *, unsigned, bool), bool arg) {
+/* Call f on every used transfer cache, in node and class order. */
+static void each_used(void (*f)(ay_transfer_t *, unsigned, bool), bool arg) {
     for (unsigned n = 0; n < AY_MAX_NODES; n++) {
         ay_transfer_set_t *set = AY_LOAD(&sets[n]);
         for (unsigned w = 0; set && w < (AY_NUM_CLASSES + 63) / 64; w++)
@@ -245,7 +253,7 @@ static void each_used(void (*f)(ay_xfer_t *, unsigned, bool), bool arg) {
 void ay_transfer_decay(bool all) {
     if (!all) {
         uint64_t now = ay_os_now_ms(), last = AY_LOAD(&last_decay_ms);
-        if (ay_conf.decay_ms < 0 || now - last < AY_TRANSFER_DECAY_MS ||
+        if (!ay_policy_decay_round_due(now, last, ay_conf.decay_ms) ||
             !__atomic_compare_exchange_n(&last_decay_ms, &last, now, false, __ATOMIC_RELAXED,
                                          __ATOMIC_RELAXED))
             return; /* never, not due, or another thread runs this round */
@@ -253,9 +261,9 @@ void ay_transfer_decay(bool all) {
     each_used(decay_one, all);
 }
 
-/* Node's ring of class cls, or NULL when it never came into use (one never
+/* Node's transfer cache of class cls, or NULL when it never came into use (one never
  * used is not read: its page may not be resident). */
-static ay_xfer_t *used_ring(unsigned node, unsigned cls) {
+static ay_transfer_t *used_transfer(unsigned node, unsigned cls) {
     ay_transfer_set_t *set = node < AY_MAX_NODES ? AY_LOAD(&sets[node]) : NULL;
     if (!set || !(AY_LOAD(&set->used[cls / 64]) >> (cls % 64) & 1))
         return NULL;
@@ -264,23 +272,23 @@ static ay_xfer_t *used_ring(unsigned node, unsigned cls) {
 
 void ay_transfer_read(unsigned node, unsigned cls, ay_transfer_counts_t *out) {
     *out = (ay_transfer_counts_t){0, 0, 0, 0, 0, 0};
-    const ay_xfer_t *x = used_ring(node, cls);
+    const ay_transfer_t *x = used_transfer(node, cls);
     if (!x)
         return;
     out->objects = AY_LOAD(&x->objects);
     out->inserted = AY_LOAD(&x->inserted);
     out->taken = AY_LOAD(&x->taken);
     out->takes = AY_LOAD(&x->takes);
-    out->spilled = AY_LOAD(&x->spilled);
+    out->released = AY_LOAD(&x->released);
     out->contended = AY_LOAD(&x->contended);
 }
 
 bool ay_transfer_holds(unsigned node, unsigned cls, const void *p) {
-    ay_xfer_t *x = used_ring(node, cls);
+    ay_transfer_t *x = used_transfer(node, cls);
     if (!x)
         return false;
     bool found = false;
-    xfer_lock(x);
+    transfer_lock(x);
     for (uint32_t i = 0; i < x->count && !found; i++) {
         const ay_batch_t *b = &x->slot[(x->first + i) % AY_TRANSFER_SLOTS];
         const void *q = b->head;
@@ -291,23 +299,23 @@ bool ay_transfer_holds(unsigned node, unsigned cls, const void *p) {
     return found;
 }
 
-static void lock_one(ay_xfer_t *x, unsigned cls, bool arg) {
+static void lock_one(ay_transfer_t *x, unsigned cls, bool arg) {
     (void)cls;
     (void)arg;
     pthread_mutex_lock(&x->lock);
 }
-static void unlock_one(ay_xfer_t *x, unsigned cls, bool arg) {
+static void unlock_one(ay_transfer_t *x, unsigned cls, bool arg) {
     (void)cls;
     (void)arg;
     pthread_mutex_unlock(&x->lock);
 }
-static void reset_one(ay_xfer_t *x, unsigned cls, bool arg) {
+static void reset_one(ay_transfer_t *x, unsigned cls, bool arg) {
     (void)cls;
     (void)arg;
     pthread_mutex_init(&x->lock, NULL);
 }
 
-/* Every set's use_lock, in node order: held, no ring comes into use. */
+/* Every set's use_lock, in node order: held, no transfer cache comes into use. */
 static void each_set(int (*f)(pthread_mutex_t *)) {
     for (unsigned n = 0; n < AY_MAX_NODES; n++) {
         ay_transfer_set_t *set = AY_LOAD(&sets[n]);

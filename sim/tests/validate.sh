@@ -12,8 +12,13 @@
 #        validate.sh ALLOY_SIM TMPDIR --tcache-max-bytes 0
 #                                                 no byte limit: agreement, and
 #                                                 no scavenge on either side
+#        validate.sh ALLOY_SIM TMPDIR --no-clock   liballoy under decay_ms:-1, the
+#                                                 model without a clock: agreement
 #        validate.sh ALLOY_SIM TMPDIR --diverge R  the model breaks rule R: the
 #                                                 validation must find it
+# By default liballoy runs under its default decay_ms on the model's clock
+# (sim/model.h, sim_clock_ms), so the transfer caches' idle rule and decay
+# rounds are compared too.
 set -u
 sim=$1
 tmp=$2

@@ -51,8 +51,9 @@ int main(int argc, char **argv) {
     }
     size_t peak = rss_bytes();
     CHECK(peak > base + (200u << 20));
-    for (int t = 0; t < 30; t++) /* spans for the misses below, so that they */
-        free(malloc(16 + (size_t)t * 16)); /* need no page-heap call */
+    /* spans for the misses below, so that they need no page-heap call */
+    for (int t = 0; t < 30; t++)
+        free(malloc(16 + (size_t)t * 16));
     for (int i = 0; i < N; i++)
         free(blocks[i]);
     alloy_thread_flush();

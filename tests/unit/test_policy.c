@@ -140,6 +140,34 @@ int main(void) {
     CHECK_EQ_U(ay_policy_return_threshold(64, 6), 192);
     CHECK_EQ_U(ay_policy_return_threshold(1, 3), 2);
 
+    /* the transfer cache's rules: the idle rule (a take 10 ms ago or more:
+     * 2 slots; not under decay_ms:-1) */
+    CHECK_EQ_U(ay_policy_transfer_slots(1009, 1000, 1000), AY_TRANSFER_SLOTS);
+    CHECK_EQ_U(ay_policy_transfer_slots(1010, 1000, 1000), AY_TRANSFER_IDLE_BATCHES);
+    CHECK_EQ_U(ay_policy_transfer_slots(1010, 1000, 0), AY_TRANSFER_IDLE_BATCHES);
+    CHECK_EQ_U(ay_policy_transfer_slots(5000, 1000, -1), AY_TRANSFER_SLOTS);
+    /* insert: the oldest goes beyond the slots or the bound, never from an
+     * empty ring */
+    CHECK(!ay_policy_transfer_evicts(0, 0, 500, 100, 1000, 0, 1000));
+    CHECK(!ay_policy_transfer_evicts(15, 60, 40, 100, 1005, 1000, 1000));
+    CHECK(ay_policy_transfer_evicts(15, 61, 40, 100, 1005, 1000, 1000));
+    CHECK(ay_policy_transfer_evicts(16, 16, 1, 100, 1005, 1000, 1000));
+    CHECK(!ay_policy_transfer_evicts(1, 1, 1, 100, 1010, 1000, 1000));
+    CHECK(ay_policy_transfer_evicts(2, 2, 1, 100, 1010, 1000, 1000));
+    CHECK(!ay_policy_transfer_evicts(2, 2, 1, 100, 1010, 1000, -1));
+    /* take: the newest; the low-water mark follows the count down only */
+    CHECK_EQ_U(ay_policy_transfer_take(5), 4);
+    CHECK_EQ_U(ay_policy_transfer_low(3, 2), 2);
+    CHECK_EQ_U(ay_policy_transfer_low(3, 7), 3);
+    /* decay: the batches below the mark, every one when all; due every
+     * AY_DECAY_ROUND_MS, never under decay_ms:-1 */
+    CHECK_EQ_U(ay_policy_transfer_decay(5, 2, 0), 2);
+    CHECK_EQ_U(ay_policy_transfer_decay(5, 2, 1), 5);
+    CHECK_EQ_U(ay_policy_transfer_decay(1, 3, 0), 1);
+    CHECK(!ay_policy_decay_round_due(1099, 1000, 1000));
+    CHECK(ay_policy_decay_round_due(1100, 1000, 1000));
+    CHECK(!ay_policy_decay_round_due(9000, 1000, -1));
+
     /* parsing */
     ay_batch_policy_t p;
     CHECK(ay_policy_parse("clip", 4, &p) == 0 && p == AY_BATCH_CLIP);
