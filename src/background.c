@@ -89,6 +89,7 @@ static int ensure_thread(void) {
     int err = 0;
     if (!bg_running) {
         bg_running = true;
+        ay_os_fork_register(); /* a fork's child must know it has no thread */
         err = pthread_create(&bg_thread, NULL, background_main, (void *)bg_gen);
         if (err)
             bg_running = false;

@@ -102,7 +102,13 @@ static void fork_child(void) {
 
 __attribute__((constructor)) static void alloy_constructor(void) {
     ay_ensure_init();
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    ay_os_fork_handlers(fork_prepare, fork_parent, fork_child);
+#ifdef AY_FORK_LAZY
+    if (ay_prof_enabled()) /* its child handler restarts the dumps' numbering */
+        ay_os_fork_register();
+#else
+    ay_os_fork_register();
+#endif
     ay_prof_start();
     if (ay_conf.background_thread && ay_background_start() != 0)
         ay_warn("could not start the background thread; purging on slow paths only");

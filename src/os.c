@@ -13,7 +13,9 @@
 #include "os.h"
 
 #include <errno.h>
+#include <elf.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -165,12 +167,70 @@ static uint64_t test_clock;
 
 void ay_os_clock_set(uint64_t ms) { __atomic_store_n(&test_clock, ms + 1, __ATOMIC_RELAXED); }
 
+/* The coarse clock is read through the vDSO's own clock_gettime, found in
+ * its symbol table (the kernel's AT_SYSINFO_EHDR): libc's wrapper sits in
+ * a part of libc's text that a program which never reads a clock does not
+ * map, and calling it made the kernel map that 64 KiB window
+ * (docs/ARCHITECTURE.md, "Process set-up").  Without a vDSO, or without
+ * the symbol in it, the system call itself. */
+typedef int (*vdso_gettime_fn)(clockid_t, struct timespec *);
+static vdso_gettime_fn vdso_gettime;
+static int vdso_looked; /* 1 once vdso_gettime is known (or known absent) */
+
+static vdso_gettime_fn vdso_find(void) {
+    uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    if (!base)
+        return NULL;
+    const ElfW(Ehdr) *eh = (const void *)base;
+    const ElfW(Phdr) *ph = (const void *)(base + eh->e_phoff);
+    uintptr_t bias = 0;
+    const ElfW(Dyn) *dyn = NULL;
+    for (unsigned i = 0; i < eh->e_phnum; i++) {
+        if (ph[i].p_type == PT_LOAD && !bias)
+            bias = base + ph[i].p_offset - ph[i].p_vaddr;
+        else if (ph[i].p_type == PT_DYNAMIC)
+            dyn = (const void *)(base + ph[i].p_offset);
+    }
+    if (!dyn || !bias)
+        return NULL;
+    const char *strtab = NULL;
+    const ElfW(Sym) *symtab = NULL;
+    const Elf32_Word *hash = NULL;
+    for (; dyn->d_tag != DT_NULL; dyn++) {
+        if (dyn->d_tag == DT_STRTAB)
+            strtab = (const char *)(bias + dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_SYMTAB)
+            symtab = (const void *)(bias + dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_HASH)
+            hash = (const void *)(bias + dyn->d_un.d_ptr);
+    }
+    if (!strtab || !symtab || !hash)
+        return NULL;
+    for (Elf32_Word i = 0; i < hash[1]; i++) { /* hash[1]: the number of symbols */
+        const ElfW(Sym) *sym = &symtab[i];
+        if (ELF64_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_shndx != SHN_UNDEF &&
+            !strcmp(strtab + sym->st_name, "__vdso_clock_gettime"))
+            return (vdso_gettime_fn)(bias + sym->st_value);
+    }
+    return NULL;
+}
+
 uint64_t ay_os_now_ms(void) {
     uint64_t t = __atomic_load_n(&test_clock, __ATOMIC_RELAXED);
     if (__builtin_expect(t != 0, 0))
         return t - 1;
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    if (__builtin_expect(!__atomic_load_n(&vdso_looked, __ATOMIC_ACQUIRE), 0)) {
+        __atomic_store_n(&vdso_gettime, vdso_find(), __ATOMIC_RELAXED);
+        __atomic_store_n(&vdso_looked, 1, __ATOMIC_RELEASE);
+    }
+    vdso_gettime_fn f = __atomic_load_n(&vdso_gettime, __ATOMIC_RELAXED);
+    if (!f || f(CLOCK_MONOTONIC_COARSE, &ts) != 0) {
+        int saved = errno;
+        if (syscall(SYS_clock_gettime, CLOCK_MONOTONIC_COARSE, &ts) != 0)
+            ts.tv_sec = ts.tv_nsec = 0;
+        errno = saved;
+    }
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
@@ -197,6 +257,38 @@ int ay_os_random(void *buf, size_t len) {
         len -= (size_t)n;
     }
     return 0;
+}
+
+/* ---- fork handlers ---- */
+
+static void (*fork_prepare)(void), (*fork_parent)(void), (*fork_child)(void);
+static int fork_state; /* 0, 1 (a thread is registering), 2 (registered) */
+static pthread_t fork_registrar;
+int ay_os_fork_ready;
+
+void ay_os_fork_handlers(void (*prepare)(void), void (*parent)(void), void (*child)(void)) {
+    fork_prepare = prepare;
+    fork_parent = parent;
+    fork_child = child;
+}
+
+void ay_os_fork_register(void) {
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&fork_state, &expected, 1, 0, __ATOMIC_ACQUIRE,
+                                    __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&fork_registrar, pthread_self(), __ATOMIC_RELAXED);
+        pthread_atfork(fork_prepare, fork_parent, fork_child);
+        __atomic_store_n(&fork_state, 2, __ATOMIC_RELEASE);
+        __atomic_store_n(&ay_os_fork_ready, 1, __ATOMIC_RELEASE);
+        return;
+    }
+    /* another thread is registering: no lock is taken before it is done
+     * (pthread_atfork may call malloc, in the registering thread itself) */
+    if (expected == 1 &&
+        pthread_equal(__atomic_load_n(&fork_registrar, __ATOMIC_RELAXED), pthread_self()))
+        return;
+    while (__atomic_load_n(&fork_state, __ATOMIC_ACQUIRE) != 2)
+        sched_yield();
 }
 
 uint64_t ay_os_auxv_random(void) {

@@ -30,9 +30,16 @@
  */
 #ifndef ALLOY_OS_H
 #define ALLOY_OS_H
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#if defined(__GLIBC__) && defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define AY_FORK_LAZY 1
+#endif
+#endif
 
 /* Map `size` bytes of zeroed, read-write memory aligned to `align` (a power of
  * two, at least a page).  Returns NULL on failure. */
@@ -164,5 +171,36 @@ uint64_t ay_os_unix_ms(void);
 /* Block every signal in the calling thread (a helper thread of alloy's
  * own: the program's signals go to its own threads). */
 void ay_os_block_signals(void);
+
+/* ---- fork handlers ---- */
+
+/* The fork handlers (init.c gives them: ay_os_fork_handlers) are
+ * registered with pthread_atfork the first time the allocator takes a lock
+ * in a process with more than one thread (glibc's __libc_single_threaded,
+ * false from the first pthread_create on), or when something needs them
+ * whatever the threads (ay_os_fork_register: before the background thread
+ * is created; with the heap profiler on; without __libc_single_threaded).
+ * A program that never starts a thread never calls pthread_atfork, whose
+ * code and data are in parts of libc a small program does not otherwise
+ * map (docs/ARCHITECTURE.md, "Process set-up").  A fork with one thread
+ * finds every allocator lock free: that thread is the one forking.  Every
+ * pthread_mutex_lock of the allocator's modules goes through ay_mutex_lock
+ * (the macro below; os.h is included before any lock is taken), and
+ * ay_lock_take (lock.h) checks too. */
+void ay_os_fork_handlers(void (*prepare)(void), void (*parent)(void), void (*child)(void));
+void ay_os_fork_register(void);
+extern int ay_os_fork_ready; /* 1 once pthread_atfork has returned */
+static inline __attribute__((always_inline)) void ay_fork_check(void) {
+#ifdef AY_FORK_LAZY
+    if (__builtin_expect(!__atomic_load_n(&ay_os_fork_ready, __ATOMIC_ACQUIRE), 0) &&
+        !__libc_single_threaded)
+        ay_os_fork_register();
+#endif
+}
+static inline __attribute__((always_inline)) int ay_mutex_lock(pthread_mutex_t *m) {
+    ay_fork_check();
+    return pthread_mutex_lock(m);
+}
+#define pthread_mutex_lock(m) ay_mutex_lock(m)
 
 #endif
