@@ -258,9 +258,14 @@ static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
     uint32_t in_run = run_count(run, b), on_list = ay_bin_len(bin) - in_run;
     uint32_t from_list = n < on_list ? n : on_list;
     bin->room += (int32_t)n;
+    /* with one live thread cache there is no other thread to hand a batch
+     * to: it goes straight to its spans, so that they empty and their pages
+     * serve any class, rather than wait in a transfer cache for this
+     * thread's next miss (its list already is that cache) */
+    ay_transfer_set_t *set = AY_LOAD(&live_caches) > 1 ? tc->transfer : NULL;
     if (from_list)
-        ay_bin_set_head(bin, ay_transfer_give(tc->transfer, tc->heap->node, b - 1, ay_bin_head(bin),
-                                              from_list));
+        ay_bin_set_head(bin,
+                        ay_transfer_give(set, tc->heap->node, b - 1, ay_bin_head(bin), from_list));
     if (n > from_list) {
         ay_run_t part = {run->end - (uintptr_t)(n - from_list) * ay_bin_size[b], run->end};
         run->end = part.next;
