@@ -31,9 +31,9 @@
 #include <time.h>
 
 #include "alloy.h"
-#include "alloy/ctl.h"
 #include "model.h"
 #include "os.h"
+#include "tcache.h"
 #include "workload.h"
 
 typedef struct real_args {
@@ -71,45 +71,11 @@ static int real_stats(alloy_stats_t *s) {
     return alloy_stats_read(s);
 }
 
-/* A second live thread cache for counting mode: liballoy sends a batch
- * straight to its spans while only one thread cache is live (src/tcache.c,
- * bin_release), where the model, as a threaded program's caches do, uses the
- * transfer caches.  This thread makes its cache (reading its cached bytes
- * does, without allocating) and waits until the replay ends. */
-static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t peer_cond = PTHREAD_COND_INITIALIZER;
-static int peer_state; /* 1: its cache is made; 2: the replay ended */
-
-static void *peer_main(void *arg) {
-    (void)arg;
-    uint64_t bytes;
-    size_t len = sizeof bytes;
-    alloy_ctl("thread.tcache.bytes", &bytes, &len, NULL, 0);
-    pthread_mutex_lock(&peer_lock);
-    peer_state = 1;
-    pthread_cond_broadcast(&peer_cond);
-    while (peer_state != 2)
-        pthread_cond_wait(&peer_cond, &peer_lock);
-    pthread_mutex_unlock(&peer_lock);
-    return NULL;
-}
-
-static void peer_set(int state) {
-    pthread_mutex_lock(&peer_lock);
-    peer_state = state;
-    pthread_cond_broadcast(&peer_cond);
-    pthread_mutex_unlock(&peer_lock);
-}
-
-/* Counting mode: one thread replays, stats at the same points as the model. */
+/* Counting mode: one thread, stats at the same points as the model. */
 static int real_count(const real_args_t *a) {
-    pthread_t peer;
-    if (pthread_create(&peer, NULL, peer_main, NULL))
-        return 1;
-    pthread_mutex_lock(&peer_lock);
-    while (peer_state != 1)
-        pthread_cond_wait(&peer_cond, &peer_lock);
-    pthread_mutex_unlock(&peer_lock);
+    /* the model's transfer caches, which liballoy's one live thread cache
+     * would not use otherwise (src/tcache.h) */
+    ay_tcache_test_use_transfer();
     sim_trace_t t;
     if (a->clock)
         ay_os_clock_set(sim_clock_ms(0)); /* from the trace's first allocation on */
@@ -166,8 +132,6 @@ static int real_count(const real_args_t *a) {
            s.mapped, s.central_lock_contended - s0.central_lock_contended,
            s.tcache_overflows - s0.tcache_overflows, s.tcache_scavenges - s0.tcache_scavenges,
            t.hash);
-    peer_set(2);
-    pthread_join(peer, NULL);
     return 0;
 }
 

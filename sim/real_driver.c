@@ -32,9 +32,8 @@
 #include "model.h"
 #include "sweep.h"
 
-/* tcache_total_bytes as tcache_max_bytes (two of them under validate, for
- * its harness's two thread caches): the model has one thread cache and its
- * byte limit only (without it, "no limit" was 8 MiB, the total's
+/* tcache_total_bytes as tcache_max_bytes: the model has one thread cache
+ * and its byte limit only (without it, "no limit" was 8 MiB, the total's
  * default, in liballoy, and the validation without a limit disagreed) */
 #define REAL_CONF_FMT                                                                              \
     "batch_policy:%s,return_threshold:2,tcache_max_bytes:%" PRIu64 ",tcache_total_bytes:%" PRIu64
@@ -87,10 +86,7 @@ static int real_spawn(const char *exe, char *const argv[], const char *policy, u
         char conf[256];
         /* no limit (0) is the largest one ALLOY_CONF accepts */
         uint64_t limit = tcache_max ? tcache_max : (uint64_t)1 << 40;
-        /* validate's harness keeps a second, empty thread cache live (sim/real.c):
-         * the total is two limits, so that the replaying thread's is the limit */
-        uint64_t total = validate && limit <= (uint64_t)1 << 39 ? 2 * limit : limit;
-        int len = snprintf(conf, sizeof conf, REAL_CONF_FMT, policy, limit, total);
+        int len = snprintf(conf, sizeof conf, REAL_CONF_FMT, policy, limit, limit);
         if (heaps && len > 0 && (size_t)len < sizeof conf)
             len += snprintf(conf + len, sizeof conf - (size_t)len, ",heaps:%u", heaps);
         if (validate && len > 0 && (size_t)len < sizeof conf)

@@ -49,6 +49,7 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static ay_tcache_t *registry; /* live caches, doubly linked */
 static ay_tcache_t *spare;    /* caches of exited threads, for reuse */
 static uint32_t live_caches;  /* records on the registry (written under its lock) */
+static bool use_transfer;     /* ay_tcache_test_use_transfer was called */
 
 static void tcache_thread_exit(void *arg);
 
@@ -262,7 +263,8 @@ static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
      * to: it goes straight to its spans, so that they empty and their pages
      * serve any class, rather than wait in a transfer cache for this
      * thread's next miss (its list already is that cache) */
-    ay_transfer_set_t *set = AY_LOAD(&live_caches) > 1 ? tc->transfer : NULL;
+    ay_transfer_set_t *set =
+        AY_LOAD(&live_caches) > 1 || AY_LOAD(&use_transfer) ? tc->transfer : NULL;
     if (from_list)
         ay_bin_set_head(bin,
                         ay_transfer_give(set, tc->heap->node, b - 1, ay_bin_head(bin), from_list));
@@ -278,6 +280,8 @@ static void bin_release(ay_tcache_t *tc, unsigned b, uint32_t n) {
  * that is lower), so that a hundred threads do not each keep megabytes.
  * With one thread it is tcache_max_bytes (as long as the total is at least
  * that), which is what the simulator's model assumes. */
+void ay_tcache_test_use_transfer(void) { __atomic_store_n(&use_transfer, true, __ATOMIC_RELAXED); }
+
 size_t ay_tcache_limit(void) {
     size_t max = ay_conf.tcache_max_bytes, floor = (size_t)256 << 10;
     uint32_t n = AY_LOAD(&live_caches);

@@ -257,6 +257,11 @@ void ay_tcache_quarantine_rotate(ay_tcache_t *tc, unsigned b);
 void ay_tcache_flush(ay_tcache_t *tc);
 /* The byte limit of each thread's cache now (see tcache_total_bytes). */
 size_t ay_tcache_limit(void);
+/* Test hook, never called by liballoy itself: from now on a list's overflow
+ * goes to its transfer cache even while only one thread cache is live (as
+ * in a threaded program), so that the simulator's single-threaded harness
+ * (sim/real.c) replays the transfer caches the model has. */
+void ay_tcache_test_use_transfer(void);
 /* Bytes cached in tc's bin b (a racy read when tc is another thread's). */
 size_t ay_tcache_bytes(const ay_tcache_t *tc, unsigned b);
 /* Is p in the calling thread's cache for bin b, on its list or in its run
