@@ -382,5 +382,5 @@ void ay_conf_init(ay_conf_t *c) {
         bad += ay_conf_apply(c, alloy_malloc_conf, "alloy_malloc_conf");
     bad += ay_conf_apply(c, ay_conf_getenv("ALLOY_CONF"), "ALLOY_CONF");
     if (bad && c->abort_on_error)
-        ay_fatal("aborting on a bad setting (abort_on_error:true)", NULL);
+        ay_fatal_msg("aborting on a bad setting (abort_on_error:true)");
 }
