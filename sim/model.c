@@ -38,8 +38,8 @@
  *  - every AY_SCAVENGE_PERIOD misses and overflows, when the lists hold more
  *    than tcache_max_bytes (if set), every list gives back half and halves
  *    its batch;
- *  - central fetch: take from spans with free slots (most recently refilled
- *    first); if still short take ONE new span of span_pages(S, want) pages,
+ *  - central fetch: take from spans with free slots (the fullest of the
+ *    first AY_SPAN_SCAN on the class's list first); if still short take ONE new span of span_pages(S, want) pages,
  *    take what fits, and stop (a short fetch);
  *  - page heap: best fit over free spans, split off the tail, merge
  *    neighbours inside the block, never give blocks back.

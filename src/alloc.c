@@ -29,7 +29,7 @@
 void *ay_oom(void) {
     ay_ensure_init(); /* abort_on_error is a setting */
     if (ay_conf.abort_on_error)
-        ay_fatal("out of memory (abort_on_error:true)", NULL);
+        ay_fatal_msg("out of memory (abort_on_error:true)");
     errno = ENOMEM;
     return NULL;
 }

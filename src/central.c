@@ -11,7 +11,8 @@
  * class's spans.  A fetch writes the links of never-used objects after the
  * lock is dropped, so no thread waits on another's page faults; every object
  * that comes back is checked (its span, its class, its offset) before it is
- * linked. */
+ * linked: by the transfer path's walk (transfer.c) for the spans its batch
+ * recorded, here for every other. */
 #include "central.h"
 
 #include "conf.h"

@@ -18,8 +18,9 @@
  * registered under (its bin's offset, class + 1, or 0 for an uncached heap,
  * whose frees must always reach the slow path).  A release takes each
  * object to the central cache that owns its span (span.h, `owner`),
- * whichever heap that is: thread caches and transfer caches (transfer.h)
- * hold blocks of every heap of their node.  It never calls the page heap, and so never
+ * whichever heap that is: thread caches hold blocks of any heap, and
+ * transfer caches (transfer.h) blocks of every heap of their node.  It
+ * never calls the page heap, and so never
  * waits for a system call, with its lock held: the lock is dropped to take a
  * new span, and spans to give back are collected and given after it.
  *

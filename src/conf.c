@@ -41,9 +41,10 @@ static const ay_conf_key_t keys[] = {
      "All thread caches together: with many threads, each thread's limit is this divided by "
      "the threads, but at least 256 KiB (or tcache_max_bytes if lower)."},
     {"transfer_bytes", AY_CONF_BYTES, AT(transfer_bytes), 8, 0, (uint64_t)1 << 40, "512k", NULL,
-     "Bytes of one size class that a heap's transfer cache (the central tier's cache of "
-     "whole batches that thread caches gave back, for the next miss) holds at most; 0: no "
-     "transfer caches, batches go straight back to their spans."},
+     "Bytes of one size class that a NUMA node's transfer cache (the central tier's cache of "
+     "whole batches that thread caches gave back, for the next miss; one per class per node, "
+     "shared by the node's automatic heaps) holds at most; 0: no transfer caches, batches go "
+     "straight back to their spans."},
     {"decay_ms", AY_CONF_MS, AT(decay_ms), 0, 0, (uint64_t)1 << 40, "1000", NULL,
      "Free pages are purged (madvise) once they have been free this long: by the next "
      "slow-path event of any thread after that (a thread cache's miss or overflow, a thread's "
@@ -381,5 +382,5 @@ void ay_conf_init(ay_conf_t *c) {
         bad += ay_conf_apply(c, alloy_malloc_conf, "alloy_malloc_conf");
     bad += ay_conf_apply(c, ay_conf_getenv("ALLOY_CONF"), "ALLOY_CONF");
     if (bad && c->abort_on_error)
-        ay_fatal("aborting on a bad setting (abort_on_error:true)", NULL);
+        ay_fatal_msg("aborting on a bad setting (abort_on_error:true)");
 }

@@ -29,7 +29,7 @@ typedef struct ay_conf {
     bool tcache;                        /* thread caches on */
     size_t tcache_max_bytes;            /* per-thread cache limit; scavenged above it */
     size_t tcache_total_bytes;          /* all thread caches: divided among the threads */
-    size_t transfer_bytes;              /* one class's transfer cache, per heap, at most */
+    size_t transfer_bytes;              /* one class's transfer cache, per node, at most */
     int64_t decay_ms;                   /* purge free pages after this; 0 at once, -1 never */
     bool stats_print;                   /* print stats at exit */
     char stats_print_opts[8];           /* alloy_stats_print's opts for that report */

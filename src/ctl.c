@@ -307,7 +307,8 @@ static const ctl_entry_t table[] = {
     BOTH("span_tail_bytes", span_tail_bytes, "Bytes of small spans past their last object's room."),
     TOTAL("metadata_resident", metadata_resident, "The part of `metadata` counted in `resident`."),
     BOTH("transfer_inserted", transfer_inserted,
-         "Objects thread caches gave to the transfer caches (per heap: to its own)."),
+         "Objects thread caches gave to the transfer caches (per heap: a node's, in its first "
+         "heap)."),
     BOTH("transfer_bytes", transfer_bytes,
          "Bytes held in the transfer caches (part of central_bytes)."),
     TOTAL("os_failures", os_failures,
@@ -356,7 +357,7 @@ static const ctl_entry_t table[] = {
     FUNC("opt.tcache_total_bytes", T_U64, opt_tcache_total, NULL,
          "The tcache_total_bytes setting."),
     FUNC("opt.transfer_bytes", T_U64, opt_transfer_bytes, NULL,
-         "The transfer_bytes setting: one class's transfer cache, per heap, at most."),
+         "The transfer_bytes setting: one class's transfer cache, per NUMA node, at most."),
     FUNC("opt.junk", T_BOOL, opt_junk, NULL, "The junk setting."),
     FUNC("opt.zero", T_BOOL, opt_zero, NULL, "The zero setting."),
     FUNC("opt.abort_on_error", T_BOOL, opt_abort, NULL, "The abort_on_error setting."),

@@ -5,7 +5,7 @@
  * ay_fmt_t on the stack (more than its 512 bytes go out in more than one
  * write); nothing here allocates, takes a lock or uses stdio, so it can run
  * inside malloc, before initialisation and in a fork child; ay_fatal and
- * ay_fatal_in write the whole message before they abort(). */
+ * ay_fatal_in (and ay_fatal_msg) write the whole message before they abort(). */
 #include "error.h"
 
 #include <stdint.h>
@@ -22,6 +22,14 @@ void ay_msg_end(ay_fmt_t *f) {
 }
 
 void ay_fatal(const char *what, const void *ptr) { ay_fatal_in(NULL, what, ptr); }
+
+void ay_fatal_msg(const char *what) {
+    ay_fmt_t f;
+    ay_msg_begin(&f);
+    ay_fmt_str(&f, what);
+    ay_msg_end(&f);
+    abort();
+}
 
 void ay_fatal_in(const char *fn, const char *what, const void *ptr) {
     ay_fmt_t f;

@@ -18,6 +18,8 @@
 
 /* Print "alloy: <what> (pointer <ptr>)" on stderr and abort. */
 AY_COLD __attribute__((noreturn)) void ay_fatal(const char *what, const void *ptr);
+/* The same for an error that no pointer caused: "alloy: <what>". */
+AY_COLD __attribute__((noreturn)) void ay_fatal_msg(const char *what);
 /* The same, for a public function's bad input: "alloy: <fn>: <what> (pointer <ptr>)". */
 AY_COLD __attribute__((noreturn)) void ay_fatal_in(const char *fn, const char *what,
                                                    const void *ptr);

@@ -3,8 +3,8 @@
  * pointer before it is freed or resized (see free.h).
  *
  * Invariants: no block goes back to a list or a span before ay_block_span
- * has checked it (except on the fast paths, where the central cache checks
- * each object when the list goes back); a bad pointer ends the process with
+ * has checked it (except on the fast paths, where the transfer path's walk
+ * checks each object when the list goes back: transfer.c); a bad pointer ends the process with
  * a message naming it and the function, never a crash; a small block of an
  * uncached heap, or of a thread without a cache, goes straight to its
  * central cache; guarded blocks (guard.h) are recognised before any other

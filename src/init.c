@@ -7,8 +7,9 @@
  * Fork: the prepare handler takes every allocator lock in the global lock
  * order (docs/ARCHITECTURE.md): the thread registry, then heaps_lock and
  * each heap's central caches by class, its page heap and its direct maps,
- * then the metadata and pagemap locks, the heap profiler's store, and the
- * guarded pages' lock.  The parent releases them in the reverse order.  The
+ * then each node's transfer caches (its set's use_lock, then every transfer
+ * cache in use), then the metadata and pagemap locks, the heap profiler's
+ * store, and the guarded pages' lock.  The parent releases them in the reverse order.  The
  * child inherits consistent structures; it resets the locks, forgets the
  * other threads' caches, and has no background thread (it may start one
  * again).

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* internal.h - definitions every allocator module shares: branch hints,
- * attributes, build-flavour switches, relaxed atomics.  Macros and
- * constants only: no state and no functions live here. */
+ * attributes, build-flavour switches, relaxed atomics.  Macros, constants
+ * and one inline helper (ay_is_pow2): no state lives here. */
 #ifndef ALLOY_INTERNAL_H
 #define ALLOY_INTERNAL_H
 

@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* lock.h - how the central caches and the page heaps take their locks: a
- * pthread mutex, tried first, then retried for a short while (up to
- * AY_LOCK_SPINS tries, 8 pause instructions apart: about 30 us on this
- * project's machines) before the thread sleeps on it.  Their critical
- * sections are short, so a thread that finds the lock held most often gets
- * it within the spin, from a holder on another CPU, and does not pay two
- * context switches for it (`malloc_test 100 1000000 16` on 2 CPUs: 5,300
- * context switches -> 1,700, median of 4 interleaved runs, at the same
- * time; docs/ARCHITECTURE.md, "Locks and their order").  The other locks
+/* lock.h - how the central caches, the transfer caches and the page heaps
+ * take their locks: a pthread mutex, tried first, then retried for a short
+ * while (up to AY_LOCK_SPINS tries, 8 pause instructions apart) before the
+ * thread sleeps on it.  Their critical sections are short, so a thread that
+ * finds the lock held most often gets it within the spin, from a holder on
+ * another CPU, and does not pay two context switches for it (what that
+ * saves: docs/ARCHITECTURE.md, "Locks and their order").  The other locks
  * (the registry, the pagemap's, the metadata's) are taken rarely and stay
  * plain mutexes. */
 #ifndef ALLOY_LOCK_H

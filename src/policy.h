@@ -19,7 +19,7 @@
  *   - growth           n starts at 1; on each miss the candidate is
  *                      c = min(2n, L(S)), and the policy decides:
  *        clip   take c                                  (the paper's "current")
- *        guard  keep n when c < 2n and Q(S,c) < c, else take c   (default)
+ *        guard  keep n when c < 2n and Q(S,c) < c, else take c
  *        pow2   keep n when c < 2n, else take c         (stop at last power of 2)
  *        lean   guard's rule under L(S) = max(1, min(32 KiB / S, 128))
  *                                                       (alloy's, not the paper's)

@@ -21,8 +21,9 @@
  *
  * Pagemap invariant: for SMALL, LARGE and GUARDED spans every page maps to
  * the span;
- * for FREE spans the first and last page do (enough to coalesce); for DIRECT
- * spans the first page does.  All other pages map to NULL.
+ * for FREE spans the first and last page do (enough to coalesce), and every
+ * page of a kept one (pagekeep.h); for DIRECT spans the first page does.
+ * All other pages map to NULL.
  *
  * The owner pointers and the `prof` field name modules of higher layers
  * (page heap, central cache, direct maps, profiler): that is what lets a
@@ -138,8 +139,9 @@ static inline void ay_span_part_clear(ay_span_t *s) {
 }
 
 /* Circular doubly linked lists of spans through prev/next, with a span
- * record as the list head (page-heap free lists, central nonempty lists,
- * block and direct-map lists). */
+ * record as the list head (central nonempty lists, the page heaps' block
+ * lists, direct-map lists).  The page heaps' free lists are not: they end
+ * in NULL, with first and last kept per size (pagelist.h). */
 static inline void ay_list_init(ay_span_t *head) { head->prev = head->next = head; }
 static inline int ay_list_empty(const ay_span_t *head) { return head->next == head; }
 static inline void ay_list_remove(ay_span_t *s) {

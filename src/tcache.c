@@ -4,14 +4,15 @@
  * tcache.h's.
  *
  * Invariants kept here: a thread's tc_state goes TC_NEW -> TC_SETTING_UP ->
- * TC_LIVE -> TC_GONE (back to TC_NEW when its record cannot be made); ay_tc
+ * TC_LIVE -> TC_GONE (back to TC_NEW when its record cannot be made); ay_tls.bins
  * points at its own record only while it is LIVE with its cache on and no
  * explicit default heap, else at ay_tcache_empty; every live record is on
  * the registry, and every record of an exited thread on `spare`, both
  * changed under registry_lock, and live_caches counts the registry; a
  * record is never unmapped (metadata memory, reused through `spare`); a
  * list given back is walked with its links checked and Brent's cycle check,
- * and the central cache checks each object it takes into a span. */
+ * and each object's span, class and offset checked, by the transfer path
+ * (transfer.c) as it cuts the batch. */
 #include "tcache.h"
 
 #include <pthread.h>

@@ -182,8 +182,9 @@ AY_INLINE void ay_bin_undo_free(ay_bin_t *bin) {
  * reuse, where a class's freed objects served only requests of that class
  * (docs/BENCHMARKS.md, "Touched pages serve any size").  The secure
  * flavour keeps every class to 256 KiB: its page-heap blocks have guard
- * pages, an mprotect each when new, and served there the rows with blocks
- * of 32-256 KiB took 2.4-6x the time (docs/BENCHMARKS.md, issue 34). */
+ * pages, an mprotect each when new, while a class's objects come from spans
+ * already set up, with no system call per block (the measured cost:
+ * docs/BENCHMARKS.md). */
 #define AY_MAX_BINNED_SIZE ((size_t)(AY_SECURE ? AY_MAX_SMALL_SIZE : 32768))
 #define AY_LOOKUP_A_MAX ((size_t)AY_BAND1_END)
 #define AY_LOOKUP_B_MAX ((size_t)AY_BAND3_END)

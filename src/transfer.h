@@ -118,9 +118,10 @@ typedef struct ay_transfer_set {
  * are pure functions of policy.h (ay_policy_transfer_*), which the
  * simulator's model calls too.  The idle rule (AY_TRANSFER_IDLE_MS,
  * AY_TRANSFER_IDLE_BATCHES): the blocks of a class freed in bulk and not
- * asked for again go to their spans (reuse90's peak RSS 102 -> 88 MiB,
- * BENCHMARKS.md), while a class that threads take from keeps every slot
- * (rptest and xthread: unchanged). */
+ * asked for again go to their spans, and their emptied spans to the page
+ * heap, without waiting for the decay rounds, while a class that threads
+ * take from keeps every slot: each take refreshes take_ms, so the rule
+ * does not apply to it (what it saves: docs/BENCHMARKS.md). */
 
 /* The transfer caches of NUMA node index `node` (0 without NUMA), mapped on
  * first use (node 0's are static).  NULL only when their memory could not

@@ -313,7 +313,7 @@ static const bad_case_t cases[] = {
      "the same, then 8000 more `malloc`/`free`",
      write_after_free_churned,
      {ABORT("free list corrupted"), ABORT("free list corrupted"),
-      ABORT("written to after it was freed"), SURVIVES}},
+      ABORT("free(): a block was written to after it was freed"), SURVIVES}},
     {"chosen-address",
      "write a chosen address into a freed block, then two `malloc(32)`",
      chosen_address,

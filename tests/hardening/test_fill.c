@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_fill.c - the debugging settings.  Usage: test_fill junk|zero|abort,
- * with ALLOY_CONF=junk:true, zero:true or abort_on_error:true. */
+ * with ALLOY_CONF=junk:true, zero:true or abort_on_error:true (abort: an
+ * impossible malloc aborts with the one-line message, no pointer in it). */
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,8 +10,14 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 
 static volatile size_t huge = SIZE_MAX;
+
+static void malloc_huge(void) {
+    void *p = malloc(huge); /* out of memory: abort, not NULL */
+    _exit(p ? 3 : 4);
+}
 
 static int all(const unsigned char *p, size_t from, size_t n, unsigned char v) {
     for (size_t i = from; i < n; i++)
@@ -49,14 +56,10 @@ int main(int argc, char **argv) {
         free(c);
     }
     if (!strcmp(mode, "abort")) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            void *p = malloc(huge); /* out of memory: abort, not NULL */
-            _exit(p ? 3 : 4);
-        }
-        int status = 0;
-        waitpid(pid, &status, 0);
-        CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+        char out[512];
+        int status = child_run(malloc_huge, out, sizeof out);
+        CHECK(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+        CHECK(!strcmp(out, "alloy: out of memory (abort_on_error:true)\n"));
     }
     return CHECK_DONE();
 }

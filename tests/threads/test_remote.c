@@ -19,8 +19,9 @@
  *            child allocates, frees, purges and checks its counters' order
  *            (allocated <= active <= resident <= mapped) and exits 0;
  *   oom      consumers free while the OS refuses every new mapping: mallocs
- *            that need one fail with ENOMEM, the frees and the queues need
- *            none, and once the OS gives memory again nothing was lost.
+ *            that need one fail with ENOMEM, the frees and the transfer
+ *            caches need none, and once the OS gives memory again nothing
+ *            was lost.
  * Usage: test_remote MODE [ROUNDS]  (only the alloy_* names are called) */
 #include <errno.h>
 #include <pthread.h>
@@ -232,7 +233,7 @@ static void *refused(void *arg) {
     void *big = alloy_malloc(64u << 20); /* needs a mapping: refused */
     int e = errno;
     for (int i = 0; i < 2000; i++)
-        alloy_free(oom_blocks[i]); /* heap 0's: sent home, no memory needed */
+        alloy_free(oom_blocks[i]); /* heap 0's: onto this thread's lists, no memory needed */
     alloy_thread_flush();
     ay_os_fail_next_maps(0);
     return (void *)(uintptr_t)(big == NULL && e == ENOMEM ? 1 : 2);
@@ -250,7 +251,7 @@ static int oom(void) {
     CHECK(pthread_create(&t, NULL, refused, NULL) == 0);
     pthread_join(t, &r);
     CHECK(r == (void *)1);      /* NULL and ENOMEM */
-    void *p = alloy_malloc(48); /* from the queue: no mapping needed */
+    void *p = alloy_malloc(48); /* from a list, a transfer cache or a span: no mapping */
     CHECK(p != NULL);
     alloy_free(p);
     check_nothing_lost(&s0);

@@ -23,5 +23,5 @@ int main(void) {
     CHECK(alloy_ctl("opt.heaps", &heaps, &len, NULL, 0) == 0);
     CHECK(heaps == (got < 128 ? got : 128));
     alloy_free(p);
-    return 0;
+    return CHECK_DONE();
 }
