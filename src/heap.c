@@ -266,7 +266,7 @@ ay_heap_t *ay_heap_create(void) {
     }
     __atomic_store_n(&ay_heaps[id], h, __ATOMIC_RELEASE);
     if (id + 1 > ay_heaps_limit)
-        ay_heaps_limit = id + 1;
+        AY_STORE(&ay_heaps_limit, id + 1); /* read without heaps_lock by purges */
     pthread_mutex_unlock(&heaps_lock);
     return h;
 }

@@ -107,6 +107,14 @@ void ay_pagelist_unlist(ay_pageheap_t *ph, ay_span_t *s, bool map_stays) {
 
 void ay_pagelist_remove(ay_pageheap_t *ph, ay_span_t *s) { ay_pagelist_unlist(ph, s, false); }
 
+/* Is n, a neighbour of a span of this page heap, a free span (kept or not,
+ * as kept_too says)?  Its state and kept are read a byte at a time: a
+ * neighbour may be SMALL, whose central cache writes cls, beside them in the
+ * same word, under its own lock (a wider load would race with that write). */
+static bool is_free_span(const ay_span_t *n, bool kept_too) {
+    return AY_LOAD(&n->state) == AY_SPAN_FREE && (kept_too || !AY_LOAD(&n->kept));
+}
+
 /* The free span whose last page is just before s, in s's block, or NULL; a
  * kept span (pagekeep.h) does not count.  Only pages of s's block are
  * looked at: they and their records are ph's. */
@@ -114,7 +122,7 @@ static ay_span_t *free_left(const ay_span_t *s) {
     if (s->start == s->block->start)
         return NULL;
     ay_span_t *n = ay_pagemap_span((void *)(s->start - AY_PAGE_SIZE));
-    return n && n->state == AY_SPAN_FREE && !n->kept ? n : NULL;
+    return n && is_free_span(n, false) ? n : NULL;
 }
 
 ay_span_t *ay_pagelist_next_free(const ay_span_t *s, bool kept_too) {
@@ -122,7 +130,7 @@ ay_span_t *ay_pagelist_next_free(const ay_span_t *s, bool kept_too) {
     if (end == ay_pagelist_end(s->block))
         return NULL;
     ay_span_t *n = ay_pagemap_span((void *)end);
-    return n && n->state == AY_SPAN_FREE && (kept_too || !n->kept) && n->start == end ? n : NULL;
+    return n && is_free_span(n, kept_too) && n->start == end ? n : NULL;
 }
 
 void ay_pagelist_coalesce(ay_pageheap_t *ph, ay_span_t *s, uint64_t now) {
