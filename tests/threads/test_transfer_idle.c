@@ -98,14 +98,7 @@ int main(void) {
         pthread_cond_wait(&peer_cond, &peer_lock);
     pthread_mutex_unlock(&peer_lock);
     s0 = class_stats(c);
-    for (unsigned i = 0; i < N; i++) {
-        blocks[i] = alloy_malloc(SIZE);
-        CHECK(blocks[i] != NULL);
-        if (blocks[i])
-            memset(blocks[i], 1, SIZE);
-    }
-    for (unsigned i = 0; i < N; i++)
-        alloy_free(blocks[i]);
+    alloc_free_all(); /* two live thread caches */
     s = class_stats(c);
     size_t inserted = (size_t)(s.transfer_inserted - s0.transfer_inserted) * SIZE;
     /* one batch is at most what a thread's list gives back at a time: the
