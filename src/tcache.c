@@ -178,7 +178,6 @@ void ay_tcache_rebind(ay_tcache_t *tc, struct ay_heap *h) {
     if (tc->heap == h)
         return;
     ay_tcache_flush(tc);
-    ay_heaps_decay_tick(); /* a slow-path event too: a thread's exit */
     retire_events(tc);
     ay_heap_unbind(tc->heap);
     ay_heap_adopt(h);
@@ -446,6 +445,7 @@ static void tcache_thread_exit(void *arg) {
     ay_tls.bins = ay_tcache_empty;
     tc_self = NULL;
     ay_tcache_flush(tc);
+    ay_heaps_decay_tick(); /* a slow-path event too: a thread's exit */
     retire_events(tc);
     ay_heap_unbind(tc->heap);
     pthread_mutex_lock(&registry_lock);
