@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # secure-cost.sh - what the secure flavour and each of its parts cost
-# (README, "Hardening", "Costs"):
+# (docs/HARDENING.md, "What it costs"):
 #  1. builds the secure flavour with one part off at a time, into
 #     BUILD/secure-cost/NAME (cmake with CMAKE_C_FLAGS): noquarantine
 #     (-DAY_SECURE_QUARANTINE=0), norandom (-DAY_SECURE_RANDOM=0), noguards

@@ -5,7 +5,7 @@
  * alloy unchanged, preloaded or linked.  Include this header (or jemalloc's
  * own: the flag values are the same) and link -lalloy.
  *
- * What alloy does with them (README, "jemalloc, glibc and C++"):
+ * What alloy does with them (docs/COMPATIBILITY.md):
  *   mallocx, rallocx   as jemalloc's manual says; NULL (errno ENOMEM) when
  *                      the size or alignment cannot be met; size 0 is
  *                      served as malloc(0), never freed
