@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """benchstats.py - the runner's pure pieces: statistics (median, nearest-rank
 percentiles, min-max), parsing of the workload programs' output lines, the
-ratio-against-best-peer table and the evaluation of the targets: issue 3's
-(evaluate_targets) and "Beyond the thread cache"'s (evaluate_verdicts).
+ratio-against-best-peer table and the evaluation of the two sets of targets:
+each workload against the best peer (evaluate_targets) and the whole suite's
+geometric means and bounds (evaluate_verdicts).
 
 No I/O and no subprocesses here, so test_runner.py can check all of it on
 synthetic data.  Metric directions are declared in METRICS: a ratio is always
@@ -161,7 +162,9 @@ def rounded_ratio(values, alloy, metric):
 def evaluate_targets(rows, alloy="alloy"):
     """rows: list of dicts with keys workload, case, metric, group ('st', 'mt'
     or 'mem') and values (allocator -> median).  Returns a list of
-    (target_text, met: bool|None, detail) following issue 3's targets."""
+    (target_text, met: bool|None, detail): single-threaded rows within 10% of
+    the fastest peer, threaded rows faster than glibc and within 25% of the best
+    peer, peak RSS within 1.1x the leanest peer."""
     out = []
     st = [r for r in rows if r["group"] == "st"]
     mt = [r for r in rows if r["group"] == "mt"]
@@ -221,7 +224,7 @@ def evaluate_targets(rows, alloy="alloy"):
     return out
 
 
-# "Beyond the thread cache": the bounds its targets set
+# The suite-wide targets: their bounds
 TIME_GEOMEAN_MAX = 0.95     # geomean of alloy/peer over the time rows, for every peer
 TIME_ROW_MAX = 1.15         # no time row above this times the best peer
 MEM_GEOMEAN_MAX = 1.0       # geomean of alloy/glibc over the peak RSS rows
@@ -285,7 +288,7 @@ def _row_bound_verdict(rows, alloy, bound):
 
 
 def evaluate_verdicts(rows, alloy="alloy"):
-    """The "Beyond the thread cache" targets, from one run.  rows: dicts with
+    """The suite-wide targets, from one run.  rows: dicts with
     workload, case, metric, verdict ('time', 'mem', 'faults', 'ctx' or None)
     and values (allocator -> median).  Returns a list of (target_text, met:
     bool|None, detail); None when what it needs was not measured."""

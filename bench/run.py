@@ -51,21 +51,21 @@ DEFAULT_ALLOCATORS = ["glibc", "jemalloc", "tcmalloc", "mimalloc"] + BUILT_PEERS
 
 # workload -> program and the rows of the tables: (metric, group) where group
 # is 'st' (single-threaded target), 'mt' (multithreaded/cross-thread target),
-# 'mem' (memory target) or None (not one of issue 3's targets).  Per-case
+# 'mem' (memory target) or None (not one of the per-workload targets).  Per-case
 # overrides in CASE_GROUPS.  Every program also reports page faults
 # (`faults`, from common.c) beside its time and RSS.
 WORKLOADS = {
-    "sizes": ("bench_sizes", "seed 001 §5.1: malloc/free pairs at 8-4096 B, 1 thread (CPU time)",
+    "sizes": ("bench_sizes", "the memory-pool text's §5.1: malloc/free pairs at 8-4096 B, 1 thread (CPU time)",
               [("ns_per_op", "st"), ("p99_ns", None), ("p999_ns", None), ("faults", None)]),
-    "threads": ("bench_threads", "seed 001 §5.2: 64 B pairs on 1-16 threads",
+    "threads": ("bench_threads", "the memory-pool text's §5.2: 64 B pairs on 1-16 threads",
                 [("mops_per_s", "mt"), ("p99_ns", None), ("faults", None)]),
-    "malloc_test": ("malloc_test", "seed 004 §1: T threads x N objects x S bytes",
+    "malloc_test": ("malloc_test", "the allocator comparison's §1: T threads x N objects x S bytes",
                     [("time_s", "mt"), ("ctx_switches", None), ("vol_ctx_switches", None),
                      ("invol_ctx_switches", None), ("peak_rss", None), ("faults", None)]),
-    "mixed": ("bench_mixed", "seed 004 §3: web-service mix with a live set, 2 threads",
+    "mixed": ("bench_mixed", "the allocator comparison's §3: web-service mix with a live set, 2 threads",
               [("time_ms", "mt"), ("peak_rss", "mem"), ("rss_growth_pct", None),
                ("cpu_ms", None), ("faults", None)]),
-    "frag": ("bench_frag", "seed 001 §5.3: random sizes and lifetimes; free 90%, then "
+    "frag": ("bench_frag", "the memory-pool text's §5.3: random sizes and lifetimes; free 90%, then "
                            "1-4 KiB blocks (reuse90); 1 thread (CPU time)",
              [("time_ms", "st"), ("peak_rss", "mem"), ("rss_over_live", None),
               ("usable_pct", None), ("faults", None)]),
@@ -100,7 +100,7 @@ CASE_GROUPS = {
     ("threads", "threads_1"): {"mops_per_s": None},   # same as sizes 64 B: not counted twice
     ("mixed", "small"): {"peak_rss": None},           # memory target: the full mix only
 }
-# The rows the "Beyond the thread cache" targets are judged on, besides every
+# The rows the suite-wide targets (benchstats.evaluate_verdicts) are judged on, besides every
 # 'st'/'mt' row (time) and every peak_rss row (memory): (workload, metric) -> kind
 VERDICT_ROWS = {
     ("large", "faults"): "faults",        # no more page faults than glibc
@@ -263,7 +263,7 @@ def positive_float(s):
 
 def build_parser():
     p = argparse.ArgumentParser(
-        prog="run.py", description="alloy's benchmark runner (issue 3).",
+        prog="run.py", description="alloy's benchmark runner: the workloads under each allocator, interleaved, with the medians, the ratio to the best peer and the targets.",
         epilog="Exit status: 0 when every run succeeded, 1 when some run crashed, timed out "
                "or (with --strict) an allocator was missing, 2 on bad arguments.")
     p.add_argument("--build-dir", default="build",
@@ -485,11 +485,11 @@ class Progress:
 
 # Workloads added after the targets were set: in the tables, not in the
 # verdicts, so that the targets keep the rows they were set on
-UNJUDGED = {"cxx"}   # issue 24: C++'s operators and sized delete
+UNJUDGED = {"cxx"}   # C++'s operators and sized delete, added later
 
 
 def verdict_kind(workload, metric, group):
-    """Which "Beyond the thread cache" target a table row counts for: 'time'
+    """Which suite-wide target a table row counts for: 'time'
     (every st/mt row), 'mem' (every peak RSS row), 'faults' or 'ctx'
     (VERDICT_ROWS), or None (and None for the UNJUDGED workloads)."""
     if workload in UNJUDGED:
@@ -826,8 +826,8 @@ def render_markdown(rows, names, alloy, env, missing, bad, failed_cells):
     L.append("↑ = higher is better.  ✗ = alloy more than 10% worse than the best peer, "
              "~ = worse by up to 10%.\n")
     if alloy:
-        for title, results in (("Targets (issue 3)", bs.evaluate_targets(rows, alloy)),
-                               ("Targets (Beyond the thread cache)",
+        for title, results in (("Targets: each workload against the best peer", bs.evaluate_targets(rows, alloy)),
+                               ("Targets: the whole suite's geometric means and bounds",
                                 bs.evaluate_verdicts(rows, alloy))):
             L.append("### %s\n" % title)
             for text, met, detail in results:
