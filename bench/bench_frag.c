@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* bench_frag.c - seed 001 §5.3: fragmentation under a long stream of random
+/* bench_frag.c - the memory-pool text's §5.3: fragmentation under a long stream of random
  * sizes with random lifetimes.  Single-threaded.  Two modes:
  *
  * -m churn (default, case "frag"):
@@ -12,7 +12,7 @@
  * RSS and live bytes are sampled 100 times (`ts` lines).  Reported: CPU time
  * (time_ms; wall_ms too), peak RSS,
  * final RSS and live bytes, RSS/live at the end, the mean RSS/live over the
- * second half, and usable_pct = live/RSS at the end (the seed's "usable memory").
+ * second half, and usable_pct = live/RSS at the end (the text's "usable memory").
  *
  * -m reuse (case "reuse90"): can memory freed by one size be reused by another?
  * Build a live set of -l bytes (sizes 16 B-32 KiB, log-uniform), free a random

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* bench_mixed.c - seed 004 §3: the "web service" mix with a live working set.
+/* bench_mixed.c - the allocator comparison's §3: the "web service" mix with a live working set.
  *
  * Each of T threads owns W slots.  It first fills them, then repeatedly picks a
  * random slot, frees what is there and allocates a new object: 50% of sizes are
  * 8-128 B, 30% are 1-4 KiB, 20% are "large", 8-256 KiB log-uniform (-L sets
  * the top of that range: -L 512k makes the case "mixed_512k"; -m small:
- * every size 8-128 B, the seed's "pure small objects" row).  Every page of an
+ * every size 8-128 B, the comparison's "pure small objects" row).  Every page of an
  * object is written, as a server filling a buffer would.  Thread 0 samples RSS
  * and the live bytes of all threads 100 times over the run (`ts` lines).
  *
  * Reported: wall time, ns per op, peak RSS, final RSS, live bytes, and RSS
  * growth: (final RSS - RSS at 20% of the run) / RSS at 20%, the short-run
- * stand-in for the seed's "memory growth after 1 h".
+ * stand-in for the comparison's "memory growth after 1 h".
  *
  * usage: bench_mixed [-t THREADS] [-n OPS_PER_THREAD] [-w SLOTS] [-m mixed|small] [-L LARGE_MAX]
  *                    [-r SEED]

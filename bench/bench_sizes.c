@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* bench_sizes.c - seed 001 §5.1: single-threaded malloc/free pairs of one size.
+/* bench_sizes.c - the memory-pool text's §5.1: single-threaded malloc/free pairs of one size.
  *
  * For each size (default 8,64,512,4096) it runs a warm-up, then a throughput
  * loop timed as a whole (ns per malloc+free pair, in process CPU time, and in

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* bench_sparse.c - buffers sized for the worst case and barely touched
- * (issue 22).
+ * (the footprint work that made freed pages serve any size).
  *
  * Each of T threads (2) keeps a window of W slots (2,000).  It first fills
  * them, then repeatedly picks a random slot, frees what is there and

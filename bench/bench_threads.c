@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* bench_threads.c - seed 001 §5.2: 64-byte malloc/free pairs on T threads at once.
+/* bench_threads.c - the memory-pool text's §5.2: 64-byte malloc/free pairs on T threads at once.
  *
  * For each thread count, T threads start together at a barrier and each runs
  * PAIRS untimed pairs (throughput = all pairs / wall time from release to the

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* malloc_test.c - seed 004 §1: `malloc_test T N S`: T threads each allocate N
+/* malloc_test.c - the allocator comparison's §1: `malloc_test T N S`: T threads each allocate N
  * objects of S bytes (writing each), then free them all.
  *
- * The seed's command is `perf stat -e L1-dcache-load-misses,cache-misses
+ * The comparison's command is `perf stat -e L1-dcache-load-misses,cache-misses
  * ./malloc_test 100 1000000 16`; the runner wraps this program in `perf stat`
  * where hardware counters work.  Context switches come from getrusage either
  * way.  With -b BATCH a thread keeps at most BATCH objects live at once
  * (allocate BATCH, free BATCH, repeat), bounding memory for small machines;
- * the default keeps all N live, as the seed does.
+ * the default keeps all N live, as the comparison does.
  *
  * usage: malloc_test [-b BATCH] T N S
  */

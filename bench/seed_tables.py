@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""seed_tables.py - print seeds 001 and 004's published tables next to ours,
-as Markdown, from a runner's results.json (best from the full mode, which runs
-the seeds' own scales).  Used to write docs/BENCHMARKS.md.
+"""seed_tables.py - print the tables that two of the project's sources published
+(docs/PAPER-REPRODUCTION.md, "Sources": the memory-pool benchmark text and the
+production allocator comparison) next to ours, as Markdown, from a runner's
+results.json (best from the full mode, which runs the sources' own scales).
+Used to write docs/BENCHMARKS.md.
 
-The seeds' numbers are copied from the seeds (other machines: seed 001 an
-i9-13900K with Google Benchmark, seed 004 a 64-core box and an AWS c6i.8xlarge);
-ours are medians (min-max) from this machine.
+Their numbers are copied from the texts (other machines: the memory-pool text
+an i9-13900K with Google Benchmark, the allocator comparison a 64-core box and
+an AWS c6i.8xlarge); ours are medians (min-max) from this machine.
 
 usage: bench/seed_tables.py RESULTS.json
 """
@@ -60,23 +62,23 @@ def main(path):
     out.append("Ours: %s mode, %s, commit %s, %s × %s CPUs; median (min–max) of %s runs.\n" % (
         env["mode"], env["date"], env["commit"], env["cpu"], env["ncpu"], env["reps"]))
 
-    out.append("**Seed 001 §5.1, single thread, ns per malloc+free pair** (seed: i9-13900K, "
+    out.append("**The memory-pool text's §5.1, single thread, ns per malloc+free pair** (theirs: i9-13900K, "
                "Google Benchmark; its \"standard allocator\" is the system malloc)\n")
     out.append("| allocator | 8 B | 64 B | 512 B | 4096 B |")
     out.append("|---|---|---|---|---|")
-    out.append("| seed 001: standard allocator | 25.3 | 26.1 | 28.7 | 35.2 |")
-    out.append("| seed 001: object pool / TLS / linear | 7.2 / 5.8 / 3.1 | 7.5 / 6.0 / 3.2 | "
+    out.append("| memory-pool text: standard allocator | 25.3 | 26.1 | 28.7 | 35.2 |")
+    out.append("| memory-pool text: object pool / TLS / linear | 7.2 / 5.8 / 3.1 | 7.5 / 6.0 / 3.2 | "
                "8.1 / 6.5 / 3.3 | N/A / 8.7 / 3.4 |")
     for a in allocs:
         out.append("| ours: %s | %s |" % (a, " | ".join(
             cell(cells, ("sizes", "size_%d" % s, "ns_per_op", a)) for s in (8, 64, 512, 4096))))
     out.append("")
 
-    out.append("**Seed 001 §5.2, 16 threads, 64 B** (seed: 8P+16E cores; here 2 CPUs, so 16 "
+    out.append("**The memory-pool text's §5.2, 16 threads, 64 B** (theirs: 8P+16E cores; here 2 CPUs, so 16 "
                "threads are 8 per CPU; our P99 is over groups of 8 pairs, see Method)\n")
     out.append("| allocator | throughput (M ops/s) | P99 |")
     out.append("|---|---|---|")
-    out.append("| seed 001: standard / object pool / TLS | 4.2 / 18.7 / 56.3 | "
+    out.append("| memory-pool text: standard / object pool / TLS | 4.2 / 18.7 / 56.3 | "
                "12.3 µs / 2.1 µs / 0.7 µs |")
     for a in allocs:
         out.append("| ours: %s | %s | %s ns |" % (
@@ -85,11 +87,11 @@ def main(path):
     out.append("")
 
     fc = "frag"
-    out.append("**Seed 001 §5.3, fragmentation** (seed: after 1 h; ours: `bench_frag`, live "
+    out.append("**The memory-pool text's §5.3, fragmentation** (theirs: after 1 h; ours: `bench_frag`, live "
                "bytes / RSS at the end of the run, and peak RSS)\n")
     out.append("| allocator | usable (live/RSS) | peak RSS (MiB) | largest free block |")
     out.append("|---|---|---|---|")
-    out.append("| seed 001: standard / block / linear | 68% / 92% / 100% | - | "
+    out.append("| memory-pool text: standard / block / linear | 68% / 92% / 100% | - | "
                "256 KB / 1.5 MB / whole pool |")
     for a in allocs:
         out.append("| ours: %s | %s %% | %s | not measured |" % (
@@ -98,12 +100,12 @@ def main(path):
     out.append("")
 
     mc = find_case(cells, "malloc_test", "T100_") or find_case(cells, "malloc_test", "T")
-    out.append("**Seed 004 §1, `malloc_test %s`** (seed: 64 cores, `100 1000000 16`; "
+    out.append("**The allocator comparison's §1, `malloc_test %s`** (theirs: 64 cores, `100 1000000 16`; "
                "cache misses need hardware counters, which this VM lacks)\n" %
                (mc.replace("T", "").replace("_N", " ").replace("_S", " ") if mc else "?"))
     out.append("| allocator | time (s) | cache-miss rate | context switches |")
     out.append("|---|---|---|---|")
-    out.append("| seed 004: glibc / TCMalloc / jemalloc | 14.7 / 9.2 / 5.8 | "
+    out.append("| allocator comparison: glibc / TCMalloc / jemalloc | 14.7 / 9.2 / 5.8 | "
                "38.2% / 22.1% / 12.7% | 473k / 198k / 65k |")
     for a in allocs:
         out.append("| ours: %s | %s | n/a | %s |" % (
@@ -111,11 +113,11 @@ def main(path):
             cell(cells, ("malloc_test", mc, "ctx_switches", a), fmt=lambda v: "%.0f" % v)))
     out.append("")
 
-    out.append("**Seed 004 §3, web-service mix** (seed: 32-core c6i.8xlarge, 1 h for the growth "
+    out.append("**The allocator comparison's §3, web-service mix** (theirs: 32-core c6i.8xlarge, 1 h for the growth "
                "row; ours: 2 threads, growth from 20% of the run to its end)\n")
     out.append("| allocator | pure small (ms) | mixed (ms) | RSS growth | context switches (mixed) |")
     out.append("|---|---|---|---|---|")
-    out.append("| seed 004: glibc / TCMalloc / jemalloc | 142 / 98 / 63 | 217 / 156 / 89 | "
+    out.append("| allocator comparison: glibc / TCMalloc / jemalloc | 142 / 98 / 63 | 217 / 156 / 89 | "
                "+43% / +28% / +12% | 1.2M/s / 0.6M/s / 0.3M/s (peak) |")
     for a in allocs:
         out.append("| ours: %s | %s | %s | %s %% | %s |" % (

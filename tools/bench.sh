@@ -5,8 +5,9 @@
 # source by bench/build-peers.sh, or $ALLOY_PEERS_SCRIPT, into build/peers),
 # then runs every workload against all seven peers (glibc, jemalloc, TCMalloc,
 # mimalloc 2 and 3, snmalloc, rpmalloc) at full scale, 5 interleaved runs
-# each: seed 001's tables (§5.1 sizes, §5.2 threads, §5.3 fragmentation), seed
-# 004's comparison (malloc_test 100 1000000 16, the web-service mix), and the
+# each: the memory-pool text's tables (§5.1 sizes, §5.2 threads, §5.3
+# fragmentation), the production allocator comparison's (malloc_test 100
+# 1000000 16, the web-service mix; docs/PAPER-REPRODUCTION.md, "Sources"), and the
 # cross-thread, realloc, large-block, hand-off, free-then-idle, Larson,
 # rptest, C++ and sparse-touch workloads; 25 to 45 minutes on 2 cores (44
 # with a ninth library interleaved on 2026-12-01, 29 with ten on 2026-12-03).  A peer that cannot be built is
