@@ -14,7 +14,7 @@ interleaved, and repeat a run when a figure is close to a bound.  Given
 several directories (repeated runs with the same allocators), each row's
 median is taken over the runs of all of them, pooled.
 
-Example (the hardening issue's measurement):
+Example (how the hardening's cost was measured, docs/HARDENING.md):
     bench/run.py --mode short --no-charts --out out/cmp \\
         --allocators base=../main/build/liballoy.so,alloy,secure=build/liballoy_secure.so
     bench/compare.py out/cmp --base base
