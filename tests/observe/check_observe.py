@@ -201,7 +201,7 @@ def errors_exists(alloy, prog, d):
     open(f, "w").write("not a timeline\n")
     p = run(["true"], env={"ALLOY_CONF": "timeline_file:" + f, "LD_PRELOAD": lib_of(alloy)})
     warn = alloy_lines(p.stderr)
-    if p.returncode != 0 or len(warn) != 1 or "(it exists; the timeline never overwrites" \
+    if p.returncode != 0 or len(warn) != 1 or "(it exists; alloy never overwrites" \
             not in warn[0]:
         fail("an existing file: %r" % p.stderr)
     if open(f).read() != "not a timeline\n":
