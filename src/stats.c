@@ -342,7 +342,8 @@ ALLOY_API void alloy_stats_print(alloy_write_cb *cb, void *opaque, const char *o
  * With stats_file, to that file instead, created at exit (so a program that
  * execs another in the same process leaves the name to it, and a child's
  * %p is its own pid), under the directory the program started in; when it
- * cannot be created, one warning and the copy of stderr. */
+ * cannot be created, one warning and the copy of stderr.  With
+ * stats_print_pid, only that process reports. */
 
 static int stats_fd = -1;
 static char stats_dir[4096]; /* the start's directory, for a relative stats_file */
@@ -378,7 +379,8 @@ static int stats_file_open(void) {
 }
 
 __attribute__((destructor)) static void stats_at_exit(void) {
-    if (!ay_conf.stats_print)
+    if (!ay_conf.stats_print ||
+        (ay_conf.stats_print_pid && ay_conf.stats_print_pid != ay_os_pid()))
         return;
     int file = ay_conf.stats_file[0] ? stats_file_open() : -1;
     int fd = file >= 0 ? file : stats_fd;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* alloy.c - the `alloy` command, one entry point for users:
  *
- *   alloy run [--stats[=full|json]] [--prof] [--leaks] [--timeline FILE] [--live]
- *             [--conf K:V,...] -- CMD ARGS...
+ *   alloy run [--stats[=full|json]] [--stats-file FILE] [--follow-children] [--prof]
+ *             [--leaks] [--timeline FILE] [--live] [--conf K:V,...] -- CMD ARGS...
  *       exec CMD with LD_PRELOAD=liballoy.so.0 and ALLOY_CONF set
  *   alloy stats [--summary] FILE.json [FILE2.json]
  *       a saved JSON report as tables, or the change between two (alloy_stats.c)
@@ -62,14 +62,20 @@
 static const char usage_text[] =
     "usage: alloy COMMAND [ARGS...]\n"
     "\n"
-    "  alloy run [--stats[=full|json]] [--prof] [--leaks] [--timeline FILE] [--live]\n"
-    "            [--conf K:V,...] -- CMD [ARGS...]\n"
+    "  alloy run [--stats[=full|json]] [--stats-file FILE] [--follow-children]\n"
+    "            [--prof] [--leaks] [--timeline FILE] [--live] [--conf K:V,...]\n"
+    "            -- CMD [ARGS...]\n"
     "      Run CMD on the alloy allocator (LD_PRELOAD=" ALLOY_TOOL_SONAME ").\n"
     "      --stats        print a summary of alloy's statistics on stderr when CMD\n"
     "                     exits (adds stats_print:true to ALLOY_CONF)\n"
     "      --stats=full   the full report, with tables of heaps, NUMA nodes and\n"
     "                     size classes (also adds stats_print_opts:f)\n"
     "      --stats=json   the report as JSON, for alloy stats (stats_print_opts:J)\n"
+    "      --stats-file FILE  the report into FILE, never mixed with CMD's output\n"
+    "                     (stats_file:FILE; implies --stats); %p becomes the pid;\n"
+    "                     a file that exists is refused\n"
+    "      --follow-children  a report from every process of CMD's tree; without\n"
+    "                     it, only CMD's own (stats_print_pid:<CMD's pid>)\n"
     "      --prof         heap profiling, with a profile written when CMD exits\n"
     "                     (prof:true,prof_final:true): alloy.<pid>.<seq>.f.heap\n"
     "      --leaks        report the allocations still live when CMD exits\n"
@@ -146,11 +152,12 @@ static char *append(char *dst, const char *sep, const char *src) {
     return r;
 }
 
-/* The setting --timeline FILE adds: timeline_file:<FILE, absolute>.  A
- * timeline left by an earlier run is replaced; any other file is kept. */
-static char *timeline_setting(const char *file) {
+/* The file name that option (--timeline, --stats-file) gives, made
+ * absolute (malloc'd): a path setting of ALLOY_CONF holds no comma and at
+ * most 255 bytes (AY_CONF_PATH_MAX - 1). */
+static char *absolute_file(const char *option, const char *file) {
     if (!*file || strchr(file, ','))
-        usage_error("run: --timeline wants a file name without commas, got '%s'", file);
+        usage_error("run: %s wants a file name without commas, got '%s'", option, file);
     char cwd[PATH_MAX], *abs = NULL;
     if (file[0] != '/') {
         if (!getcwd(cwd, sizeof cwd)) {
@@ -161,8 +168,34 @@ static char *timeline_setting(const char *file) {
     } else {
         abs = append(NULL, "", file);
     }
-    if (strlen(abs) > 255) /* timeline_file's bound (AY_CONF_PATH_MAX - 1) */
-        usage_error("run: --timeline %s: the path is longer than 255 bytes", file);
+    if (strlen(abs) > 255)
+        usage_error("run: %s %s: the path is longer than 255 bytes", option, file);
+    return abs;
+}
+
+/* The settings --stats-file FILE adds: stats_file:<FILE, absolute>.  A file
+ * that exists is refused (the library would keep it and report on stderr);
+ * with --follow-children every process writes a report, so the name needs
+ * a %p. */
+static char *stats_file_setting(const char *file, bool children) {
+    char *abs = absolute_file("--stats-file", file);
+    bool per_pid = strstr(abs, "%p") != NULL;
+    if (!per_pid && access(abs, F_OK) == 0)
+        usage_error("run: --stats-file %s: the file exists; not overwriting it", file);
+    if (children && !per_pid)
+        usage_error("run: --follow-children writes a report per process: put %%p (the pid) in "
+                    "the --stats-file name, as in %s.%%p",
+                    file);
+    char *setting = append(NULL, "", "stats_file:");
+    setting = append(setting, "", abs);
+    free(abs);
+    return setting;
+}
+
+/* The setting --timeline FILE adds: timeline_file:<FILE, absolute>.  A
+ * timeline left by an earlier run is replaced; any other file is kept. */
+static char *timeline_setting(const char *file) {
+    char *abs = absolute_file("--timeline", file);
     FILE *old = fopen(abs, "r");
     if (old) {
         char head[32] = "";
@@ -207,9 +240,10 @@ static int run_exec(char **argv, const char *conf, const char *dir) {
 }
 
 static int cmd_run(int argc, char **argv, const char *dir) {
-    const char *stats = NULL; /* the settings --stats adds */
-    char *timeline = NULL;    /* the setting --timeline adds */
-    bool dashdash = false, prof = false, leaks = false, live = false;
+    const char *stats = NULL;      /* the settings --stats adds */
+    const char *stats_file = NULL; /* --stats-file's FILE */
+    char *timeline = NULL;         /* the setting --timeline adds */
+    bool dashdash = false, prof = false, leaks = false, live = false, children = false;
     char *conf = NULL;
     int i = 2;
     const char *env = getenv("ALLOY_CONF");
@@ -240,6 +274,14 @@ static int cmd_run(int argc, char **argv, const char *dir) {
             stats = "stats_print:true,stats_print_opts:f";
         } else if (!strcmp(a, "--stats=json")) {
             stats = "stats_print:true,stats_print_opts:J";
+        } else if (!strcmp(a, "--stats-file")) {
+            if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
+                usage_error("run: --stats-file needs a file name");
+            stats_file = argv[++i];
+        } else if (!strncmp(a, "--stats-file=", 13)) {
+            stats_file = a + 13;
+        } else if (!strcmp(a, "--follow-children")) {
+            children = true;
         } else if (!strncmp(a, "--stats=", 8)) {
             usage_error("run: --stats takes summary, full or json, not '%s'", a + 8);
         } else if (!strcmp(a, "--conf")) {
@@ -264,10 +306,26 @@ static int cmd_run(int argc, char **argv, const char *dir) {
     if (i >= argc)
         usage_error("run: missing command after --");
 
+    if (children && !stats && !stats_file)
+        usage_error("run: --follow-children is for the stats report: add --stats");
+    if (stats_file && !stats)
+        stats = "stats_print:true";
+
     if (extra)
         conf = append(conf, ",", extra);
-    if (stats)
+    if (stats) {
         conf = append(conf, ",", stats);
+        if (stats_file) {
+            char *setting = stats_file_setting(stats_file, children);
+            conf = append(conf, ",", setting);
+            free(setting);
+        }
+        /* CMD runs in this process (exec): its pid is ours; its children,
+         * which inherit ALLOY_CONF, have others and print nothing */
+        char only[40];
+        snprintf(only, sizeof only, "stats_print_pid:%u", children ? 0u : (unsigned)getpid());
+        conf = append(conf, ",", only);
+    }
     if (prof)
         conf = append(conf, ",", "prof:true,prof_final:true");
     if (leaks)

@@ -5,7 +5,8 @@
 # taken from the directory the program started in; a file that exists is
 # left as it is (one warning, the report on stderr); a path that cannot be
 # written gives one warning naming the key and the reason, the report on
-# stderr, and the program's own exit status.  LIB is liballoy.so.0, preloaded into /bin/true and
+# stderr, and the program's own exit status; stats_print_pid keeps every
+# other process quiet.  LIB is liballoy.so.0, preloaded into /bin/true and
 # python3; DIR a scratch directory.
 set -uo pipefail
 lib=$1 dir=$2
@@ -66,4 +67,8 @@ for bad in "$dir/no-such-dir/r.txt" /proc/version/r.txt; do
 done
 run "stats_print:true,stats_file:$dir/no-such-dir/r.txt" /bin/true
 [ $st -eq 0 ] && ok "the program runs on: exit status 0" || fail "status $st"
+
+run "stats_print:true,stats_print_pid:1" /bin/true
+[ $st -eq 0 ] && [ -z "$err" ] && ok "stats_print_pid: another process prints no report" ||
+    fail "stats_print_pid:1: status $st, stderr '$err'"
 [ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
