@@ -126,12 +126,12 @@ static bool is_executable(const char *path) { return is_file(path) && access(pat
 /* A --conf value: non-empty, every non-empty item of the form KEY:VALUE. */
 static void check_conf(const char *v) {
     if (!*v)
-        usage_error("run: --conf needs a value K:V[,K:V...]");
+        usage_error("--conf needs a value K:V[,K:V...]");
     for (const char *item = v; *item;) {
         size_t len = strcspn(item, ",");
         const char *colon = memchr(item, ':', len);
         if (len > 0 && (!colon || colon == item))
-            usage_error("run: --conf wants KEY:VALUE items separated by commas, got '%s'", v);
+            usage_error("--conf wants KEY:VALUE items separated by commas, got '%s'", v);
         item += len;
         if (*item == ',')
             item++;
@@ -143,10 +143,8 @@ static char *append(char *dst, const char *sep, const char *src) {
     size_t dl = dst ? strlen(dst) : 0;
     const char *s = dl ? sep : "";
     char *r = realloc(dst, dl + strlen(s) + strlen(src) + 1);
-    if (!r) {
-        perror("alloy");
-        exit(EXIT_MISSING);
-    }
+    if (!r)
+        die(EXIT_MISSING, "out of memory");
     strcpy(r + dl, s);
     strcat(r, src);
     return r;
@@ -157,19 +155,17 @@ static char *append(char *dst, const char *sep, const char *src) {
  * most 255 bytes (AY_CONF_PATH_MAX - 1). */
 static char *absolute_file(const char *option, const char *file) {
     if (!*file || strchr(file, ','))
-        usage_error("run: %s wants a file name without commas, got '%s'", option, file);
+        usage_error("%s wants a file name without commas, got '%s'", option, file);
     char cwd[PATH_MAX], *abs = NULL;
     if (file[0] != '/') {
-        if (!getcwd(cwd, sizeof cwd)) {
-            perror("alloy: run: getcwd");
-            exit(EXIT_MISSING);
-        }
+        if (!getcwd(cwd, sizeof cwd))
+            die(EXIT_MISSING, "getcwd: %s", strerror(errno));
         abs = append(append(NULL, "", cwd), "/", file);
     } else {
         abs = append(NULL, "", file);
     }
     if (strlen(abs) > 255)
-        usage_error("run: %s %s: the path is longer than 255 bytes", option, file);
+        usage_error("%s %s: the path is longer than 255 bytes", option, file);
     return abs;
 }
 
@@ -181,9 +177,9 @@ static char *stats_file_setting(const char *file, bool children) {
     char *abs = absolute_file("--stats-file", file);
     bool per_pid = strstr(abs, "%p") != NULL;
     if (!per_pid && access(abs, F_OK) == 0)
-        usage_error("run: --stats-file %s: the file exists; not overwriting it", file);
+        usage_error("--stats-file %s: the file exists; not overwriting it", file);
     if (children && !per_pid)
-        usage_error("run: --follow-children writes a report per process: put %%p (the pid) in "
+        usage_error("--follow-children writes a report per process: put %%p (the pid) in "
                     "the --stats-file name, as in %s.%%p",
                     file);
     char *setting = append(NULL, "", "stats_file:");
@@ -203,7 +199,7 @@ static char *timeline_setting(const char *file) {
         fclose(old);
         head[n] = 0;
         if (strncmp(head, "{\"alloy_timeline\":", 18) != 0)
-            usage_error("run: --timeline %s: the file exists and is not an alloy timeline; "
+            usage_error("--timeline %s: the file exists and is not an alloy timeline; "
                         "not overwriting it",
                         file);
         unlink(abs);
@@ -220,8 +216,7 @@ static int run_exec(char **argv, const char *conf, const char *dir) {
     char lib[PATH_MAX];
     find_library(lib, sizeof lib, dir);
     if (strpbrk(lib, ": \t")) {
-        fprintf(stderr, "alloy: %s contains a space or colon, which LD_PRELOAD cannot carry\n",
-                lib);
+        error_line("%s contains a space or colon, which LD_PRELOAD cannot carry", lib);
         return EXIT_MISSING;
     }
     /* Ours goes first; a preload list already set is kept after it. */
@@ -230,12 +225,12 @@ static int run_exec(char **argv, const char *conf, const char *dir) {
     if (old && *old)
         preload = append(preload, ":", old);
     if (setenv("LD_PRELOAD", preload, 1) != 0 || (conf && setenv("ALLOY_CONF", conf, 1) != 0)) {
-        perror("alloy: setenv");
+        error_line("setenv: %s", strerror(errno));
         return EXIT_MISSING;
     }
     execvp(argv[0], argv);
     int e = errno;
-    fprintf(stderr, "alloy: cannot run %s: %s\n", argv[0], strerror(e));
+    error_line("cannot run %s: %s", argv[0], strerror(e));
     return e == ENOENT ? 127 : 126;
 }
 
@@ -264,7 +259,7 @@ static int cmd_run(int argc, char **argv, const char *dir) {
             live = true;
         } else if (!strcmp(a, "--timeline")) {
             if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
-                usage_error("run: --timeline needs a file name");
+                usage_error("--timeline needs a file name");
             timeline = timeline_setting(argv[++i]);
         } else if (!strncmp(a, "--timeline=", 11)) {
             timeline = timeline_setting(a + 11);
@@ -276,17 +271,17 @@ static int cmd_run(int argc, char **argv, const char *dir) {
             stats = "stats_print:true,stats_print_opts:J";
         } else if (!strcmp(a, "--stats-file")) {
             if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
-                usage_error("run: --stats-file needs a file name");
+                usage_error("--stats-file needs a file name");
             stats_file = argv[++i];
         } else if (!strncmp(a, "--stats-file=", 13)) {
             stats_file = a + 13;
         } else if (!strcmp(a, "--follow-children")) {
             children = true;
         } else if (!strncmp(a, "--stats=", 8)) {
-            usage_error("run: --stats takes summary, full or json, not '%s'", a + 8);
+            usage_error("--stats takes summary, full or json, not '%s'", a + 8);
         } else if (!strcmp(a, "--conf")) {
             if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
-                usage_error("run: --conf needs a value K:V[,K:V...]");
+                usage_error("--conf needs a value K:V[,K:V...]");
             check_conf(argv[++i]);
             extra = append(extra, ",", argv[i]);
         } else if (!strncmp(a, "--conf=", 7)) {
@@ -296,18 +291,18 @@ static int cmd_run(int argc, char **argv, const char *dir) {
             fputs(usage_text, stdout);
             return 0;
         } else if (a[0] == '-') {
-            usage_error("run: unknown option '%s'", a);
+            usage_error("unknown option '%s'", a);
         } else {
-            usage_error("run: expected -- before the command, as in: alloy run -- %s ...", a);
+            usage_error("expected -- before the command, as in: alloy run -- %s ...", a);
         }
     }
     if (!dashdash)
-        usage_error("run: missing -- and a command, as in: alloy run -- CMD ARGS...");
+        usage_error("missing -- and a command, as in: alloy run -- CMD ARGS...");
     if (i >= argc)
-        usage_error("run: missing command after --");
+        usage_error("missing command after --");
 
     if (children && !stats && !stats_file)
-        usage_error("run: --follow-children is for the stats report: add --stats");
+        usage_error("--follow-children is for the stats report: add --stats");
     if (stats_file && !stats)
         stats = "stats_print:true";
 
@@ -343,19 +338,16 @@ static int cmd_bench(int argc, char **argv, const char *dir) {
     path_join(runner, sizeof runner, ALLOY_TOOL_SOURCE_DIR, "bench/run.py");
     path_join(prog, sizeof prog, dir, "bench_sizes");
     if (!ALLOY_TOOL_SOURCE_DIR[0] || !is_file(runner) || !is_executable(prog)) {
-        fprintf(stderr,
-                "alloy bench: the benchmark suite is not available here (looked for %s and %s).\n"
-                "It runs from a build tree: build alloy from source and use build/alloy bench,\n"
-                "or tools/bench.sh / tools/headline.sh in the source tree.\n",
-                runner, prog);
+        error_line("the benchmark suite is not available here (looked for %s and %s).\n"
+                   "It runs from a build tree: build alloy from source and use build/alloy bench,\n"
+                   "or tools/bench.sh / tools/headline.sh in the source tree.",
+                   runner, prog);
         return EXIT_MISSING;
     }
     /* python3 run.py --build-dir DIR [--mode M] ARGS...  (+ NULL) */
     char **av = calloc((size_t)argc + 6, sizeof *av);
-    if (!av) {
-        perror("alloy");
-        return EXIT_MISSING;
-    }
+    if (!av)
+        die(EXIT_MISSING, "out of memory");
     const char *python = is_executable("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
     int n = 0, i = 2;
     av[n++] = (char *)python;
@@ -371,7 +363,7 @@ static int cmd_bench(int argc, char **argv, const char *dir) {
         av[n++] = argv[i++];
     av[n] = NULL;
     execvp(python, av);
-    fprintf(stderr, "alloy bench: cannot run %s: %s\n", python, strerror(errno));
+    error_line("cannot run %s: %s", python, strerror(errno));
     return EXIT_MISSING;
 }
 
@@ -379,16 +371,15 @@ static int cmd_sim(int argc, char **argv, const char *dir) {
     char sim[PATH_MAX];
     path_join(sim, sizeof sim, dir, "alloy-sim");
     if (!is_executable(sim)) {
-        fprintf(stderr,
-                "alloy sim: the simulator is not available here (looked for %s).\n"
-                "It is built in the build tree (cmake --build build --target alloy-sim); "
-                "use build/alloy sim.\n",
-                sim);
+        error_line("the simulator is not available here (looked for %s).\n"
+                   "It is built in the build tree (cmake --build build --target alloy-sim); "
+                   "use build/alloy sim.",
+                   sim);
         return EXIT_MISSING;
     }
     argv[1] = sim; /* alloy-sim ARGS... */
     execv(sim, argv + 1);
-    fprintf(stderr, "alloy sim: cannot run %s: %s\n", sim, strerror(errno));
+    error_line("cannot run %s: %s", sim, strerror(errno));
     return EXIT_MISSING;
 }
 
@@ -408,6 +399,11 @@ int main(int argc, char **argv) {
         return 0;
     }
     char dir[PATH_MAX];
+    static const char *const commands[] = {"run",  "bench", "sim",      "prof", "stats",
+                                           "plot", "top",   "settings", "names"};
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
+        if (!strcmp(cmd, commands[k]))
+            set_command_name(commands[k]);
     if (!strcmp(cmd, "run")) {
         self_dir(dir, sizeof dir, argv[0]);
         return cmd_run(argc, argv, dir);

@@ -44,14 +44,16 @@ expect_rc() {
     if [ "$rc" -eq "$want" ]; then ok "$name (exit $rc)"; else fail "$name: exit $rc, want $want; stderr: $err"; fi
 }
 
-# bad_usage NAME ARGS... : alloy ARGS must exit 2 with an "alloy:" message on stderr
+# bad_usage NAME ARGS... : alloy ARGS must exit 2 with one line on stderr,
+# "alloy SUBCOMMAND: ..." (or "alloy: ..." when ARGS name no subcommand)
 bad_usage() {
-    local name=$1
+    local name=$1 want="alloy: "
     shift
+    case "${1:-}" in run | stats | prof | plot | top | settings | names) want="alloy $1: " ;; esac
     expect_rc 2 "bad usage: $name" "$alloy" "$@"
     case "$err" in
-        alloy:*) ;;
-        *) fail "bad usage: $name: no 'alloy:' message on stderr (got '$err')" ;;
+        "$want"*) ;;
+        *) fail "bad usage: $name: no '$want' message on stderr (got '$err')" ;;
     esac
     [ -z "$out" ] || fail "bad usage: $name: wrote to stdout: $out"
 }
@@ -184,6 +186,13 @@ command)
     bad_usage "--conf= empty" run --conf= -- true
     bad_usage "--conf without a colon" run --conf decay_ms -- true
     bad_usage "unknown run option" run --bogus -- true
+    bad_usage "stats: unknown option" stats --bogus x.json
+    bad_usage "prof: unknown option" prof --bogus x.heap
+    bad_usage "plot: unknown option" plot --bogus x.jsonl
+    bad_usage "top: not a pid" top abc
+    bad_usage "settings: unknown option" settings --bogus
+    expect_rc 1 "prof: a missing file" "$alloy" prof /nonexistent.heap
+    [ "$err" = "alloy prof: cannot read /nonexistent.heap" ] || fail "prof's message: '$err'"
 
     if [ -n "$sim" ]; then
         expect_rc 0 "sim --help forwards to alloy-sim" "$alloy" sim --help
