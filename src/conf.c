@@ -73,8 +73,7 @@ static const ay_conf_key_t keys[] = {
     {"stats_print_opts", AY_CONF_LETTERS, AT(stats_print_opts), 0, 0, 7, NULL, "none (the summary)",
      "alloy_stats_print's opts for the report at exit: f the full report with tables, J JSON, "
      "h no heaps, c no size classes."},
-    {"stats_file", AY_CONF_PATH, AT(stats_file), 0, 1, AY_CONF_PATH_MAX - 1, NULL,
-     "none (stderr)",
+    {"stats_file", AY_CONF_PATH, AT(stats_file), 0, 1, AY_CONF_PATH_MAX - 1, NULL, "none (stderr)",
      "Write the report at exit (stats_print:true) to this file instead of stderr. %p in the "
      "name becomes the pid; a relative name is taken from the directory the program started "
      "in; a file that exists is never overwritten: then, or when the file cannot be created, "

@@ -379,8 +379,7 @@ static int stats_file_open(void) {
 }
 
 __attribute__((destructor)) static void stats_at_exit(void) {
-    if (!ay_conf.stats_print ||
-        (ay_conf.stats_print_pid && ay_conf.stats_print_pid != ay_os_pid()))
+    if (!ay_conf.stats_print || (ay_conf.stats_print_pid && ay_conf.stats_print_pid != ay_os_pid()))
         return;
     int file = ay_conf.stats_file[0] ? stats_file_open() : -1;
     int fd = file >= 0 ? file : stats_fd;

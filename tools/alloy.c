@@ -234,17 +234,55 @@ static int run_exec(char **argv, const char *conf, const char *dir) {
     return e == ENOENT ? 127 : 126;
 }
 
+/* What the options of `alloy run` ask for. */
+typedef struct run_opts {
+    const char *stats;      /* the settings --stats adds */
+    const char *stats_file; /* --stats-file's FILE */
+    char *timeline;         /* the setting --timeline adds */
+    char *extra;            /* the --conf values, in order */
+    bool prof, leaks, live, children;
+} run_opts_t;
+
+/* conf (ALLOY_CONF as it was, or NULL) with the settings o adds after it. */
+static char *run_conf(char *conf, run_opts_t *o) {
+    if (o->children && !o->stats && !o->stats_file)
+        usage_error("--follow-children is for the stats report: add --stats");
+    if (o->stats_file && !o->stats)
+        o->stats = "stats_print:true";
+    if (o->extra)
+        conf = append(conf, ",", o->extra);
+    if (o->stats) {
+        conf = append(conf, ",", o->stats);
+        if (o->stats_file) {
+            char *setting = stats_file_setting(o->stats_file, o->children);
+            conf = append(conf, ",", setting);
+            free(setting);
+        }
+        /* CMD runs in this process (exec): its pid is ours; its children,
+         * which inherit ALLOY_CONF, have others and print nothing */
+        char only[40];
+        snprintf(only, sizeof only, "stats_print_pid:%u", o->children ? 0u : (unsigned)getpid());
+        conf = append(conf, ",", only);
+    }
+    if (o->prof)
+        conf = append(conf, ",", "prof:true,prof_final:true");
+    if (o->leaks)
+        conf = append(conf, ",", "prof_leak:true");
+    if (o->timeline)
+        conf = append(conf, ",", o->timeline);
+    if (o->live)
+        conf = append(conf, ",", "stats_shm:true");
+    return conf;
+}
+
 static int cmd_run(int argc, char **argv, const char *dir) {
-    const char *stats = NULL;      /* the settings --stats adds */
-    const char *stats_file = NULL; /* --stats-file's FILE */
-    char *timeline = NULL;         /* the setting --timeline adds */
-    bool dashdash = false, prof = false, leaks = false, live = false, children = false;
+    run_opts_t o = {0};
+    bool dashdash = false;
     char *conf = NULL;
     int i = 2;
     const char *env = getenv("ALLOY_CONF");
     if (env && *env)
         conf = append(conf, ",", env);
-    char *extra = NULL; /* the --conf values, in order */
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) {
@@ -252,41 +290,41 @@ static int cmd_run(int argc, char **argv, const char *dir) {
             i++;
             break;
         } else if (!strcmp(a, "--prof")) {
-            prof = true;
+            o.prof = true;
         } else if (!strcmp(a, "--leaks")) {
-            leaks = true;
+            o.leaks = true;
         } else if (!strcmp(a, "--live")) {
-            live = true;
+            o.live = true;
         } else if (!strcmp(a, "--timeline")) {
             if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
                 usage_error("--timeline needs a file name");
-            timeline = timeline_setting(argv[++i]);
+            o.timeline = timeline_setting(argv[++i]);
         } else if (!strncmp(a, "--timeline=", 11)) {
-            timeline = timeline_setting(a + 11);
+            o.timeline = timeline_setting(a + 11);
         } else if (!strcmp(a, "--stats") || !strcmp(a, "--stats=summary")) {
-            stats = "stats_print:true";
+            o.stats = "stats_print:true";
         } else if (!strcmp(a, "--stats=full")) {
-            stats = "stats_print:true,stats_print_opts:f";
+            o.stats = "stats_print:true,stats_print_opts:f";
         } else if (!strcmp(a, "--stats=json")) {
-            stats = "stats_print:true,stats_print_opts:J";
+            o.stats = "stats_print:true,stats_print_opts:J";
         } else if (!strcmp(a, "--stats-file")) {
             if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
                 usage_error("--stats-file needs a file name");
-            stats_file = argv[++i];
+            o.stats_file = argv[++i];
         } else if (!strncmp(a, "--stats-file=", 13)) {
-            stats_file = a + 13;
+            o.stats_file = a + 13;
         } else if (!strcmp(a, "--follow-children")) {
-            children = true;
+            o.children = true;
         } else if (!strncmp(a, "--stats=", 8)) {
             usage_error("--stats takes summary, full or json, not '%s'", a + 8);
         } else if (!strcmp(a, "--conf")) {
             if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
                 usage_error("--conf needs a value K:V[,K:V...]");
             check_conf(argv[++i]);
-            extra = append(extra, ",", argv[i]);
+            o.extra = append(o.extra, ",", argv[i]);
         } else if (!strncmp(a, "--conf=", 7)) {
             check_conf(a + 7);
-            extra = append(extra, ",", a + 7);
+            o.extra = append(o.extra, ",", a + 7);
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage_text, stdout);
             return 0;
@@ -300,37 +338,7 @@ static int cmd_run(int argc, char **argv, const char *dir) {
         usage_error("missing -- and a command, as in: alloy run -- CMD ARGS...");
     if (i >= argc)
         usage_error("missing command after --");
-
-    if (children && !stats && !stats_file)
-        usage_error("--follow-children is for the stats report: add --stats");
-    if (stats_file && !stats)
-        stats = "stats_print:true";
-
-    if (extra)
-        conf = append(conf, ",", extra);
-    if (stats) {
-        conf = append(conf, ",", stats);
-        if (stats_file) {
-            char *setting = stats_file_setting(stats_file, children);
-            conf = append(conf, ",", setting);
-            free(setting);
-        }
-        /* CMD runs in this process (exec): its pid is ours; its children,
-         * which inherit ALLOY_CONF, have others and print nothing */
-        char only[40];
-        snprintf(only, sizeof only, "stats_print_pid:%u", children ? 0u : (unsigned)getpid());
-        conf = append(conf, ",", only);
-    }
-    if (prof)
-        conf = append(conf, ",", "prof:true,prof_final:true");
-    if (leaks)
-        conf = append(conf, ",", "prof_leak:true");
-    if (timeline)
-        conf = append(conf, ",", timeline);
-    if (live)
-        conf = append(conf, ",", "stats_shm:true");
-
-    return run_exec(argv + i, conf, dir);
+    return run_exec(argv + i, run_conf(conf, &o), dir);
 }
 
 static int cmd_bench(int argc, char **argv, const char *dir) {

@@ -100,8 +100,7 @@ int cmd_plot(int argc, char **argv) {
     if (!python || !*python)
         python = "/usr/bin/python3";
     if (access(python, X_OK) != 0) {
-        error_line("needs Python 3 (%s) and matplotlib: " PACKAGE_HINT,
-                python);
+        error_line("needs Python 3 (%s) and matplotlib: " PACKAGE_HINT, python);
         return EXIT_MISSING;
     }
     char *av[6] = {(char *)python,        "-c",

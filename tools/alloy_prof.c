@@ -339,8 +339,7 @@ int cmd_prof(int argc, char **argv, const char *dir) {
     }
     unsigned long long h[4];
     if (sscanf(text, "heap profile: %llu: %llu [%llu: %llu] @", &h[0], &h[1], &h[2], &h[3]) != 4) {
-        error_line("%s is not a heap profile (no 'heap profile:' header)",
-                o.path);
+        error_line("%s is not a heap profile (no 'heap profile:' header)", o.path);
         return EXIT_MISSING;
     }
     int vi = (o.alloc ? 2 : 0) + (o.objects ? 0 : 1);

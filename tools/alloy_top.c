@@ -468,7 +468,7 @@ static int top_loop(top_seg_t *t, bool utf8) {
         if (!seg_refresh(t)) {
             term_restore();
             error_line("process %u %s", t->pid,
-                    pid_running(t->pid) ? "stopped publishing its statistics" : "exited");
+                       pid_running(t->pid) ? "stopped publishing its statistics" : "exited");
             return 0;
         }
         ay_snap_t s;
