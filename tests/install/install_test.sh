@@ -224,6 +224,14 @@ tree)
         [ -e "$prefix/include/alloy/$(basename "$h")" ] || fail "header $(basename "$h") not installed"
     done
     [ -e "$prefix/lib/liballoy_debug.a" ] && fail "the debug flavour was installed"
+    # every library flavour the build made: release and secure, shared and static
+    for f in liballoy.so.0 liballoy.a liballoy_secure.so.0 liballoy_secure.so liballoy_secure.a; do
+        if [ -e "$build/$f" ]; then
+            [ -e "$prefix/lib/$f" ] || fail "$f was built but not installed"
+        fi
+    done
+    [ -e "$build/liballoy_secure.a" ] && [ -e "$build/liballoy_secure.so.0" ] ||
+        fail "the build made no secure flavour to check"
     # the manual pages (man/), and no simulator unless asked for (--component sim)
     for f in share/man/man1/alloy.1 share/man/man3/alloy.3; do
         [ -s "$prefix/$f" ] || fail "missing $prefix/$f"
