@@ -5,7 +5,9 @@
 # (public domain / MIT), newer and faster than Debian's mimalloc 2.0.9,
 # jemalloc 5.3 and TCMalloc.  None of their code is in this repository: each
 # comes from its release archive, taken from the first of
-#   1. $ALLOY_PEERS_SRC, a folder holding the archives (NAME-VERSION.tar.gz);
+#   1. $ALLOY_PEERS_SRC, a folder holding the archives under the names
+#      bench/peers.sha256 lists (mimalloc-3.4.3.tar.gz, snmalloc-0.7.5.tar.gz,
+#      rpmalloc-2.0.1.tar.gz), each with a sha256 recorded there;
 #   2. ../shared/peers beside the repository's root;
 #   3. OUTDIR/downloads, where an earlier download was kept;
 #   4. a download of the archive GitHub publishes for the release's tag, with
@@ -94,9 +96,11 @@ download() {
 fetch() {
   local f=${dir[$1]}.tar.gz p u reasons=()
   if [ -z "${ALLOY_PEERS_SRC:-}" ]; then
-    reasons+=("ALLOY_PEERS_SRC not set")
+    reasons+=("ALLOY_PEERS_SRC not set (set it to a directory that holds $f, the archive\
+ bench/peers.sha256 names, with the sha256 recorded there)")
   elif [ ! -f "$ALLOY_PEERS_SRC/$f" ]; then
-    reasons+=("no $f in ALLOY_PEERS_SRC=$ALLOY_PEERS_SRC")
+    reasons+=("no $f in ALLOY_PEERS_SRC=$ALLOY_PEERS_SRC (it must hold the archives\
+ bench/peers.sha256 names, each with the sha256 recorded there)")
   elif verify "$ALLOY_PEERS_SRC/$f" "$f"; then
     archive=$ALLOY_PEERS_SRC/$f origin=ALLOY_PEERS_SRC
   else

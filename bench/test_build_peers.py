@@ -174,14 +174,17 @@ class Sources(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertEqual(sorted(got), ["mimalloc3", "rpmalloc"])
         why = missing["snmalloc"]
-        self.assertIn("no snmalloc-0.7.5.tar.gz in ALLOY_PEERS_SRC=%s" % t.src, why)
+        self.assertIn("no snmalloc-0.7.5.tar.gz in ALLOY_PEERS_SRC=%s (it must hold the archives "
+                      "bench/peers.sha256 names, each with the sha256 recorded there)" % t.src, why)
         self.assertIn("no %s" % t.shared, why)
         m = re.search(r"download of %s/snmalloc-0.7.5.tar.gz failed: (.+)" % UNREACHABLE, why)
         self.assertTrue(m and m.group(1).strip(), why)           # with the tool's reason
         self.assertEqual(len([line for line in err.splitlines() if "MISSING" in line]), 1, err)
         self.assertEqual(os.listdir(os.path.join(t.out, "downloads")), [])   # nothing left over
         rc, got, missing, err = t.fetch()
-        self.assertIn("ALLOY_PEERS_SRC not set", missing["snmalloc"])
+        self.assertIn("ALLOY_PEERS_SRC not set (set it to a directory that holds "
+                      "snmalloc-0.7.5.tar.gz, the archive bench/peers.sha256 names, with the "
+                      "sha256 recorded there)", missing["snmalloc"])
 
     @unittest.skipUnless(shutil.which("curl"), "needs curl for file:// URLs")
     def test_download_checked_and_kept(self):

@@ -3,9 +3,11 @@
 # component (`--component NAME` installs one; tools/package.sh makes one
 # Debian package of each):
 #   runtime   lib/liballoy.so.0 -> liballoy.so.0.1.0
+#             lib/liballoy_secure.so.0 -> liballoy_secure.so.0.1.0  (if built)
 #             bin/alloy                         (if tools/ built it)
 #             share/man/man1/alloy.1, share/man/man3/alloy.3  (if man/ built them)
 #   dev       lib/liballoy.so (the link), lib/liballoy.a
+#             lib/liballoy_secure.so (the link), lib/liballoy_secure.a  (if built)
 #             include/alloy.h, include/alloy/*.h, include/alloy/pmr.hpp (C++17)
 #             lib/pkgconfig/alloy.pc            pkg-config --libs alloy
 #             lib/cmake/alloy/alloyConfig.cmake, alloyConfigVersion.cmake,
@@ -47,9 +49,13 @@ install(TARGETS alloy
 install(TARGETS alloy_static ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
 install(FILES ${PROJECT_SOURCE_DIR}/include/alloy.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         COMPONENT dev)
-# the secure flavour, when it was built (tools/package.sh builds only what the packages hold)
+# the secure flavour, shared and static, when it was built (tools/package.sh
+# builds only what the packages hold).  The debug flavour and the test
+# libraries (numatest, hot_san, hot_vg, prof) are not installed.
 install(TARGETS alloy_secure
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
+        OPTIONAL)
+install(TARGETS alloy_secure_static ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
         OPTIONAL)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/alloy/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/alloy COMPONENT dev

@@ -73,6 +73,15 @@ static const ay_conf_key_t keys[] = {
     {"stats_print_opts", AY_CONF_LETTERS, AT(stats_print_opts), 0, 0, 7, NULL, "none (the summary)",
      "alloy_stats_print's opts for the report at exit: f the full report with tables, J JSON, "
      "h no heaps, c no size classes."},
+    {"stats_file", AY_CONF_PATH, AT(stats_file), 0, 1, AY_CONF_PATH_MAX - 1, NULL, "none (stderr)",
+     "Write the report at exit (stats_print:true) to this file instead of stderr. %p in the "
+     "name becomes the pid; a relative name is taken from the directory the program started "
+     "in; a file that exists is never overwritten: then, or when the file cannot be created, "
+     "one warning, and the report goes to stderr."},
+    {"stats_print_pid", AY_CONF_COUNT, AT(stats_print_pid), 0, 0, 4194304, "0", NULL,
+     "Print the report at exit only in the process with this pid (0: in every process that "
+     "exits); `alloy run --stats` sets it to the pid of the program it runs, so that the "
+     "program's children, which inherit ALLOY_CONF, print none."},
     {"abort_on_error", AY_CONF_BOOL, AT(abort_on_error), 0, 0, 1, "false", NULL,
      "Abort on out-of-memory and on a bad setting."},
     {"guard_sample", AY_CONF_COUNT, AT(guard_sample), 0, 0, (uint64_t)1 << 30, "0", NULL,

@@ -33,6 +33,8 @@ typedef struct ay_conf {
     int64_t decay_ms;                   /* purge free pages after this; 0 at once, -1 never */
     bool stats_print;                   /* print stats at exit */
     char stats_print_opts[8];           /* alloy_stats_print's opts for that report */
+    char stats_file[AY_CONF_PATH_MAX];  /* that report's file; "" for stderr */
+    uint32_t stats_print_pid;           /* only this process prints it; 0 every process */
     uint32_t heaps;                     /* automatic heaps; 0: one per CPU */
     bool numa;                          /* node-aware heaps and pages, when there are nodes */
     bool background_thread;             /* purge from a background thread */

@@ -78,6 +78,8 @@ GETTER(opt_zero, bool, ay_conf.zero)
 GETTER(opt_abort, bool, ay_conf.abort_on_error)
 GETTER(opt_stats_print, bool, ay_conf.stats_print)
 GETTER(opt_stats_print_opts, const char *, ay_conf.stats_print_opts)
+GETTER(opt_stats_file, const char *, ay_conf.stats_file)
+GETTER(opt_stats_print_pid, unsigned, ay_conf.stats_print_pid)
 GETTER(opt_guard_sample, unsigned, ay_conf.guard_sample)
 GETTER(opt_guard_slots, unsigned, ay_conf.guard_slots)
 GETTER(get_heaps_count, unsigned, ay_heaps_auto)
@@ -364,6 +366,10 @@ static const ctl_entry_t table[] = {
     FUNC("opt.stats_print", T_BOOL, opt_stats_print, NULL, "The stats_print setting."),
     FUNC("opt.stats_print_opts", T_STR, opt_stats_print_opts, NULL,
          "The stats_print_opts setting (\"\" for the summary)."),
+    FUNC("opt.stats_file", T_STR, opt_stats_file, NULL,
+         "The stats_file setting (\"\" for stderr)."),
+    FUNC("opt.stats_print_pid", T_UNS, opt_stats_print_pid, NULL,
+         "The stats_print_pid setting (0: every process)."),
     FUNC("opt.guard_sample", T_UNS, opt_guard_sample, NULL,
          "The guard_sample setting (0: no sampled guarded allocations)."),
     FUNC("opt.guard_slots", T_UNS, opt_guard_slots, NULL, "The guard_slots setting."),

@@ -26,9 +26,11 @@
 #include "meta.h"
 #include "os.h"
 #include "secure.h"
+#include "symbolize.h"
 #include "unwind.h"
 
 #define TRACE_FRAMES 16
+#define MAPS_MAX ((size_t)4 << 20) /* /proc/self/maps, read for a report */
 
 enum { SLOT_UNUSED = 0, SLOT_BUSY, SLOT_LIVE, SLOT_FREED };
 
@@ -91,19 +93,70 @@ static unsigned trace(const void **out, const void *caller) {
 
 /* ---- the report ---- */
 
-static void line_trace(const char *what, uint32_t tid, const void *const *trace, unsigned n) {
+/* Where a report's frames are: the text of /proc/self/maps and room for
+ * the symbols of one stack, mapped from the OS for the report (it may run
+ * in the SIGSEGV handler: no malloc, no lock, no addr2line). */
+typedef struct where {
+    char *maps;
+    size_t maps_len;
+    ay_sym_t syms[TRACE_FRAMES];
+} where_t;
+
+static where_t *where_open(void) {
+    size_t bytes = (sizeof(where_t) + MAPS_MAX + AY_PAGE_SIZE - 1) & ~(AY_PAGE_SIZE - 1);
+    where_t *w = ay_os_map(bytes, AY_PAGE_SIZE);
+    if (!w)
+        return NULL;
+    w->maps = (char *)(w + 1);
+    long n = ay_os_read_file("/proc/self/maps", w->maps, MAPS_MAX);
+    w->maps_len = n > 0 ? (size_t)n : 0;
+    return w;
+}
+
+static void where_close(where_t *w) {
+    if (w)
+        ay_os_unmap(w, (sizeof(where_t) + MAPS_MAX + AY_PAGE_SIZE - 1) & ~(AY_PAGE_SIZE - 1));
+}
+
+/* "  <what> by thread <tid>:", then a line per frame: "    #i <address> in
+ * <function> (<object>+<offset>)", the offset being what `addr2line -f -e
+ * <object> <offset>` reads (for the call instruction: the return address
+ * less one), the function the ELF symbol that covers it. */
+static void line_trace(const char *what, uint32_t tid, const void *const *trace, unsigned n,
+                       where_t *w) {
     ay_fmt_t f;
     ay_msg_begin(&f);
     ay_fmt_str(&f, "  ");
     ay_fmt_str(&f, what);
     ay_fmt_str(&f, " by thread ");
     ay_fmt_u64(&f, tid);
-    ay_fmt_str(&f, " at");
+    ay_fmt_str(&f, ":");
+    ay_msg_end(&f);
+    uintptr_t pcs[TRACE_FRAMES];
+    for (unsigned i = 0; i < n; i++)
+        pcs[i] = (uintptr_t)trace[i] - 1;
+    if (w)
+        ay_symbolize(w->maps, w->maps_len, pcs, n, w->syms, false);
     for (unsigned i = 0; i < n; i++) {
+        const ay_sym_t *s = w ? &w->syms[i] : NULL;
+        ay_msg_begin(&f);
+        ay_fmt_str(&f, "    #");
+        ay_fmt_u64(&f, i);
         ay_fmt_str(&f, " ");
         ay_fmt_hex(&f, (uintptr_t)trace[i]);
+        if (s && s->func[0]) {
+            ay_fmt_str(&f, " in ");
+            ay_fmt_str(&f, s->func);
+        }
+        if (s && s->object[0]) {
+            ay_fmt_str(&f, " (");
+            ay_fmt_str(&f, s->object);
+            ay_fmt_str(&f, "+");
+            ay_fmt_hex(&f, s->vaddr);
+            ay_fmt_str(&f, ")");
+        }
+        ay_msg_end(&f);
     }
-    ay_msg_end(&f);
 }
 
 /* "alloy: guarded block: <what> at <addr> (<n> bytes <where> the block
@@ -137,9 +190,11 @@ static void report(const char *what, uintptr_t addr, const slot_t *s) {
     ay_msg_end(&f);
     if (!s || s->state == SLOT_UNUSED)
         return;
-    line_trace("allocated", s->alloc_tid, s->alloc_trace, s->alloc_frames);
+    where_t *w = where_open();
+    line_trace("allocated", s->alloc_tid, s->alloc_trace, s->alloc_frames, w);
     if (s->state == SLOT_FREED)
-        line_trace("freed", s->free_tid, s->free_trace, s->free_frames);
+        line_trace("freed", s->free_tid, s->free_trace, s->free_frames, w);
+    where_close(w);
 }
 
 /* The slot a fault at addr is about: the slot of that page, or, on a guard

@@ -13,8 +13,11 @@
  * the region, read or write, is reported by alloy's SIGSEGV handler before
  * the process dies: the block, its size, the access (use after free,
  * overflow, underflow), and the stacks where it was allocated and freed
- * (code addresses, from the heap profiler's unwinder, unwind.h: no frame
- * pointers needed; `addr2line -f -e PROGRAM ADDRESS` names them).  The
+ * (from the heap profiler's unwinder, unwind.h: no frame pointers needed),
+ * a frame a line: its address, the function the ELF symbol tables name
+ * (symbolize.h, without addr2line: the handler runs no program), and
+ * object+offset, which `addr2line -f -e OBJECT OFFSET` turns into a file
+ * and line, for a PIE program too.  The
  * handler writes with write(2), then puts the previous handler back and returns, so that the
  * access faults again and ends the process as it would have (or reaches
  * the program's own handler).  A fault outside the region goes straight to

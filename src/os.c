@@ -452,6 +452,8 @@ long ay_os_dir_read(int fd, void *buf, size_t cap) {
     return n < 0 ? -errno : n;
 }
 
+int ay_os_cwd(char *buf, size_t cap) { return getcwd(buf, cap) ? 0 : -errno; }
+
 unsigned ay_os_pid(void) { return (unsigned)getpid(); }
 
 unsigned ay_os_uid(void) { return (unsigned)getuid(); }

@@ -159,6 +159,9 @@ int ay_os_write_all(int fd, const char *buf, size_t len);
 /* getdents64(2) of the directory open at fd: bytes of linux_dirent64
  * records in buf, 0 at the end, or -errno. */
 long ay_os_dir_read(int fd, void *buf, size_t cap);
+/* The current directory (getcwd(3) into buf): 0, or -errno (-ERANGE when
+ * it does not fit in cap bytes). */
+int ay_os_cwd(char *buf, size_t cap);
 /* The process's id, its real user id, and whether process `pid` exists
  * (kill(pid, 0) does not fail with ESRCH). */
 unsigned ay_os_pid(void);

@@ -459,7 +459,9 @@ static void leak_put_summary(ay_fmt_t *f, const snapshot_t *sn) {
     }
 }
 
-/* One frame line: `    #N 0xpc in func file:line` or `(object+0xvaddr)`. */
+/* One frame line: `    #N 0xpc in func file:line (object+0xvaddr)`, each
+ * part when known; object+vaddr is what `addr2line -f -e object vaddr`
+ * reads. */
 static void leak_put_frame(ay_fmt_t *f, unsigned frame, uintptr_t pc, const ay_sym_t *s) {
     ay_fmt_str(f, "    #");
     ay_fmt_u64(f, frame);
@@ -474,7 +476,8 @@ static void leak_put_frame(ay_fmt_t *f, unsigned frame, uintptr_t pc, const ay_s
         ay_fmt_str(f, s->file);
         ay_fmt_str(f, ":");
         ay_fmt_u64(f, s->line);
-    } else if (s && s->object[0]) {
+    }
+    if (s && s->object[0]) {
         ay_fmt_str(f, " (");
         ay_fmt_str(f, s->object);
         ay_fmt_str(f, "+");

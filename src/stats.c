@@ -38,6 +38,7 @@
 #include "init.h"
 #include "meta.h"
 #include "os.h"
+#include "outfile.h"
 #include "pagemap.h"
 #include "report.h"
 #include "stats.h"
@@ -337,21 +338,53 @@ ALLOY_API void alloy_stats_print(alloy_write_cb *cb, void *opaque, const char *o
 
 /* ---- the report at exit (stats_print:true) ----
  * Written to a private copy of stderr, taken at start-up: programs such as
- * the coreutils close stderr in their own exit handlers, which run first. */
+ * the coreutils close stderr in their own exit handlers, which run first.
+ * With stats_file, to that file instead, created at exit (so a program that
+ * execs another in the same process leaves the name to it, and a child's
+ * %p is its own pid), under the directory the program started in; when it
+ * cannot be created, one warning and the copy of stderr.  With
+ * stats_print_pid, only that process reports. */
 
 static int stats_fd = -1;
+static char stats_dir[4096]; /* the start's directory, for a relative stats_file */
 
 static void stats_write(void *opaque, const char *text, size_t len) {
-    ay_os_write(stats_fd, text, len);
+    ay_os_write(*(const int *)opaque, text, len);
 }
 
 __attribute__((constructor)) static void stats_at_start(void) {
     ay_ensure_init();
-    if (ay_conf.stats_print)
-        stats_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+    if (!ay_conf.stats_print)
+        return;
+    stats_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+    if (ay_conf.stats_file[0] && ay_conf.stats_file[0] != '/' &&
+        ay_os_cwd(stats_dir, sizeof stats_dir) != 0)
+        stats_dir[0] = 0; /* (the name is then taken from the directory at exit) */
+}
+
+/* The file stats_file names, created; -1 after a warning. */
+static int stats_file_open(void) {
+    char path[sizeof stats_dir + AY_CONF_PATH_MAX + 16];
+    size_t n = stats_dir[0] ? strlen(stats_dir) : 0;
+    memcpy(path, stats_dir, n);
+    if (n)
+        path[n++] = '/';
+    int r = ay_outfile_path(path + n, sizeof path - n, ay_conf.stats_file, ay_os_pid());
+    if (r == 0)
+        r = ay_outfile_create(path);
+    if (r < 0)
+        ay_outfile_warn("stats_file", "cannot create ", path, "", -r,
+                        "; the report goes to stderr");
+    return r < 0 ? -1 : r;
 }
 
 __attribute__((destructor)) static void stats_at_exit(void) {
-    if (ay_conf.stats_print && stats_fd >= 0)
-        alloy_stats_print(stats_write, NULL, ay_conf.stats_print_opts);
+    if (!ay_conf.stats_print || (ay_conf.stats_print_pid && ay_conf.stats_print_pid != ay_os_pid()))
+        return;
+    int file = ay_conf.stats_file[0] ? stats_file_open() : -1;
+    int fd = file >= 0 ? file : stats_fd;
+    if (fd >= 0)
+        alloy_stats_print(stats_write, &fd, ay_conf.stats_print_opts);
+    if (file >= 0)
+        ay_os_close(file);
 }

@@ -16,6 +16,7 @@
 #include "init.h"
 #include "meta.h"
 #include "os.h"
+#include "outfile.h"
 #include "pagemap.h"
 #include "prof.h"
 #include "prof_store.h"
@@ -261,43 +262,11 @@ static void snap_complete(ay_snap_t *s, uint64_t now) {
 
 /* ---- the file ---- */
 
-static const char *err_text(int err) {
-    switch (err) {
-    case ENOSPC: return "no space left on device";
-    case EDQUOT: return "disk quota exceeded";
-    case EFBIG: return "file too large: the file-size limit";
-    case EEXIST: return "it exists; the timeline never overwrites a file";
-    case ENOENT: return "no such directory";
-    case EACCES:
-    case EPERM: return "permission denied";
-    case EROFS: return "read-only file system";
-    case EIO: return "input/output error";
-    case ENAMETOOLONG: return "name too long";
-    default: return "error";
-    }
-}
-
 /* "alloy: timeline: <before><file><after> (<why>)<then>" on stderr; no
  * reason when err is 0. */
 static void warn_file(const char *before, const char *file, const char *after, int err,
                       const char *then) {
-    ay_fmt_t f;
-    ay_msg_begin(&f);
-    ay_fmt_str(&f, "timeline: ");
-    ay_fmt_str(&f, before);
-    ay_fmt_str(&f, file);
-    ay_fmt_str(&f, after);
-    if (err) {
-        ay_fmt_str(&f, " (");
-        ay_fmt_str(&f, err_text(err));
-        if (!strcmp(err_text(err), "error")) {
-            ay_fmt_str(&f, " ");
-            ay_fmt_u64(&f, (uint64_t)err);
-        }
-        ay_fmt_str(&f, ")");
-    }
-    ay_fmt_str(&f, then);
-    ay_msg_end(&f);
+    ay_outfile_warn("timeline", before, file, after, err, then);
 }
 
 /* Stop writing the file: close it only if it is still ours. */
@@ -331,28 +300,6 @@ static void buf_put(void *opaque, const char *text, size_t n) {
         return;
     memcpy(buf + len, text, n);
     len += n;
-}
-
-/* path = timeline_file with "%p" made the pid. */
-static void make_path(void) {
-    const char *t = ay_conf.timeline_file;
-    size_t n = 0;
-    for (; *t && n + 24 < sizeof path; t++) {
-        if (t[0] == '%' && t[1] == 'p') {
-            char d[24];
-            int k = 0;
-            unsigned v = pid;
-            do
-                d[k++] = (char)('0' + v % 10);
-            while ((v /= 10) != 0);
-            while (k > 0)
-                path[n++] = d[--k];
-            t++;
-        } else {
-            path[n++] = *t;
-        }
-    }
-    path[n] = 0;
 }
 
 /* ---- records ---- */
@@ -571,19 +518,18 @@ static unsigned header_pid(const char *file) {
  * another live process records to is left to it, silently (a child that
  * inherited the setting); any other gives a warning.  false: no file. */
 static bool file_start(void) {
-    int flags = O_WRONLY | O_CLOEXEC | O_APPEND | O_NOFOLLOW;
-    make_path();
+    ay_outfile_path(path, sizeof path, ay_conf.timeline_file, pid);
     buf = ay_meta_alloc(AY_TIMELINE_BUF);
     classes_prev = ay_meta_alloc(sizeof(ay_timeline_class_t) * AY_NUM_CLASSES);
     if (!buf || !classes_prev) {
         warn_file("no memory for ", path, "", ENOMEM, "; not recording");
         return false;
     }
-    int r = ay_os_open(path, flags | O_CREAT | O_EXCL, 0644);
+    int r = ay_outfile_create(path);
     if (r == -EEXIST) {
         unsigned owner = header_pid(path);
         if (owner == pid)
-            r = ay_os_open(path, flags | O_TRUNC, 0);
+            r = ay_os_open(path, AY_OUTFILE_FLAGS | O_TRUNC, 0);
         else if (owner && ay_os_pid_exists(owner))
             return false;
     }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* alloy.c - the `alloy` command, one entry point for users:
  *
- *   alloy run [--stats[=full|json]] [--prof] [--leaks] [--timeline FILE] [--live]
- *             [--conf K:V,...] -- CMD ARGS...
+ *   alloy run [--stats[=full|json]] [--stats-file FILE] [--follow-children] [--prof]
+ *             [--leaks] [--timeline FILE] [--live] [--conf K:V,...] -- CMD ARGS...
  *       exec CMD with LD_PRELOAD=liballoy.so.0 and ALLOY_CONF set
  *   alloy stats [--summary] FILE.json [FILE2.json]
  *       a saved JSON report as tables, or the change between two (alloy_stats.c)
@@ -62,14 +62,20 @@
 static const char usage_text[] =
     "usage: alloy COMMAND [ARGS...]\n"
     "\n"
-    "  alloy run [--stats[=full|json]] [--prof] [--leaks] [--timeline FILE] [--live]\n"
-    "            [--conf K:V,...] -- CMD [ARGS...]\n"
+    "  alloy run [--stats[=full|json]] [--stats-file FILE] [--follow-children]\n"
+    "            [--prof] [--leaks] [--timeline FILE] [--live] [--conf K:V,...]\n"
+    "            -- CMD [ARGS...]\n"
     "      Run CMD on the alloy allocator (LD_PRELOAD=" ALLOY_TOOL_SONAME ").\n"
     "      --stats        print a summary of alloy's statistics on stderr when CMD\n"
     "                     exits (adds stats_print:true to ALLOY_CONF)\n"
     "      --stats=full   the full report, with tables of heaps, NUMA nodes and\n"
     "                     size classes (also adds stats_print_opts:f)\n"
     "      --stats=json   the report as JSON, for alloy stats (stats_print_opts:J)\n"
+    "      --stats-file FILE  the report into FILE, never mixed with CMD's output\n"
+    "                     (stats_file:FILE; implies --stats); %p becomes the pid;\n"
+    "                     a file that exists is refused\n"
+    "      --follow-children  a report from every process of CMD's tree; without\n"
+    "                     it, only CMD's own (stats_print_pid:<CMD's pid>)\n"
     "      --prof         heap profiling, with a profile written when CMD exits\n"
     "                     (prof:true,prof_final:true): alloy.<pid>.<seq>.f.heap\n"
     "      --leaks        report the allocations still live when CMD exits\n"
@@ -120,12 +126,12 @@ static bool is_executable(const char *path) { return is_file(path) && access(pat
 /* A --conf value: non-empty, every non-empty item of the form KEY:VALUE. */
 static void check_conf(const char *v) {
     if (!*v)
-        usage_error("run: --conf needs a value K:V[,K:V...]");
+        usage_error("--conf needs a value K:V[,K:V...]");
     for (const char *item = v; *item;) {
         size_t len = strcspn(item, ",");
         const char *colon = memchr(item, ':', len);
         if (len > 0 && (!colon || colon == item))
-            usage_error("run: --conf wants KEY:VALUE items separated by commas, got '%s'", v);
+            usage_error("--conf wants KEY:VALUE items separated by commas, got '%s'", v);
         item += len;
         if (*item == ',')
             item++;
@@ -137,32 +143,55 @@ static char *append(char *dst, const char *sep, const char *src) {
     size_t dl = dst ? strlen(dst) : 0;
     const char *s = dl ? sep : "";
     char *r = realloc(dst, dl + strlen(s) + strlen(src) + 1);
-    if (!r) {
-        perror("alloy");
-        exit(EXIT_MISSING);
-    }
+    if (!r)
+        die(EXIT_MISSING, "out of memory");
     strcpy(r + dl, s);
     strcat(r, src);
     return r;
 }
 
-/* The setting --timeline FILE adds: timeline_file:<FILE, absolute>.  A
- * timeline left by an earlier run is replaced; any other file is kept. */
-static char *timeline_setting(const char *file) {
+/* The file name that option (--timeline, --stats-file) gives, made
+ * absolute (malloc'd): a path setting of ALLOY_CONF holds no comma and at
+ * most 255 bytes (AY_CONF_PATH_MAX - 1). */
+static char *absolute_file(const char *option, const char *file) {
     if (!*file || strchr(file, ','))
-        usage_error("run: --timeline wants a file name without commas, got '%s'", file);
+        usage_error("%s wants a file name without commas, got '%s'", option, file);
     char cwd[PATH_MAX], *abs = NULL;
     if (file[0] != '/') {
-        if (!getcwd(cwd, sizeof cwd)) {
-            perror("alloy: run: getcwd");
-            exit(EXIT_MISSING);
-        }
+        if (!getcwd(cwd, sizeof cwd))
+            die(EXIT_MISSING, "getcwd: %s", strerror(errno));
         abs = append(append(NULL, "", cwd), "/", file);
     } else {
         abs = append(NULL, "", file);
     }
-    if (strlen(abs) > 255) /* timeline_file's bound (AY_CONF_PATH_MAX - 1) */
-        usage_error("run: --timeline %s: the path is longer than 255 bytes", file);
+    if (strlen(abs) > 255)
+        usage_error("%s %s: the path is longer than 255 bytes", option, file);
+    return abs;
+}
+
+/* The settings --stats-file FILE adds: stats_file:<FILE, absolute>.  A file
+ * that exists is refused (the library would keep it and report on stderr);
+ * with --follow-children every process writes a report, so the name needs
+ * a %p. */
+static char *stats_file_setting(const char *file, bool children) {
+    char *abs = absolute_file("--stats-file", file);
+    bool per_pid = strstr(abs, "%p") != NULL;
+    if (!per_pid && access(abs, F_OK) == 0)
+        usage_error("--stats-file %s: the file exists; not overwriting it", file);
+    if (children && !per_pid)
+        usage_error("--follow-children writes a report per process: put %%p (the pid) in "
+                    "the --stats-file name, as in %s.%%p",
+                    file);
+    char *setting = append(NULL, "", "stats_file:");
+    setting = append(setting, "", abs);
+    free(abs);
+    return setting;
+}
+
+/* The setting --timeline FILE adds: timeline_file:<FILE, absolute>.  A
+ * timeline left by an earlier run is replaced; any other file is kept. */
+static char *timeline_setting(const char *file) {
+    char *abs = absolute_file("--timeline", file);
     FILE *old = fopen(abs, "r");
     if (old) {
         char head[32] = "";
@@ -170,7 +199,7 @@ static char *timeline_setting(const char *file) {
         fclose(old);
         head[n] = 0;
         if (strncmp(head, "{\"alloy_timeline\":", 18) != 0)
-            usage_error("run: --timeline %s: the file exists and is not an alloy timeline; "
+            usage_error("--timeline %s: the file exists and is not an alloy timeline; "
                         "not overwriting it",
                         file);
         unlink(abs);
@@ -187,8 +216,7 @@ static int run_exec(char **argv, const char *conf, const char *dir) {
     char lib[PATH_MAX];
     find_library(lib, sizeof lib, dir);
     if (strpbrk(lib, ": \t")) {
-        fprintf(stderr, "alloy: %s contains a space or colon, which LD_PRELOAD cannot carry\n",
-                lib);
+        error_line("%s contains a space or colon, which LD_PRELOAD cannot carry", lib);
         return EXIT_MISSING;
     }
     /* Ours goes first; a preload list already set is kept after it. */
@@ -197,25 +225,64 @@ static int run_exec(char **argv, const char *conf, const char *dir) {
     if (old && *old)
         preload = append(preload, ":", old);
     if (setenv("LD_PRELOAD", preload, 1) != 0 || (conf && setenv("ALLOY_CONF", conf, 1) != 0)) {
-        perror("alloy: setenv");
+        error_line("setenv: %s", strerror(errno));
         return EXIT_MISSING;
     }
     execvp(argv[0], argv);
     int e = errno;
-    fprintf(stderr, "alloy: cannot run %s: %s\n", argv[0], strerror(e));
+    error_line("cannot run %s: %s", argv[0], strerror(e));
     return e == ENOENT ? 127 : 126;
 }
 
+/* What the options of `alloy run` ask for. */
+typedef struct run_opts {
+    const char *stats;      /* the settings --stats adds */
+    const char *stats_file; /* --stats-file's FILE */
+    char *timeline;         /* the setting --timeline adds */
+    char *extra;            /* the --conf values, in order */
+    bool prof, leaks, live, children;
+} run_opts_t;
+
+/* conf (ALLOY_CONF as it was, or NULL) with the settings o adds after it. */
+static char *run_conf(char *conf, run_opts_t *o) {
+    if (o->children && !o->stats && !o->stats_file)
+        usage_error("--follow-children is for the stats report: add --stats");
+    if (o->stats_file && !o->stats)
+        o->stats = "stats_print:true";
+    if (o->extra)
+        conf = append(conf, ",", o->extra);
+    if (o->stats) {
+        conf = append(conf, ",", o->stats);
+        if (o->stats_file) {
+            char *setting = stats_file_setting(o->stats_file, o->children);
+            conf = append(conf, ",", setting);
+            free(setting);
+        }
+        /* CMD runs in this process (exec): its pid is ours; its children,
+         * which inherit ALLOY_CONF, have others and print nothing */
+        char only[40];
+        snprintf(only, sizeof only, "stats_print_pid:%u", o->children ? 0u : (unsigned)getpid());
+        conf = append(conf, ",", only);
+    }
+    if (o->prof)
+        conf = append(conf, ",", "prof:true,prof_final:true");
+    if (o->leaks)
+        conf = append(conf, ",", "prof_leak:true");
+    if (o->timeline)
+        conf = append(conf, ",", o->timeline);
+    if (o->live)
+        conf = append(conf, ",", "stats_shm:true");
+    return conf;
+}
+
 static int cmd_run(int argc, char **argv, const char *dir) {
-    const char *stats = NULL; /* the settings --stats adds */
-    char *timeline = NULL;    /* the setting --timeline adds */
-    bool dashdash = false, prof = false, leaks = false, live = false;
+    run_opts_t o = {0};
+    bool dashdash = false;
     char *conf = NULL;
     int i = 2;
     const char *env = getenv("ALLOY_CONF");
     if (env && *env)
         conf = append(conf, ",", env);
-    char *extra = NULL; /* the --conf values, in order */
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) {
@@ -223,61 +290,55 @@ static int cmd_run(int argc, char **argv, const char *dir) {
             i++;
             break;
         } else if (!strcmp(a, "--prof")) {
-            prof = true;
+            o.prof = true;
         } else if (!strcmp(a, "--leaks")) {
-            leaks = true;
+            o.leaks = true;
         } else if (!strcmp(a, "--live")) {
-            live = true;
+            o.live = true;
         } else if (!strcmp(a, "--timeline")) {
             if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
-                usage_error("run: --timeline needs a file name");
-            timeline = timeline_setting(argv[++i]);
+                usage_error("--timeline needs a file name");
+            o.timeline = timeline_setting(argv[++i]);
         } else if (!strncmp(a, "--timeline=", 11)) {
-            timeline = timeline_setting(a + 11);
+            o.timeline = timeline_setting(a + 11);
         } else if (!strcmp(a, "--stats") || !strcmp(a, "--stats=summary")) {
-            stats = "stats_print:true";
+            o.stats = "stats_print:true";
         } else if (!strcmp(a, "--stats=full")) {
-            stats = "stats_print:true,stats_print_opts:f";
+            o.stats = "stats_print:true,stats_print_opts:f";
         } else if (!strcmp(a, "--stats=json")) {
-            stats = "stats_print:true,stats_print_opts:J";
+            o.stats = "stats_print:true,stats_print_opts:J";
+        } else if (!strcmp(a, "--stats-file")) {
+            if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
+                usage_error("--stats-file needs a file name");
+            o.stats_file = argv[++i];
+        } else if (!strncmp(a, "--stats-file=", 13)) {
+            o.stats_file = a + 13;
+        } else if (!strcmp(a, "--follow-children")) {
+            o.children = true;
         } else if (!strncmp(a, "--stats=", 8)) {
-            usage_error("run: --stats takes summary, full or json, not '%s'", a + 8);
+            usage_error("--stats takes summary, full or json, not '%s'", a + 8);
         } else if (!strcmp(a, "--conf")) {
             if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
-                usage_error("run: --conf needs a value K:V[,K:V...]");
+                usage_error("--conf needs a value K:V[,K:V...]");
             check_conf(argv[++i]);
-            extra = append(extra, ",", argv[i]);
+            o.extra = append(o.extra, ",", argv[i]);
         } else if (!strncmp(a, "--conf=", 7)) {
             check_conf(a + 7);
-            extra = append(extra, ",", a + 7);
+            o.extra = append(o.extra, ",", a + 7);
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage_text, stdout);
             return 0;
         } else if (a[0] == '-') {
-            usage_error("run: unknown option '%s'", a);
+            usage_error("unknown option '%s'", a);
         } else {
-            usage_error("run: expected -- before the command, as in: alloy run -- %s ...", a);
+            usage_error("expected -- before the command, as in: alloy run -- %s ...", a);
         }
     }
     if (!dashdash)
-        usage_error("run: missing -- and a command, as in: alloy run -- CMD ARGS...");
+        usage_error("missing -- and a command, as in: alloy run -- CMD ARGS...");
     if (i >= argc)
-        usage_error("run: missing command after --");
-
-    if (extra)
-        conf = append(conf, ",", extra);
-    if (stats)
-        conf = append(conf, ",", stats);
-    if (prof)
-        conf = append(conf, ",", "prof:true,prof_final:true");
-    if (leaks)
-        conf = append(conf, ",", "prof_leak:true");
-    if (timeline)
-        conf = append(conf, ",", timeline);
-    if (live)
-        conf = append(conf, ",", "stats_shm:true");
-
-    return run_exec(argv + i, conf, dir);
+        usage_error("missing command after --");
+    return run_exec(argv + i, run_conf(conf, &o), dir);
 }
 
 static int cmd_bench(int argc, char **argv, const char *dir) {
@@ -285,19 +346,16 @@ static int cmd_bench(int argc, char **argv, const char *dir) {
     path_join(runner, sizeof runner, ALLOY_TOOL_SOURCE_DIR, "bench/run.py");
     path_join(prog, sizeof prog, dir, "bench_sizes");
     if (!ALLOY_TOOL_SOURCE_DIR[0] || !is_file(runner) || !is_executable(prog)) {
-        fprintf(stderr,
-                "alloy bench: the benchmark suite is not available here (looked for %s and %s).\n"
-                "It runs from a build tree: build alloy from source and use build/alloy bench,\n"
-                "or tools/bench.sh / tools/headline.sh in the source tree.\n",
-                runner, prog);
+        error_line("the benchmark suite is not available here (looked for %s and %s).\n"
+                   "It runs from a build tree: build alloy from source and use build/alloy bench,\n"
+                   "or tools/bench.sh / tools/headline.sh in the source tree.",
+                   runner, prog);
         return EXIT_MISSING;
     }
     /* python3 run.py --build-dir DIR [--mode M] ARGS...  (+ NULL) */
     char **av = calloc((size_t)argc + 6, sizeof *av);
-    if (!av) {
-        perror("alloy");
-        return EXIT_MISSING;
-    }
+    if (!av)
+        die(EXIT_MISSING, "out of memory");
     const char *python = is_executable("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
     int n = 0, i = 2;
     av[n++] = (char *)python;
@@ -313,7 +371,7 @@ static int cmd_bench(int argc, char **argv, const char *dir) {
         av[n++] = argv[i++];
     av[n] = NULL;
     execvp(python, av);
-    fprintf(stderr, "alloy bench: cannot run %s: %s\n", python, strerror(errno));
+    error_line("cannot run %s: %s", python, strerror(errno));
     return EXIT_MISSING;
 }
 
@@ -321,16 +379,15 @@ static int cmd_sim(int argc, char **argv, const char *dir) {
     char sim[PATH_MAX];
     path_join(sim, sizeof sim, dir, "alloy-sim");
     if (!is_executable(sim)) {
-        fprintf(stderr,
-                "alloy sim: the simulator is not available here (looked for %s).\n"
-                "It is built in the build tree (cmake --build build --target alloy-sim); "
-                "use build/alloy sim.\n",
-                sim);
+        error_line("the simulator is not available here (looked for %s).\n"
+                   "It is built in the build tree (cmake --build build --target alloy-sim); "
+                   "use build/alloy sim.",
+                   sim);
         return EXIT_MISSING;
     }
     argv[1] = sim; /* alloy-sim ARGS... */
     execv(sim, argv + 1);
-    fprintf(stderr, "alloy sim: cannot run %s: %s\n", sim, strerror(errno));
+    error_line("cannot run %s: %s", sim, strerror(errno));
     return EXIT_MISSING;
 }
 
@@ -350,6 +407,11 @@ int main(int argc, char **argv) {
         return 0;
     }
     char dir[PATH_MAX];
+    static const char *const commands[] = {"run",  "bench", "sim",      "prof", "stats",
+                                           "plot", "top",   "settings", "names"};
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
+        if (!strcmp(cmd, commands[k]))
+            set_command_name(commands[k]);
     if (!strcmp(cmd, "run")) {
         self_dir(dir, sizeof dir, argv[0]);
         return cmd_run(argc, argv, dir);

@@ -60,7 +60,7 @@ static void man_text(const char *s) {
 static void *lookup(void *lib, const char *sym, const char *path) {
     void *f = dlsym(lib, sym);
     if (!f)
-        fprintf(stderr, "alloy: %s has no %s (an older liballoy?)\n", path, sym);
+        error_line("%s has no %s (an older liballoy?)", path, sym);
     return f;
 }
 
@@ -141,13 +141,13 @@ int cmd_describe(int argc, char **argv, const char *dir) {
         else if (!strcmp(argv[i], "--man"))
             fmt = FMT_MAN;
         else
-            usage_error("%s: unknown option '%s' (--markdown or --man)", argv[1], argv[i]);
+            usage_error("unknown option '%s' (--markdown or --man)", argv[i]);
     }
     char path[PATH_MAX];
     find_library(path, sizeof path, dir);
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        fprintf(stderr, "alloy: cannot load %s: %s\n", path, dlerror());
+        error_line("cannot load %s: %s", path, dlerror());
         return EXIT_MISSING;
     }
     void *f = lookup(lib, settings ? "alloy_setting_describe" : "alloy_ctl_describe", path);

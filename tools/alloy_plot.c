@@ -35,18 +35,17 @@ static void check_timeline(const char *file) {
     char buf[sizeof head] = "";
     FILE *f = fopen(file, "r");
     if (!f) {
-        fprintf(stderr, "alloy: plot: %s: %s\n", file, strerror(errno));
+        error_line("%s: %s", file, strerror(errno));
         exit(EXIT_USAGE);
     }
     size_t n = fread(buf, 1, sizeof head - 1, f);
     fclose(f);
     buf[n] = 0;
     if (strcmp(buf, head) != 0) {
-        fprintf(stderr,
-                "alloy: plot: %s: not an alloy timeline (it starts with the line "
-                "{\"alloy_timeline\":1,...}; alloy run --timeline FILE writes one)\n",
-                file);
-        exit(EXIT_USAGE);
+        die(EXIT_USAGE,
+            "%s: not an alloy timeline (it starts with the line "
+            "{\"alloy_timeline\":1,...}; alloy run --timeline FILE writes one)",
+            file);
     }
 }
 
@@ -61,7 +60,7 @@ static char *default_out(const char *file) {
     size_t stem = dot && (!slash || dot > slash + 1) ? (size_t)(dot - file) : strlen(file);
     char *out = malloc(stem + 5);
     if (!out) {
-        perror("alloy: plot");
+        error_line("%s", strerror(errno));
         exit(EXIT_MISSING);
     }
     memcpy(out, file, stem);
@@ -76,22 +75,22 @@ int cmd_plot(int argc, char **argv) {
         const char *a = argv[i];
         if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (i + 1 >= argc)
-                usage_error("plot: %s needs a file name (OUT.svg or OUT.png)", a);
+                usage_error("%s needs a file name (OUT.svg or OUT.png)", a);
             out = argv[++i];
         } else if (!strncmp(a, "--output=", 9)) {
             out = a + 9;
         } else if (a[0] == '-' && a[1]) {
-            usage_error("plot: unknown option '%s'", a);
+            usage_error("unknown option '%s'", a);
         } else if (nfiles == 2) {
-            usage_error("plot: at most two timelines (alloy plot A B overlays them)");
+            usage_error("at most two timelines (alloy plot A B overlays them)");
         } else {
             files[nfiles++] = a;
         }
     }
     if (!nfiles)
-        usage_error("plot: which timeline? alloy plot [-o OUT.svg|OUT.png] FILE [FILE2]");
+        usage_error("which timeline? alloy plot [-o OUT.svg|OUT.png] FILE [FILE2]");
     if (out && !has_ext(out, ".svg") && !has_ext(out, ".png"))
-        usage_error("plot: -o %s: the chart is an .svg or a .png file", out);
+        usage_error("-o %s: the chart is an .svg or a .png file", out);
     for (int i = 0; i < nfiles; i++)
         check_timeline(files[i]);
     if (!out)
@@ -101,14 +100,13 @@ int cmd_plot(int argc, char **argv) {
     if (!python || !*python)
         python = "/usr/bin/python3";
     if (access(python, X_OK) != 0) {
-        fprintf(stderr, "alloy: plot: needs Python 3 (%s) and matplotlib: " PACKAGE_HINT "\n",
-                python);
+        error_line("needs Python 3 (%s) and matplotlib: " PACKAGE_HINT, python);
         return EXIT_MISSING;
     }
     char *av[6] = {(char *)python,        "-c",
                    (char *)alloy_plot_py, (char *)out,
                    (char *)files[0],      nfiles > 1 ? (char *)files[1] : NULL};
     execv(python, av);
-    fprintf(stderr, "alloy: plot: cannot run %s: %s\n", python, strerror(errno));
+    error_line("cannot run %s: %s", python, strerror(errno));
     return EXIT_MISSING;
 }

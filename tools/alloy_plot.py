@@ -41,7 +41,7 @@ MAX_PHASES = 3
 
 
 def fail(path, msg):
-    print("alloy: plot: %s: %s" % (path, msg), file=sys.stderr)
+    print("alloy plot: %s: %s" % (path, msg), file=sys.stderr)
     sys.exit(2)
 
 
@@ -275,7 +275,7 @@ def main(argv):
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        print("alloy: plot: needs matplotlib for Python 3 (Debian package python3-matplotlib): "
+        print("alloy plot: needs matplotlib for Python 3 (Debian package python3-matplotlib): "
               "apt-get install python3-matplotlib", file=sys.stderr)
         return 1
     tls = [Timeline(p) for p in paths]

@@ -132,7 +132,7 @@ static int prof_parse_args(int argc, char **argv, opts_t *o) {
         const char *a = argv[i];
         if (!strcmp(a, "--top")) {
             if (i + 1 >= argc || (o->top = atoi(argv[++i])) <= 0)
-                usage_error("prof: --top needs a positive number");
+                usage_error("--top needs a positive number");
         } else if (!strcmp(a, "--folded")) {
             o->folded = true;
         } else if (!strcmp(a, "--alloc")) {
@@ -143,15 +143,15 @@ static int prof_parse_args(int argc, char **argv, opts_t *o) {
             printf("usage: alloy prof [--top N] [--folded] [--alloc] [--objects] FILE.heap\n");
             return 1;
         } else if (a[0] == '-') {
-            usage_error("prof: unknown option '%s'", a);
+            usage_error("unknown option '%s'", a);
         } else if (o->path) {
-            usage_error("prof: one profile at a time ('%s' and '%s')", o->path, a);
+            usage_error("one profile at a time ('%s' and '%s')", o->path, a);
         } else {
             o->path = a;
         }
     }
     if (!o->path)
-        usage_error("prof: which heap profile? (alloy prof FILE.heap)");
+        usage_error("which heap profile? (alloy prof FILE.heap)");
     return 0;
 }
 
@@ -334,13 +334,12 @@ int cmd_prof(int argc, char **argv, const char *dir) {
     size_t len;
     char *text = read_file(o.path, &len);
     if (!text) {
-        fprintf(stderr, "alloy prof: cannot read %s\n", o.path);
+        error_line("cannot read %s", o.path);
         return EXIT_MISSING;
     }
     unsigned long long h[4];
     if (sscanf(text, "heap profile: %llu: %llu [%llu: %llu] @", &h[0], &h[1], &h[2], &h[3]) != 4) {
-        fprintf(stderr, "alloy prof: %s is not a heap profile (no 'heap profile:' header)\n",
-                o.path);
+        error_line("%s is not a heap profile (no 'heap profile:' header)", o.path);
         return EXIT_MISSING;
     }
     int vi = (o.alloc ? 2 : 0) + (o.objects ? 0 : 1);

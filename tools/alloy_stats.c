@@ -19,7 +19,7 @@
  * of docs/STATS.md: every field the report needs must be there, of its type.
  * Exit status: 0; 2 for bad usage or a file that is missing, unreadable, not
  * JSON, truncated, or not an alloy report, with one line on stderr
- * ("alloy: stats: FILE: ...").
+ * ("alloy stats: FILE: ...").
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -43,11 +43,10 @@ static const char *current_file;
 __attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "alloy: stats: %s: ", current_file);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    exit(EXIT_USAGE);
+    die(EXIT_USAGE, "%s: %s", current_file, msg);
 }
 
 static void *xalloc(size_t n) {
@@ -665,15 +664,15 @@ int cmd_stats(int argc, char **argv) {
                   stdout);
             return 0;
         } else if (arg[0] == '-' && arg[1]) {
-            usage_error("stats: unknown option '%s'", arg);
+            usage_error("unknown option '%s'", arg);
         } else if (nfiles == 2) {
-            usage_error("stats: at most two files (a report, or two to compare)");
+            usage_error("at most two files (a report, or two to compare)");
         } else {
             files[nfiles++] = arg;
         }
     }
     if (nfiles == 0)
-        usage_error("stats: missing FILE.json (a report from alloy_stats_print with opts \"J\")");
+        usage_error("missing FILE.json (a report from alloy_stats_print with opts \"J\")");
     saved_t a, b;
     load(files[0], &a);
     ay_emit_t e;
@@ -682,7 +681,7 @@ int cmd_stats(int argc, char **argv) {
         ay_report_print(&e, &a.src, a.flags | (summary ? 0 : AY_REPORT_FULL));
     } else {
         if (!strcmp(files[0], "-") && !strcmp(files[1], "-"))
-            usage_error("stats: standard input can be only one of the two files");
+            usage_error("standard input can be only one of the two files");
         load(files[1], &b);
         printf("A: %s\nB: %s\n", files[0], files[1]);
         ay_report_diff(&e, &a.src, &b.src, a.flags | b.flags);

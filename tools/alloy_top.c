@@ -59,11 +59,10 @@ typedef struct top_seg {
 __attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fputs("alloy: top: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    exit(1);
+    die(1, "%s", msg);
 }
 
 static const char *user_name(uid_t uid) {
@@ -468,8 +467,8 @@ static int top_loop(top_seg_t *t, bool utf8) {
     for (;;) {
         if (!seg_refresh(t)) {
             term_restore();
-            fprintf(stderr, "alloy: top: process %u %s\n", t->pid,
-                    pid_running(t->pid) ? "stopped publishing its statistics" : "exited");
+            error_line("process %u %s", t->pid,
+                       pid_running(t->pid) ? "stopped publishing its statistics" : "exited");
             return 0;
         }
         ay_snap_t s;
@@ -507,19 +506,19 @@ int cmd_top(int argc, char **argv) {
         else if (!strcmp(argv[i], "--json"))
             json = true;
         else if (argv[i][0] == '-')
-            usage_error("top: unknown option '%s'", argv[i]);
+            usage_error("unknown option '%s'", argv[i]);
         else if (pid_arg)
-            usage_error("top: one PID at a time");
+            usage_error("one PID at a time");
         else
             pid_arg = argv[i];
     }
     if (!pid_arg)
-        usage_error("top: which process? alloy top [--once|--json] PID");
+        usage_error("which process? alloy top [--once|--json] PID");
     char *end;
     errno = 0;
     unsigned long pid = strtoul(pid_arg, &end, 10);
     if (errno || *end || end == pid_arg || pid == 0 || pid > INT32_MAX || pid_arg[0] == '-')
-        usage_error("top: '%s' is not a process id", pid_arg);
+        usage_error("'%s' is not a process id", pid_arg);
     top_seg_t t = {.pid = (unsigned)pid};
     ay_shm_path(t.path, t.pid);
     seg_open(&t);

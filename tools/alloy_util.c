@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* alloy_util.c - the helpers that the files of the `alloy` command share
- * (declared in alloy_util.h): usage errors, and where the command's parts
+ * (declared in alloy_util.h): messages and usage errors, and where the command's parts
  * are.
  *
  * Where things are.  The command finds its own files from its real path
@@ -16,7 +16,8 @@
  * Invariants: libc only, and no other file of tools/ (this is the bottom of
  * the command; see alloy_util.h).  A helper that cannot do its work exits
  * (EXIT_USAGE for bad usage, EXIT_MISSING for a missing part or a path
- * longer than PATH_MAX) with one line on stderr starting "alloy: ".
+ * longer than PATH_MAX) with one line on stderr starting "alloy NAME: ", NAME
+ * the subcommand (set_command_name), or "alloy: " before one is known.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -33,13 +34,41 @@
 #define ALLOY_TOOL_LIBDIR_REL "../lib" /* from bin/ to the library directory */
 #endif
 
+/* ---- messages: one line each, "alloy NAME: ..." ---- */
+
+static const char *command_name; /* the subcommand, or NULL */
+
+void set_command_name(const char *name) { command_name = name; }
+
+static void vline(const char *fmt, va_list ap, const char *tail) {
+    if (command_name)
+        fprintf(stderr, "alloy %s: ", command_name);
+    else
+        fputs("alloy: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs(tail, stderr);
+}
+
+void error_line(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vline(fmt, ap, "\n");
+    va_end(ap);
+}
+
+void die(int status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vline(fmt, ap, "\n");
+    va_end(ap);
+    exit(status);
+}
+
 /* A usage error: one line on stderr, exit status 2. */
 void usage_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fputs("alloy: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs(" (see alloy --help)\n", stderr);
+    vline(fmt, ap, " (see alloy --help)\n");
     va_end(ap);
     exit(EXIT_USAGE);
 }
@@ -53,8 +82,7 @@ bool is_file(const char *path) {
 void path_join(char *out, size_t cap, const char *a, const char *b) {
     int n = snprintf(out, cap, "%s/%s", a, b);
     if (n < 0 || (size_t)n >= cap) {
-        fprintf(stderr, "alloy: path too long: %s/%s\n", a, b);
-        exit(EXIT_MISSING);
+        die(EXIT_MISSING, "path too long: %s/%s", a, b);
     }
 }
 
@@ -65,9 +93,8 @@ void self_dir(char *out, size_t cap, const char *argv0) {
     if (n > 0) {
         buf[n] = '\0';
     } else if (!argv0 || !strchr(argv0, '/') || !realpath(argv0, buf)) {
-        fprintf(stderr, "alloy: cannot find where the alloy command lives "
-                        "(/proc/self/exe is unreadable; run it by its path)\n");
-        exit(EXIT_MISSING);
+        die(EXIT_MISSING, "cannot find where the alloy command lives "
+                          "(/proc/self/exe is unreadable; run it by its path)");
     }
     char *slash = strrchr(buf, '/');
     if (slash == buf)
@@ -75,8 +102,7 @@ void self_dir(char *out, size_t cap, const char *argv0) {
     else if (slash)
         *slash = '\0';
     if (strlen(buf) >= cap) {
-        fprintf(stderr, "alloy: path too long: %s\n", buf);
-        exit(EXIT_MISSING);
+        die(EXIT_MISSING, "path too long: %s", buf);
     }
     strcpy(out, buf);
 }
@@ -106,9 +132,7 @@ void find_library(char *out, size_t cap, const char *dir) {
                 return;
         }
     }
-    fprintf(stderr,
-            "alloy: " ALLOY_TOOL_SONAME " not found (looked in %s and %s); "
-            "build it (cmake --build) or reinstall\n",
-            order[0], order[1]);
-    exit(EXIT_MISSING);
+    die(EXIT_MISSING,
+        ALLOY_TOOL_SONAME " not found (looked in %s and %s); build it (cmake --build) or reinstall",
+        order[0], order[1]);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* alloy_util.h - the helpers that the files of the `alloy` command share:
- * its exit statuses, usage errors, and where its parts are (the command's
+ * its exit statuses, its messages and usage errors, and where its parts are (the command's
  * own directory, liballoy.so.0, paths joined under PATH_MAX).
  *
  * Invariants: this module is the bottom of the command.  It calls no other
@@ -20,7 +20,15 @@
 
 enum { EXIT_USAGE = 2, EXIT_MISSING = 1 };
 
-/* A usage error: one line on stderr ("alloy: ... (see alloy --help)"), exit 2. */
+/* The subcommand that runs ("run", "stats", ...), set by the dispatcher
+ * before it calls the subcommand: every message of the command starts
+ * "alloy NAME: " ("alloy: " before a subcommand is known). */
+void set_command_name(const char *name);
+/* One line on stderr: "alloy NAME: <message>". */
+__attribute__((format(printf, 1, 2))) void error_line(const char *fmt, ...);
+/* error_line, then exit with status. */
+__attribute__((format(printf, 2, 3), noreturn)) void die(int status, const char *fmt, ...);
+/* A usage error: one line on stderr ("alloy NAME: ... (see alloy --help)"), exit 2. */
 __attribute__((format(printf, 1, 2), noreturn)) void usage_error(const char *fmt, ...);
 /* Whether path is a regular file (after symlinks). */
 bool is_file(const char *path);

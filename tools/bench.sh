@@ -21,8 +21,10 @@ cd "$(dirname "$0")/.."
 mode=full
 case "${1:-}" in smoke|short|full) mode=$1; shift ;; esac
 tools/install-deps.sh
+echo "bench.sh: building liballoy.so, the alloy command and the workload programs into build/" \
+     "(quiet; the first build takes a minute or more)" >&2
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" --target alloy bench_programs >/dev/null
+cmake --build build -j"$(nproc)" --target alloy alloy_cmd bench_programs >/dev/null
 script=${ALLOY_PEERS_SCRIPT:-bench/build-peers.sh}
 if [ -f "$script" ]; then
   echo "bench.sh: building the peers with $script (once, about 30 s)" >&2

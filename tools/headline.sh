@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # headline.sh - the README's main job: install what is needed, build alloy
-# (liballoy.so) and the benchmark's workload programs into build/, and run the
+# (liballoy.so and the alloy command, build/alloy) and the benchmark's
+# workload programs into build/, saying so on stderr first, and run the
 # short default comparison: alloy against all seven peers, glibc, jemalloc,
 # TCMalloc and mimalloc 2 (Debian's) and the strongest ones, mimalloc 3,
 # snmalloc and rpmalloc, 3 interleaved runs of each workload (tools/bench.sh
@@ -29,8 +30,10 @@ if [ -f "$script" ]; then
   bash "$script" "$PWD/build/peers" >/dev/null 2>&1 &
   peers=$!
 fi
+echo "headline.sh: building liballoy.so, the alloy command and the workload programs into build/" \
+     "(quiet; the first build takes a minute or more)" >&2
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" --target alloy bench_programs >/dev/null
+cmake --build build -j"$(nproc)" --target alloy alloy_cmd bench_programs >/dev/null
 [ -z "$peers" ] || wait "$peers" || true
 exec /usr/bin/python3 bench/run.py --build-dir build --mode short --reps 3 \
     --allocators glibc,jemalloc,tcmalloc,mimalloc,mimalloc3,snmalloc,rpmalloc,alloy "$@"

@@ -9,6 +9,9 @@
  *                        free abort with the same report; realloc and
  *                        malloc_usable_size work on guarded blocks; a fault
  *                        elsewhere is a plain SIGSEGV with no report.
+ *   test_guard overflow  (ALLOY_CONF=guard_sample:1) the overflow case, in
+ *                        this process: it dies of SIGSEGV after the report
+ *                        (check_guard_addr2line.sh reads its frames).
  *   test_guard rate N    (ALLOY_CONF=guard_sample:N) of 200000 blocks kept
  *                        live, about one in N is guarded (within a factor 2).
  *   test_guard off       (no setting) no block is ever guarded.
@@ -48,7 +51,7 @@ static volatile char *hide(char *p) {
 /* A guarded block of `size` bytes: with guard_sample:1 every slow-path
  * malloc is sampled once a refill has charged the countdown, so a few
  * sizes of fresh classes are enough. */
-static char *guarded(size_t size) {
+__attribute__((noinline)) static char *guarded(size_t size) {
     for (int i = 0; i < 64; i++) {
         char *p = malloc(size);
         if (ay_guard_owns(p))
@@ -66,7 +69,7 @@ static void use_after_free(void) {
     free(p);
     sink = hide(p)[8];
 }
-static void overflow(void) {
+__attribute__((noinline)) static void overflow(void) {
     char *p = guarded(40);
     hide(p)[40] = 1; /* the first byte after the block: the guard page */
 }
@@ -101,12 +104,14 @@ static void expect(const char *name, case_fn *fn, int sig, const char *const *te
     CHECK(ok);
 }
 
-/* The number of addresses on the report's line that starts with `what`. */
+/* The number of frames of the stack under the report's line that starts
+ * with `what`: the lines after it of the form "alloy:     #N 0x...". */
 static unsigned frames_on(const char *out, const char *what) {
     const char *l = strstr(out, what);
     unsigned n = 0;
-    for (; l && *l && *l != '\n'; l++)
-        n += l[0] == ' ' && l[1] == '0' && l[2] == 'x';
+    for (l = l ? strchr(l, '\n') : NULL; l && !strncmp(l + 1, "alloy:     #", 12);
+         l = strchr(l + 1, '\n'))
+        n++;
     return n;
 }
 
@@ -213,12 +218,16 @@ static int grow_case(void) {
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "report"))
         return report_case();
+    if (argc > 1 && !strcmp(argv[1], "overflow")) {
+        overflow();
+        return 1; /* not reached: the overflow faults */
+    }
     if (argc > 2 && !strcmp(argv[1], "rate"))
         return rate_case((unsigned)atoi(argv[2]));
     if (argc > 1 && !strcmp(argv[1], "off"))
         return off_case();
     if (argc > 1 && !strcmp(argv[1], "grow"))
         return grow_case();
-    fprintf(stderr, "usage: test_guard report | rate N | off | grow\n");
+    fprintf(stderr, "usage: test_guard report | overflow | rate N | off | grow\n");
     return 2;
 }

@@ -44,14 +44,16 @@ expect_rc() {
     if [ "$rc" -eq "$want" ]; then ok "$name (exit $rc)"; else fail "$name: exit $rc, want $want; stderr: $err"; fi
 }
 
-# bad_usage NAME ARGS... : alloy ARGS must exit 2 with an "alloy:" message on stderr
+# bad_usage NAME ARGS... : alloy ARGS must exit 2 with one line on stderr,
+# "alloy SUBCOMMAND: ..." (or "alloy: ..." when ARGS name no subcommand)
 bad_usage() {
-    local name=$1
+    local name=$1 want="alloy: "
     shift
+    case "${1:-}" in run | stats | prof | plot | top | settings | names) want="alloy $1: " ;; esac
     expect_rc 2 "bad usage: $name" "$alloy" "$@"
     case "$err" in
-        alloy:*) ;;
-        *) fail "bad usage: $name: no 'alloy:' message on stderr (got '$err')" ;;
+        "$want"*) ;;
+        *) fail "bad usage: $name: no '$want' message on stderr (got '$err')" ;;
     esac
     [ -z "$out" ] || fail "bad usage: $name: wrote to stdout: $out"
 }
@@ -100,6 +102,39 @@ check_run_basics() {
     [ "${out:-0}" -gt 0 ] 2>/dev/null || fail "liballoy.so is not mapped in the program (count '$out')"
 }
 
+# reports TEXT : how many exit-time reports TEXT holds
+reports() { printf '%s\n' "$1" | grep -Ec '^___ alloy [^ ]+ statistics'; }
+
+# check_run_children ALLOY : alloy run --stats reports the process it
+# started, and its children only with --follow-children; --stats-file keeps
+# the reports out of the program's output
+check_run_children() {
+    alloy=$1
+    local d prog
+    d=$(mktemp -d)
+    prog=$d/two-children.sh
+    printf '#!/bin/bash\n/bin/echo one\n/bin/echo two >&2\nexit 0\n' >"$prog"
+    chmod +x "$prog"
+    expect_rc 0 "run --stats -- a script with two children" env -u ALLOY_CONF "$alloy" run --stats -- "$prog"
+    [ "$(reports "$err")" = 1 ] || fail "run --stats: $(reports "$err") reports, want 1 (the script's): $err"
+    expect_rc 0 "run --stats --follow-children" env -u ALLOY_CONF "$alloy" run --stats --follow-children -- "$prog"
+    [ "$(reports "$err")" = 3 ] || fail "--follow-children: $(reports "$err") reports, want 3: $err"
+    expect_rc 0 "run --stats=json --stats-file" env -u ALLOY_CONF "$alloy" run --stats=json --stats-file "$d/r.json" -- "$prog"
+    [ "$out" = one ] && [ "$err" = two ] || fail "--stats-file: the program's output is '$out' / '$err'"
+    "$alloy" stats --summary "$d/r.json" >/dev/null || fail "--stats-file: alloy stats cannot read $d/r.json"
+    expect_rc 0 "run --stats-file (relative) --follow-children" \
+        env -u ALLOY_CONF sh -c 'cd "$1" && shift && exec "$@"' sh "$d" "$alloy" run --stats-file 'tree.%p.txt' --follow-children -- "$prog"
+    set -- "$d"/tree.*.txt
+    [ $# = 3 ] && [ "$err" = two ] || fail "--stats-file with %p and --follow-children: $# files ($*), stderr '$err'"
+    for f in "$@"; do has_report "$(cat "$f")" || fail "$f holds no report"; done
+    bad_usage "--stats-file over a file that exists" run --stats-file "$prog" -- true
+    bad_usage "--follow-children without %p in --stats-file" run --stats-file "$d/x" --follow-children -- true
+    bad_usage "--follow-children without --stats" run --follow-children -- true
+    bad_usage "--stats-file without a name" run --stats-file -- true
+    [ -e "$d/x" ] && fail "a refused --stats-file was created"
+    rm -rf "$d"
+}
+
 tmp_err=$(mktemp)
 trap 'rm -f "$tmp_err"' EXIT
 
@@ -124,15 +159,17 @@ command)
     [ "$out" = "$builddir/liballoy.so.0:libm.so.6" ] || fail "LD_PRELOAD is '$out'"
 
     expect_rc 0 "ALLOY_CONF merged in order" env ALLOY_CONF=decay_ms:5 "$alloy" run --conf tcache:false \
-        --conf=batch_policy:clip,return_threshold:2 --stats -- sh -c 'printf %s "$ALLOY_CONF"'
-    want="decay_ms:5,tcache:false,batch_policy:clip,return_threshold:2,stats_print:true"
-    [ "$out" = "$want" ] || fail "ALLOY_CONF is '$out', want '$want'"
+        --conf=batch_policy:clip,return_threshold:2 --stats -- sh -c 'printf "%s %s" "$ALLOY_CONF" $$'
+    want="decay_ms:5,tcache:false,batch_policy:clip,return_threshold:2,stats_print:true,stats_print_pid:${out##* }"
+    [ "${out% *}" = "$want" ] || fail "ALLOY_CONF is '${out% *}', want '$want'"
     case "$err" in *warn*|*unknown*|*invalid*) fail "alloy warned about the merged ALLOY_CONF: $err" ;; esac
     expect_rc 0 "no ALLOY_CONF set when there is nothing to set" env -u ALLOY_CONF "$alloy" run -- sh -c 'printf %s "${ALLOY_CONF-unset}"'
     [ "$out" = "unset" ] || fail "ALLOY_CONF is '$out', want it unset"
     # a setting from --conf reaches the allocator
     expect_rc 0 "--conf reaches the allocator" env -u ALLOY_CONF "$alloy" run --stats --conf batch_policy:pow2 -- true
     case "$err" in *"batch_policy pow2"*) ;; *) fail "--conf batch_policy:pow2 not in the report: $err" ;; esac
+
+    check_run_children "$alloy"
 
     expect_rc 127 "command not found" "$alloy" run -- /nonexistent/program
     case "$err" in *"/nonexistent/program"*) ;; *) fail "no message naming the missing program: $err" ;; esac
@@ -149,6 +186,13 @@ command)
     bad_usage "--conf= empty" run --conf= -- true
     bad_usage "--conf without a colon" run --conf decay_ms -- true
     bad_usage "unknown run option" run --bogus -- true
+    bad_usage "stats: unknown option" stats --bogus x.json
+    bad_usage "prof: unknown option" prof --bogus x.heap
+    bad_usage "plot: unknown option" plot --bogus x.jsonl
+    bad_usage "top: not a pid" top abc
+    bad_usage "settings: unknown option" settings --bogus
+    expect_rc 1 "prof: a missing file" "$alloy" prof /nonexistent.heap
+    [ "$err" = "alloy prof: cannot read /nonexistent.heap" ] || fail "prof's message: '$err'"
 
     if [ -n "$sim" ]; then
         expect_rc 0 "sim --help forwards to alloy-sim" "$alloy" sim --help
@@ -180,6 +224,14 @@ tree)
         [ -e "$prefix/include/alloy/$(basename "$h")" ] || fail "header $(basename "$h") not installed"
     done
     [ -e "$prefix/lib/liballoy_debug.a" ] && fail "the debug flavour was installed"
+    # every library flavour the build made: release and secure, shared and static
+    for f in liballoy.so.0 liballoy.a liballoy_secure.so.0 liballoy_secure.so liballoy_secure.a; do
+        if [ -e "$build/$f" ]; then
+            [ -e "$prefix/lib/$f" ] || fail "$f was built but not installed"
+        fi
+    done
+    [ -e "$build/liballoy_secure.a" ] && [ -e "$build/liballoy_secure.so.0" ] ||
+        fail "the build made no secure flavour to check"
     # the manual pages (man/), and no simulator unless asked for (--component sim)
     for f in share/man/man1/alloy.1 share/man/man3/alloy.3; do
         [ -s "$prefix/$f" ] || fail "missing $prefix/$f"

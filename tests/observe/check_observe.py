@@ -201,7 +201,7 @@ def errors_exists(alloy, prog, d):
     open(f, "w").write("not a timeline\n")
     p = run(["true"], env={"ALLOY_CONF": "timeline_file:" + f, "LD_PRELOAD": lib_of(alloy)})
     warn = alloy_lines(p.stderr)
-    if p.returncode != 0 or len(warn) != 1 or "(it exists; the timeline never overwrites" \
+    if p.returncode != 0 or len(warn) != 1 or "(it exists; alloy never overwrites" \
             not in warn[0]:
         fail("an existing file: %r" % p.stderr)
     if open(f).read() != "not a timeline\n":
@@ -384,7 +384,8 @@ def plot_errors(alloy, d):
              ([bad, "-o", os.path.join(d, "x.pdf")], 2, "is an .svg or a .png file")]
     for args, status, text in cases:
         p = run([alloy, "plot"] + args)
-        if p.returncode != status or text not in p.stderr or len(p.stderr.splitlines()) != 1:
+        if p.returncode != status or text not in p.stderr or len(p.stderr.splitlines()) != 1 \
+                or not p.stderr.startswith("alloy plot: "):
             fail("alloy plot %s: %d %r" % (args, p.returncode, p.stderr))
         ok("alloy plot %s: status %d, %s" % (" ".join(args), status, p.stderr.strip()))
     good = os.path.join(d, "good.jsonl")
@@ -397,7 +398,7 @@ def plot_errors(alloy, d):
                      ("/nonexistent/python3", "apt-get install python3-matplotlib")):
         p = run([alloy, "plot", good, "-o", os.path.join(d, "x.svg")],
                 env={"ALLOY_PLOT_PYTHON": py})
-        if p.returncode != 1 or text not in p.stderr:
+        if p.returncode != 1 or text not in p.stderr or not p.stderr.startswith("alloy plot: "):
             fail("without matplotlib (%s): %d %r" % (py, p.returncode, p.stderr))
         ok("without matplotlib: status 1, %s" % p.stderr.strip())
 
@@ -508,7 +509,8 @@ def fake_segment(pid, version=1, mode=0o600, uid=None, magic=0x4d48535f594f4c41)
 
 def top_case(alloy, pid, text, what):
     r = run([alloy, "top", "--once", str(pid)])
-    if r.returncode != 1 or text not in r.stderr or len(r.stderr.splitlines()) != 1:
+    if r.returncode != 1 or text not in r.stderr or len(r.stderr.splitlines()) != 1 \
+            or not r.stderr.startswith("alloy top: "):
         fail("%s: %d %r" % (what, r.returncode, r.stderr))
     ok("%s: status 1, %s" % (what, r.stderr.strip()))
 

@@ -8,8 +8,9 @@ prof_sample:1,leak_exit_code:23`.  From each report it takes, for every
 leak, the first frame in PROG's own source (prof_leaks.c:LINE) and the
 bytes and blocks, and checks that both found the same call sites with the
 same bytes and blocks.  It also checks the exit status (23 with leaks, the
-program's own 0 without: `PROG clean`) and that the report is symbolised
-(function names and file:line).  Exit status 0, or 1.
+program's own 0 without: `PROG clean`), that the report is symbolised
+(function names and file:line), and that leak_malloc's frame gives the
+object+offset that `addr2line -f -e OBJECT OFFSET` turns into its name.  Exit status 0, or 1.
 """
 import re
 import subprocess
@@ -69,6 +70,13 @@ def main(alloy, prog):
         if not re.search(r' in ' + name + r' \S*' + re.escape(SRC) + r':\d+', run.stderr):
             print(f'check_leaks: the report does not name {name} with its file:line')
             bad += 1
+    # each frame also gives object+offset, which addr2line reads (PROG is PIE)
+    m = re.search(r' in leak_malloc \S+ \((\S+)\+(0x[0-9a-f]+)\)\n', run.stderr)
+    a2l = subprocess.run(['addr2line', '-f', '-e', m.group(1), m.group(2)], capture_output=True,
+                         text=True).stdout.split('\n') if m else []
+    if not a2l or a2l[0] != 'leak_malloc' or SRC not in a2l[1]:
+        print(f'check_leaks: leak_malloc\'s frame has no object+offset that addr2line reads: {a2l}')
+        bad += 1
     clean_sites, clean = alloy_sites(alloy, prog, 'clean')
     if clean.returncode != 0 or clean_sites or 'no sampled allocation is still live' not in clean.stderr:
         print(f'check_leaks: a clean run: status {clean.returncode}, report:\n{clean.stderr}')

@@ -255,8 +255,8 @@ def check_errors(alloy, d):
                 f.write(content)
         p = run([alloy, "stats", path])
         err = p.stderr.rstrip("\n").split("\n")
-        if p.returncode != 2 or p.stdout or len(err) != 1 or not err[0].startswith(f"alloy: stats: {path}: "):
-            fail(f"{name}: want status 2, no output, one line 'alloy: stats: {path}: ...'; "
+        if p.returncode != 2 or p.stdout or len(err) != 1 or not err[0].startswith(f"alloy stats: {path}: "):
+            fail(f"{name}: want status 2, no output, one line 'alloy stats: {path}: ...'; "
                  f"got status {p.returncode}, stdout {p.stdout[:80]!r}, stderr {p.stderr!r}")
         print(f"  {name}: {err[0]}")
     print(f"errors ok: {len(cases)} bad files, each one line and status 2")
