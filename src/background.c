@@ -74,8 +74,8 @@ static void *background_main(void *arg) {
         if (task) /* on a fixed schedule, unless it fell behind */
             next_task = next_task + bg_task_ms > now ? next_task + bg_task_ms : now + bg_task_ms;
         pthread_mutex_unlock(&bg_lock);
-        if (purge)
-            ay_heaps_purge(false);
+        if (purge) /* a round, when one is due, as on any slow-path event */
+            ay_heaps_decay_tick();
         if (task)
             task();
         pthread_mutex_lock(&bg_lock);

@@ -48,8 +48,10 @@ static const ay_conf_key_t keys[] = {
     {"decay_ms", AY_CONF_MS, AT(decay_ms), 0, 0, (uint64_t)1 << 40, "1000", NULL,
      "Free pages are purged (madvise) once they have been free this long: by the next "
      "slow-path event of any thread after that (a thread cache's miss or overflow, a thread's "
-     "exit, a large block), or by the background thread; 0 purges at once, -1 never. Dirty "
-     "free pages above max(64 MiB, twice the active pages) are purged at once."},
+     "exit, a large block), or by the background thread; 0 purges at once, -1 never. After "
+     "this long plus 100 ms with no miss, overflow or exit, the next one also gives back every "
+     "block the transfer caches hold, and purges every free page. Dirty free pages above "
+     "max(64 MiB, twice the active pages) are purged at once."},
     {"background_thread", AY_CONF_BOOL, AT(background_thread), 0, 0, 1, "false", NULL,
      "Purge from a background thread as well, so that a process that stops calling malloc "
      "(or only hits its thread caches) also shrinks."},

@@ -291,6 +291,40 @@ int ay_heap_destroy(ay_heap_t *h) {
 
 static uint64_t last_round_ms; /* when ay_heaps_decay_tick last ran a round */
 
+/* The transfer caches' batches go to their spans first (every batch when
+ * `rings_all`, else the round's), so that the spans they empty can go too;
+ * then each page heap purges what is due, or every free page when `all`
+ * says so for it (NULL: none). */
+static void heaps_purge(bool rings_all, const bool *all) {
+    ay_transfer_decay(rings_all);
+    for (unsigned i = 0; i < AY_LOAD(&ay_heaps_limit); i++) {
+        ay_heap_t *h = ay_heap_pin(i);
+        if (h) {
+            ay_pageheap_purge(&h->pages, all && all[i]);
+            ay_heap_unpin(h);
+        }
+    }
+}
+
+void ay_heaps_purge(bool all) {
+    static const bool every[AY_MAX_HEAPS] = {[0 ... AY_MAX_HEAPS - 1] = true};
+    heaps_purge(all, all ? every : NULL);
+}
+
+/* A round after a quiet spell: which page heaps were idle (ay_pageheap_idle)
+ * is read before the transfer caches empty into them. */
+static void heaps_purge_quiet(uint64_t now) {
+    bool idle[AY_MAX_HEAPS] = {false};
+    for (unsigned i = 0; i < AY_LOAD(&ay_heaps_limit); i++) {
+        ay_heap_t *h = ay_heap_pin(i);
+        if (h) {
+            idle[i] = ay_pageheap_idle(&h->pages, now);
+            ay_heap_unpin(h);
+        }
+    }
+    heaps_purge(true, idle);
+}
+
 void ay_heaps_decay_tick(void) {
     if (ay_conf.decay_ms < 0)
         return;
@@ -299,20 +333,19 @@ void ay_heaps_decay_tick(void) {
         !__atomic_compare_exchange_n(&last_round_ms, &last, now, false, __ATOMIC_RELAXED,
                                      __ATOMIC_RELAXED))
         return; /* not due, or another thread runs this round */
-    ay_heaps_purge(false);
-}
-
-void ay_heaps_purge(bool all) {
-    /* the transfer caches' idle batches (every batch, when all) go to their
-     * spans first, so that the spans they empty can go too */
-    ay_transfer_decay(all);
-    for (unsigned i = 0; i < AY_LOAD(&ay_heaps_limit); i++) {
-        ay_heap_t *h = ay_heap_pin(i);
-        if (h) {
-            ay_pageheap_purge(&h->pages, all);
-            ay_heap_unpin(h);
-        }
-    }
+    /* A thread cache's miss, overflow and exit, the events that move
+     * batches in and out of the transfer caches, each come here after, and
+     * run a round when one is due: no round for decay_ms + a round means
+     * none of them for decay_ms, so every batch the transfer caches hold
+     * has sat unused that long, and goes back to its spans; and a page heap
+     * that nothing used for decay_ms purges every free page, those the
+     * batches just emptied included.  So a process that went quiet gets its
+     * memory back at its next slow-path event.  (The background thread
+     * comes here on its own schedule too, and its rounds purge on time.) */
+    if (last != 0 && now - last >= (uint64_t)ay_conf.decay_ms + AY_DECAY_ROUND_MS)
+        heaps_purge_quiet(now);
+    else
+        heaps_purge(false, NULL);
 }
 
 void ay_heaps_lock_all(void) {

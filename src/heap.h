@@ -145,11 +145,15 @@ ay_heap_t *ay_span_heap(const ay_span_t *s);
  * spans, when all: transfer.h). */
 void ay_heaps_purge(bool all);
 /* One slow-path event of any thread (a thread cache's miss, overflow or
- * exit): when a decay round is due (policy.h, ay_policy_decay_round_due:
- * AY_DECAY_ROUND_MS since the last), run one, ay_heaps_purge(false), so
- * that what decay_ms says is due goes back even in a process that went
- * quiet without a background thread.  Costs a slow path a read of the
- * coarse clock; nothing under decay_ms:-1. */
+ * exit), or the background thread's turn: when a decay round is due
+ * (policy.h, ay_policy_decay_round_due: AY_DECAY_ROUND_MS since the last),
+ * run one: the transfer caches' round (transfer.h), then what is due in
+ * each page heap.  After a quiet spell (no round for decay_ms + a round),
+ * the transfer caches give back every batch, and each page heap that was
+ * idle that long (ay_pageheap_idle) purges every free page.  So what
+ * decay_ms says is due goes back even in a process that went quiet without
+ * a background thread.  Costs a slow path a read of the coarse clock;
+ * nothing under decay_ms:-1. */
 void ay_heaps_decay_tick(void);
 
 /* Fork support: every heap's locks, in the global order. */

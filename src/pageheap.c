@@ -61,9 +61,14 @@ static void decay(ay_pageheap_t *ph, bool all) {
 
 void ay_pageheap_purge(ay_pageheap_t *ph, bool all) { decay(ph, all); }
 
+bool ay_pageheap_idle(const ay_pageheap_t *ph, uint64_t now) {
+    return ay_conf.decay_ms >= 0 && now - AY_LOAD(&ph->used_ms) >= (uint64_t)ay_conf.decay_ms;
+}
+
 /* The end of an allocation or a free: check the invariants (debug), drop the
  * lock, and purge what is due, without it. */
 static void finish(ay_pageheap_t *ph, uint64_t now) {
+    AY_STORE(&ph->used_ms, now);
     bool due = ay_pagedecay_due(ph, now, false) || ay_pageguard_due(ph, now, false);
     if (ay_debug >= 3)
         ay_pageheap_validate(ph);
@@ -89,6 +94,7 @@ void ay_pageheap_guarded_keep(ay_pageheap_t *ph, ay_span_t *s) {
     uint64_t now = ay_os_now_ms();
     ay_pagelist_lock(ph);
     unsigned n = ay_pageguard_push(ph, s, now, out);
+    AY_STORE(&ph->used_ms, now);
     bool due = ay_pagedecay_due(ph, now, false);
     if (ay_debug >= 3)
         ay_pageheap_validate(ph);

@@ -82,6 +82,10 @@ void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s);
  * then the dirty free spans older than decay_ms or above the cap; all of
  * both when `all`. */
 void ay_pageheap_purge(ay_pageheap_t *ph, bool all);
+/* Has nothing been allocated from or freed to ph for decay_ms, at time now
+ * (ms)?  Then every free span in it has been free that long.  Read without
+ * the lock: a hint, as of some moment before the call. */
+bool ay_pageheap_idle(const ay_pageheap_t *ph, uint64_t now);
 /* Forget every span and unmap every block (an explicit heap's destruction;
  * nothing of ph may be in use, and no purge under way: see ay_heap_pin). */
 void ay_pageheap_release_all(ay_pageheap_t *ph);

@@ -77,6 +77,8 @@ typedef struct ay_pageheap {
     uint64_t purges;          /* purges: madvise calls and unmaps of wholly free blocks */
     uint64_t blocks_unmapped; /* wholly free blocks given back to the OS */
     uint64_t huge_blocks;     /* blocks mapped with MADV_HUGEPAGE */
+    uint64_t used_ms;         /* when an allocation, resize or free last ended (written
+                               * under the lock, read without: ay_pageheap_idle) */
     ay_span_t *guarded[AY_GUARDED_SPANS]; /* secure: GUARDED spans, oldest first */
     unsigned nguarded;
     size_t guarded_pages; /* their pages */

@@ -22,7 +22,6 @@
 
 static ay_transfer_set_t set0;
 static ay_transfer_set_t *sets[AY_MAX_NODES] = {&set0};
-static uint64_t last_decay_ms; /* when the last round that was not `all` ran */
 
 ay_transfer_set_t *ay_transfer_set(unsigned node) {
     ay_transfer_set_t *set = __atomic_load_n(&sets[node], __ATOMIC_ACQUIRE);
@@ -250,16 +249,7 @@ static void each_used(void (*f)(ay_transfer_t *, unsigned, bool), bool arg) {
     }
 }
 
-void ay_transfer_decay(bool all) {
-    if (!all) {
-        uint64_t now = ay_os_now_ms(), last = AY_LOAD(&last_decay_ms);
-        if (!ay_policy_decay_round_due(now, last, ay_conf.decay_ms) ||
-            !__atomic_compare_exchange_n(&last_decay_ms, &last, now, false, __ATOMIC_RELAXED,
-                                         __ATOMIC_RELAXED))
-            return; /* never, not due, or another thread runs this round */
-    }
-    each_used(decay_one, all);
-}
+void ay_transfer_decay(bool all) { each_used(decay_one, all); }
 
 /* Node's transfer cache of class cls, or NULL when it never came into use (one never
  * used is not read: its page may not be resident). */

@@ -142,9 +142,9 @@ uint32_t ay_transfer_take(ay_transfer_set_t *set, unsigned cls, void **head);
 
 /* One decay round over every used transfer cache of every node: each gives
  * back to its spans the batches no take reached since the round before
- * (every batch, when `all`).  A round that is not `all` runs at most once
- * every AY_DECAY_ROUND_MS, whoever calls it (the others return at once),
- * and never under decay_ms:-1. */
+ * (every batch, when `all`).  ay_heaps_decay_tick (heap.h) runs the rounds
+ * that are not `all`, one every AY_DECAY_ROUND_MS at most, and none under
+ * decay_ms:-1. */
 void ay_transfer_decay(bool all);
 
 /* Stats: the counters of class cls's transfer cache of node `node` (zero
