@@ -54,8 +54,9 @@ ALLOY_API const char *alloy_version(void);
  * carry their own size so that they can grow: set .size before the call. */
 
 /* 2: remote frees; 3: os_failures; 4: version 2's two fields are the
- * transfer caches' (transfer_inserted, transfer_bytes); 5: huge_blocks */
-#define ALLOY_STATS_VERSION 5
+ * transfer caches' (transfer_inserted, transfer_bytes); 5: huge_blocks;
+ * 6: sparse_bytes (both structs) */
+#define ALLOY_STATS_VERSION 6
 
 typedef struct alloy_stats {
     size_t size;       /* in: sizeof(alloy_stats_t) */
@@ -108,6 +109,10 @@ typedef struct alloy_stats {
     uint64_t huge_blocks; /* page-heap blocks mapped with transparent huge pages asked for
                              (MADV_HUGEPAGE; the thp setting): whether the kernel gives
                              them is its choice (AnonHugePages in /proc/PID/smaps) */
+    /* version 6 */
+    size_t sparse_bytes; /* the part of central_bytes in sparse spans: free objects of
+                            small spans with under a quarter of their objects out
+                            (read under each central cache's lock) */
 } alloy_stats_t;
 
 typedef struct alloy_class_stats {
@@ -130,6 +135,7 @@ typedef struct alloy_class_stats {
     size_t span_bytes;          /* bytes of those spans' pages */
     uint64_t transfer_inserted; /* objects of this class given to transfer caches (v2, v4) */
     size_t transfer_bytes;      /* bytes of this class in transfer caches (as above) */
+    size_t sparse_bytes;        /* its central bytes in sparse spans (v6, as above) */
 } alloy_class_stats_t;
 
 /* Fill *out.  Returns 0, or EINVAL when out is NULL or out->size is too small. */

@@ -433,6 +433,21 @@ void ay_central_release_run(unsigned cls, ay_run_t *run) {
     run->next = run->end = 0;
 }
 
+uint64_t ay_central_sparse_bytes(ay_central_t *c) {
+    /* a size of 0: never set up (its lock is not initialised); else the
+     * acquire pairs with ay_central_init's release: the list head is set */
+    uint32_t size = __atomic_load_n(&c->size, __ATOMIC_ACQUIRE);
+    if (!size)
+        return 0;
+    uint64_t objects = 0;
+    ay_central_lock(c); /* the statistics' one lock: the list is walked under it */
+    for (const ay_span_t *s = c->nonempty.next; s != &c->nonempty; s = s->next)
+        if ((uint64_t)s->used * 4 < s->capacity)
+            objects += s->capacity - s->used;
+    ay_central_unlock(c);
+    return objects * size;
+}
+
 bool ay_central_holds(ay_span_t *s, const void *p) {
     ay_central_t *c = s->owner.central;
     ay_central_lock(c);

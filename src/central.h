@@ -129,6 +129,14 @@ void ay_central_release_run(unsigned cls, ay_run_t *run);
  * list or bump region)? */
 bool ay_central_holds(ay_span_t *s, const void *p);
 
+/* Bytes of the free objects (free list and never-used bump region) in c's
+ * sparse spans: those with fewer than a quarter of their objects out
+ * (used * 4 < capacity; a span with no free object is on no list and is not
+ * sparse).  For the statistics, a slow path: it takes c's lock and walks
+ * `nonempty`, so the caller holds no lock and keeps c's heap from being
+ * destroyed (ay_heap_pin).  0 for a central cache never set up. */
+uint64_t ay_central_sparse_bytes(ay_central_t *c);
+
 /* Fork support. */
 void ay_central_lock(ay_central_t *c);
 void ay_central_unlock(ay_central_t *c);

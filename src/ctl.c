@@ -313,6 +313,9 @@ static const ctl_entry_t table[] = {
          "heap)."),
     BOTH("transfer_bytes", transfer_bytes,
          "Bytes held in the transfer caches (part of central_bytes)."),
+    BOTH("sparse_bytes", sparse_bytes,
+         "Bytes of free objects in sparse spans, those with under a quarter of their objects in "
+         "use (part of central_bytes; read under each central cache's lock)."),
     TOTAL("os_failures", os_failures,
           "madvise, mprotect and munmap calls the kernel refused: the pages stay dirty, or "
           "mapped; a large block stays without guards."),
@@ -343,6 +346,8 @@ static const ctl_entry_t table[] = {
     CLASS("transfer_inserted", T_U64, transfer_inserted,
           "Objects of this class given to the transfer caches."),
     CLASS("transfer_bytes", T_U64, transfer_bytes, "Bytes of this class in transfer caches."),
+    CLASS("sparse_bytes", T_U64, sparse_bytes,
+          "Bytes of free objects of this class in spans under a quarter used."),
     FUNC("opt.batch_policy", T_STR, opt_policy, NULL, "The batch_policy setting."),
     FUNC("opt.batch_budget", T_U64, opt_budget, NULL, "The batch_budget setting, in bytes."),
     FUNC("opt.batch_cap", T_U64, opt_cap, NULL, "The batch_cap setting."),

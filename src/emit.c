@@ -400,18 +400,30 @@ void ay_emit_bytes(ay_emit_t *e, const char *key, uint64_t v) {
 }
 
 void ay_emit_share(ay_emit_t *e, const char *key, uint64_t v, uint64_t total) {
+    ay_emit_share_note(e, key, v, total, NULL);
+}
+
+void ay_emit_share_note(ay_emit_t *e, const char *key, uint64_t v, uint64_t total,
+                        const char *note) {
     if (dropped(e))
         return;
     if (e->json) {
         ay_emit_u64(e, key, v);
         return;
     }
-    char buf[24], pct[24], extra[32];
+    char buf[24], pct[24], extra[96];
     ay_emit_fmt_bytes(buf, v);
     put_permille(pct, (int64_t)scaled(v, total, 1000), false);
     size_t n = strlen(pct);
     memset(extra, ' ', sizeof extra);
     memcpy(extra + 8 - n, pct, n + 1); /* right-aligned in 8 */
+    if (note) {
+        size_t m = strlen(note), room = sizeof extra - 8 - 5; /* "  (", ")" and its NUL */
+        m = m < room ? m : room;
+        memcpy(extra + 8, "  (", 3);
+        memcpy(extra + 11, note, m);
+        memcpy(extra + 11 + m, ")", 2);
+    }
     text_member(e, key, buf, extra);
 }
 

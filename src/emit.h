@@ -85,6 +85,10 @@ void ay_emit_str(ay_emit_t *e, const char *key, const char *v);
 void ay_emit_bytes(ay_emit_t *e, const char *key, uint64_t v);
 /* Bytes that are part of `total`: text adds their share as a percentage. */
 void ay_emit_share(ay_emit_t *e, const char *key, uint64_t v, uint64_t total);
+/* The same, with a note after the share in text, in parentheses (NULL:
+ * none); JSON has the value alone. */
+void ay_emit_share_note(ay_emit_t *e, const char *key, uint64_t v, uint64_t total,
+                        const char *note);
 /* num / den: text a percentage ("-" when den is 0), JSON a decimal (0). */
 void ay_emit_ratio(ay_emit_t *e, const char *key, uint64_t num, uint64_t den);
 

@@ -53,6 +53,7 @@ const ay_report_field_t ay_report_total_fields[] = {
     TOT("transfer_bytes", transfer_bytes, B),
     TOT("os_failures", os_failures, V),
     TOT("huge_blocks", huge_blocks, V),
+    TOT("sparse_bytes", sparse_bytes, B),
 };
 const unsigned ay_report_ntotal_fields =
     sizeof ay_report_total_fields / sizeof ay_report_total_fields[0];
@@ -76,6 +77,7 @@ const ay_report_field_t ay_report_class_fields[] = {
     CLS("span_bytes", span_bytes, B),
     CLS("transfer_inserted", transfer_inserted, 0),
     CLS("transfer_bytes", transfer_bytes, B),
+    CLS("sparse_bytes", sparse_bytes, B),
 };
 const unsigned ay_report_nclass_fields =
     sizeof ay_report_class_fields / sizeof ay_report_class_fields[0];
@@ -194,8 +196,9 @@ static const ay_emit_col_t class_cols[] = {
     {"objects_in_use", "in use", 8}, {"capacity", "capacity", 8},
     {"spans", "spans", 5},           {"utilisation", "util", 6},
     {"tcache_bytes", "tcache", 6},   {"central_bytes", "central", 7},
-    {"waste", "waste", 6},           {"slow_path_calls", "slow", 7},
-    {"short_fetches", "short", 6},   {"lock_contended", "waits", 6},
+    {"sparse_bytes", "sparse", 6},   {"waste", "waste", 6},
+    {"slow_path_calls", "slow", 7},  {"short_fetches", "short", 6},
+    {"lock_contended", "waits", 6},
 };
 #define NCLASS_COLS (sizeof class_cols / sizeof class_cols[0])
 
@@ -244,7 +247,18 @@ static void emit_breakdown(ay_emit_t *e, const alloy_stats_t *s) {
     ay_emit_begin(e, "resident_breakdown");
     ay_emit_share(e, "in_use", s->allocated, s->resident);
     ay_emit_share(e, "tcache", s->tcache_bytes, s->resident);
-    ay_emit_share(e, "central", s->central_bytes, s->resident);
+    /* the part of central in sparse spans, on central's line (the summary
+     * keeps to 30 lines) and only when there are some; JSON has it in
+     * stats.sparse_bytes, not here, where the members add up to the total */
+    char note[64] = "";
+    if (s->sparse_bytes) {
+        sbuf_t b = {note, 0, sizeof note};
+        char v[24];
+        ay_emit_fmt_bytes(v, s->sparse_bytes);
+        sb_str(&b, v);
+        sb_str(&b, " of it in spans <25% used");
+    }
+    ay_emit_share_note(e, "central", s->central_bytes, s->resident, note[0] ? note : NULL);
     /* spans are sized to hold whole objects (policy.c), so tails are rare:
      * text shows them only when there are some */
     ay_emit_only(e, s->span_tail_bytes ? AY_EMIT_BOTH : AY_EMIT_JSON);
@@ -541,6 +555,7 @@ static void diff_class_row(ay_emit_t *e, unsigned cls, const alloy_class_stats_t
     ay_emit_dratio(e, "utilisation", in_use(a), a->capacity, in_use(b), b->capacity);
     ay_emit_dbytes(e, "tcache_bytes", D(a->tcache_bytes, b->tcache_bytes));
     ay_emit_dbytes(e, "central_bytes", D(a->central_bytes, b->central_bytes));
+    ay_emit_dbytes(e, "sparse_bytes", D(a->sparse_bytes, b->sparse_bytes));
     ay_emit_dbytes(e, "waste", D(waste(a), waste(b)));
     ay_emit_dcount(e, "slow_path_calls", D(a->slow_path_calls, b->slow_path_calls));
     ay_emit_dcount(e, "short_fetches", D(a->short_fetches, b->short_fetches));

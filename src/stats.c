@@ -25,6 +25,10 @@
  *   a class's capacity * size + its span tails = its span bytes
  * (per heap, the thread-cache bytes are those of the threads bound to the
  * heap: exact while no thread caches objects of another heap)
+ *   sparse_bytes <= central_bytes - transfer_bytes: the free objects of the
+ *   spans under a quarter used, the one figure read under locks (each
+ *   central cache's, one at a time, with its heap pinned: a walk of its
+ *   list of spans; the statistics are a slow path)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,15 +72,28 @@ static void class_blank(unsigned cls, alloy_class_stats_t *s) {
     s->terminal_batch = ay_policy_terminal_batch(&ay_conf.batch, size);
 }
 
+/* The sparse bytes of class cls in heap i (ay_central_sparse_bytes): the
+ * heap is pinned, so that an explicit heap is not destroyed under the walk,
+ * and the central cache's lock is taken. */
+static size_t class_sparse(unsigned i, unsigned cls) {
+    ay_heap_t *h = ay_heap_pin(i);
+    if (!h)
+        return 0;
+    size_t bytes = ay_heap_central_ready(h, cls) ? ay_central_sparse_bytes(&h->central[cls]) : 0;
+    ay_heap_unpin(h);
+    return bytes;
+}
+
 /* Class cls of heap `only` (NULL: summed over heaps).  A node's transfer
  * caches, which its heaps share: the blocks they hold count in the heaps
  * that own them (central bytes, `lent`), and their traffic (misses served,
  * objects taken and given) in the node's first heap.  *net (when not NULL)
  * gets the class's allocated bytes before they are clamped at 0: a heap's
  * threads may cache another heap's blocks, so one heap's figure for one
- * class can come out below 0, and heap_read sums the signed figures. */
+ * class can come out below 0, and heap_read sums the signed figures.
+ * sparse: walk the spans for sparse_bytes (class_sparse; else it is 0). */
 static void class_read_net(const ay_heap_t *only, unsigned cls, alloy_class_stats_t *s,
-                           int64_t *net) {
+                           int64_t *net, bool sparse) {
     size_t size = ay_policy_class_size(cls);
     int64_t held = 0; /* objects out of the spans and not in a transfer cache */
     class_blank(cls, s);
@@ -103,6 +120,8 @@ static void class_read_net(const ay_heap_t *only, unsigned cls, alloy_class_stat
         s->span_bytes += AY_PAGES_BYTES(AY_LOAD(&c->span_pages));
         uint64_t sa = AY_LOAD(&c->spans_allocated), sf = AY_LOAD(&c->spans_freed);
         s->spans += sa > sf ? sa - sf : 0;
+        if (sparse)
+            s->sparse_bytes += class_sparse(i, cls);
     }
     /* the transfer caches' traffic: misses they served are slow-path calls
      * and fetches, what they took in and did not release to the spans is
@@ -126,7 +145,7 @@ static void class_read_net(const ay_heap_t *only, unsigned cls, alloy_class_stat
 }
 
 static void class_read(const ay_heap_t *only, unsigned cls, alloy_class_stats_t *s) {
-    class_read_net(only, cls, s, NULL);
+    class_read_net(only, cls, s, NULL, true);
 }
 
 /* The totals of a heap that holds nothing, such as an automatic heap not
@@ -145,7 +164,7 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
     for (unsigned cls = 0; cls < AY_NUM_CLASSES; cls++) {
         alloy_class_stats_t c;
         int64_t net;
-        class_read_net(h, cls, &c, &net);
+        class_read_net(h, cls, &c, &net, true);
         held += net;
         s->tcache_bytes += c.tcache_bytes;
         s->central_bytes += c.central_bytes;
@@ -158,6 +177,7 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
         s->central_lock_contended += c.lock_contended;
         s->transfer_inserted += c.transfer_inserted;
         s->transfer_bytes += c.transfer_bytes;
+        s->sparse_bytes += c.sparse_bytes;
         size_t room = (size_t)c.capacity * c.class_size;
         s->span_tail_bytes += c.span_bytes > room ? c.span_bytes - room : 0;
     }
@@ -212,7 +232,7 @@ static void totals_read(alloy_stats_t *s) {
     s->allocated = s->large_allocated;
     for (unsigned cls = 0; cls < AY_NUM_CLASSES; cls++) {
         alloy_class_stats_t c;
-        class_read(NULL, cls, &c);
+        class_read_net(NULL, cls, &c, NULL, false); /* (the heaps' walks counted sparse) */
         s->allocated += c.allocated;
     }
     s->size = sizeof *s;

@@ -11,7 +11,9 @@
 #   the resident breakdown sums to resident, in the totals and in each heap;
 #   each node's totals are the sums of its heaps';
 #   each class: 0 <= utilisation <= 1, utilisation = objects in use / capacity,
-#   capacity * size + tails = span bytes, waste = span bytes - allocated.
+#   capacity * size + tails = span bytes, waste = span bytes - allocated;
+#   sparse_bytes is part of central_bytes (beside transfer_bytes), in each
+#   class, heap and the totals, and the classes' sum is the total's.
 # Reads the JSON on stdin, or from the file given as argv[1].
 import json, sys
 
@@ -22,7 +24,7 @@ assert s["allocated"] >= 3 << 20, s
 assert s["allocated"] <= s["active"] <= s["resident"] <= s["mapped"], s
 heaps = d["heaps"]
 assert len(heaps) == d["opt"]["heaps"], heaps
-for key in ("active", "tcache_bytes", "central_bytes", "slow_path_calls",
+for key in ("active", "tcache_bytes", "central_bytes", "slow_path_calls", "sparse_bytes",
             "span_tail_bytes", "pageheap_free_bytes", "spans"):
     assert s[key] == sum(h[key] for h in heaps), key
 over = sum(h["allocated"] for h in heaps) - s["allocated"]
@@ -41,6 +43,7 @@ for h in heaps:
     over = got - h["resident"]
     assert 0 <= over <= h["tcache_bytes"], ("heap breakdown", h["id"], got, h["resident"])
     assert 0 <= h["utilisation"] <= 1, h
+    assert h["sparse_bytes"] <= h["central_bytes"] - h["transfer_bytes"], h
 
 # NUMA: every heap names its node; each node's totals are the sums of its heaps
 assert isinstance(d["opt"]["numa"], bool), d["opt"]
@@ -66,5 +69,9 @@ for c in classes:
     assert c["capacity"] * c["size"] <= c["span_bytes"], c
     assert c["waste"] == c["span_bytes"] - c["allocated"], c
     assert c["spans"] == c["spans_allocated"] - c["spans_freed"], c
+    assert c["sparse_bytes"] <= c["central_bytes"] - c["transfer_bytes"], c
+    assert c["sparse_bytes"] % c["size"] == 0, c
+assert s["sparse_bytes"] <= s["central_bytes"] - s["transfer_bytes"], s
+assert s["sparse_bytes"] == sum(c["sparse_bytes"] for c in classes), s
 assert s["span_tail_bytes"] == sum(c["span_bytes"] - c["capacity"] * c["size"] for c in classes)
 print("stats JSON ok:", len(heaps), "heaps,", len(classes), "classes")

@@ -49,7 +49,9 @@ def check_summary(text, want_waste_rows=None):
     for key in BREAKDOWN:
         if key == "span_tails":
             continue  # shown only when there are some
-        if not re.search(rf"^  {key}: +[0-9.]+[KMGTPE]? +[0-9.]+%$", text, re.M):
+        # central's line may carry its sparse part: "  (X of it in spans <25% used)"
+        note = r"(  \([0-9.]+[KMGTPE]? of it in spans <25% used\))?" if key == "central" else ""
+        if not re.search(rf"^  {key}: +[0-9.]+[KMGTPE]? +[0-9.]+%{note}$", text, re.M):
             fail(f"no {key} line with a share in the resident breakdown")
     for key in ("slow_path_calls", "short_fetches", "central_lock_contended"):
         if not re.search(rf"\b{key} [0-9]+", text):
@@ -119,6 +121,11 @@ def check_full(d):
     lines = text.rstrip("\n").split("\n")
     if lines[0] != f"___ alloy {doc['version']} statistics (full) ___":
         fail(f"first line: {lines[0]!r}")
+    # central's line names its sparse part when there is one, as the JSON has it
+    m = re.search(r"^  central: .*%(?:  \((\S+) of it in spans <25% used\))?$", text, re.M)
+    sparse = doc["stats"]["sparse_bytes"]
+    if not m or m.group(1) != (fmt_bytes(sparse) if sparse else None):
+        fail(f"central's line does not show sparse_bytes {sparse}: {m and m.group(0)!r}")
     for name, want in (("heaps:", doc["heaps"]), ("classes:", doc["classes"])):
         header, rows = table(lines, name)
         if len(rows) != len(want):
@@ -129,7 +136,7 @@ def check_full(d):
         cols = header.split()
         if name == "classes:":
             if cols != ["class", "size", "in", "use", "capacity", "spans", "util", "tcache",
-                        "central", "waste", "slow", "short", "waits"]:
+                        "central", "sparse", "waste", "slow", "short", "waits"]:
                 fail(f"classes: columns {cols}")
             for r, c in zip(rows, want):
                 f = r.split()
@@ -145,11 +152,12 @@ def check_full(d):
                     pct = float(util.rstrip("%"))
                     if not 0 <= pct <= 100 or abs(pct - 100 * c["objects_in_use"] / c["capacity"]) > 0.051:
                         fail(f"class {c['class']}: util {util} vs {c['objects_in_use']}/{c['capacity']}")
-                for col, key in ((6, "tcache_bytes"), (7, "central_bytes"), (8, "waste")):
+                for col, key in ((6, "tcache_bytes"), (7, "central_bytes"), (8, "sparse_bytes"),
+                                 (9, "waste")):
                     if f[col] != fmt_bytes(c[key]):
                         fail(f"class {c['class']}: {key} {f[col]} vs {fmt_bytes(c[key])}")
-                if [int(x) for x in f[9:12]] != [c["slow_path_calls"], c["short_fetches"], c["lock_contended"]]:
-                    fail(f"class {c['class']}: counters {f[9:12]}")
+                if [int(x) for x in f[10:13]] != [c["slow_path_calls"], c["short_fetches"], c["lock_contended"]]:
+                    fail(f"class {c['class']}: counters {f[10:13]}")
         else:
             if cols[:4] != ["heap", "kind", "node", "threads"]:
                 fail(f"heaps: columns {cols}")
