@@ -2,23 +2,23 @@
 /* quarantine.c - the secure flavour's quarantine of freed blocks: making it
  * and emptying it (see quarantine.h, whose invariants this keeps; the push
  * is in free.h, the rotation inline in quarantine.h).  A quarantine is
- * metadata memory, made with its thread's cache record and kept with it. */
+ * part of its thread's cache record (tcache.h). */
 #include "quarantine.h"
 
-#include "meta.h"
 #include "policy.h"
+#include "tcache.h"
 
-ay_quarantine_t *ay_quarantine_new(void) {
-    ay_quarantine_t *q = ay_meta_alloc(sizeof(ay_quarantine_t));
-    if (!q)
-        return NULL;
+void ay_quarantine_init(ay_quarantine_t *q, bool on) {
     for (unsigned b = 0; b < AY_NUM_BINS; b++) {
-        uint32_t k = b ? ay_quarantine_k(ay_policy_class_size(b - 1)) : 0; /* bin b: class b - 1 */
+        size_t size = b ? ay_policy_class_size(b - 1) : 0; /* bin b: class b - 1 */
+        uint32_t mask = ay_bin_align_mask(size);
+        bool exact =
+            size && (size & (size - 1)) == 0 && size <= mask + 1; /* a power of two <= 256 */
         q->fresh[b].head = AY_LIST_END;
-        q->fresh[b].limit = k;
+        q->fresh[b].limit = (on ? ay_quarantine_k(size) : 0) | (exact ? 0 : AY_QLIST_CHECK_OFFSET) |
+                            mask << AY_BIN_MASK_SHIFT;
         q->fresh[b].room = 0; /* the first push arms it (tcache.c) */
     }
-    return q;
 }
 
 uint32_t ay_quarantine_take(ay_quarantine_t *q, unsigned b, void **head, void **tail) {

@@ -87,9 +87,15 @@ static const bool ay_secure = AY_SECURE;
 static const bool ay_secure_quarantine = AY_SECURE && AY_SECURE_QUARANTINE;
 static const bool ay_secure_random = AY_SECURE && AY_SECURE_RANDOM;
 static const bool ay_secure_guards = AY_SECURE && AY_SECURE_GUARDS;
+/* The tags are a setting (secure_tags:true), off by default: ay_tags_on
+ * is written once, at initialisation, before any size table is filled and
+ * any block handed out (ay_secure_conf). */
+extern AY_HIDDEN bool ay_tags_on;
+#define ay_secure_tags (AY_SECURE && ay_tags_on)
 
-/* Bytes at the end of every small block that hold its tag (secure only). */
-#define AY_TAG_BYTES ((size_t)(AY_SECURE ? 8 : 0))
+/* Bytes at the end of every small block that hold its tag (secure flavour
+ * with secure_tags:true only). */
+#define AY_TAG_BYTES ((size_t)(ay_secure_tags ? 8 : 0))
 
 /* User-space addresses are below 2^47 on x86-64 (alloy never asks mmap for
  * higher ones); elsewhere below 2^48, the pagemap's reach. */
@@ -107,6 +113,9 @@ extern AY_HIDDEN uint64_t ay_class_magic[AY_NUM_CLASSES]; /* floor(2^40 / S) + 1
 /* Draw the keys (getrandom, else the kernel's AT_RANDOM bytes mixed with
  * the time) and fill the magic table.  Once, at initialisation. */
 void ay_secure_init(void);
+/* The secure flavour's settings, once, after the settings are read and
+ * before the size tables are filled: secure_tags. */
+void ay_secure_conf(bool tags);
 /* A random 64-bit number, for slow paths (shuffles, sampling): a splitmix64
  * sequence seeded from a third random word, drawn with the keys.
  * Thread-safe. */
