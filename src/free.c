@@ -50,8 +50,11 @@ static void check_small(const char *fn, ay_span_t *s, const void *p) {
     uintptr_t d = (uintptr_t)p - s->start;
     if (AY_UNLIKELY(!ay_offset_is_object(d, s->cls, s->size) || (uintptr_t)p >= s->limit))
         ay_fatal_in(fn, "pointer is not the start of a block", p);
-    if (ay_secure && !ay_secure_tags && AY_UNLIKELY(ay_link_holds(p)) && block_on_list(s, p))
-        ay_fatal_in(fn, "double free (block is free)", p);
+    if (ay_secure && !ay_secure_tags) { /* its free mark, or a link to a block of its class */
+        if (AY_UNLIKELY(*ay_mark_at((void *)p) == ay_tag_free(p)) ||
+            (AY_UNLIKELY(ay_link_holds(p)) && block_on_list(s, p)))
+            ay_fatal_in(fn, "double free (block is free)", p);
+    }
     if (ay_secure_tags) { /* the tag says what the block is */
         uintptr_t tag = *ay_tag_at((void *)p, s->size);
         if (AY_LIKELY(tag == ay_tag_live(p)))

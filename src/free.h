@@ -93,26 +93,28 @@ miss:
  * secure_tags:true, its tag says "free" now); false: the slow path decides. */
 AY_INLINE bool ay_free_secure_ok(void *p, const ay_bin_t *q, const ay_pm_leaf_t *leaf, uintptr_t i,
                                  unsigned off) {
-    uintptr_t a = (uintptr_t)p;
+    uintptr_t a = (uintptr_t)p, key = ay_tag_key;
     if (AY_UNLIKELY((uint8_t)a & ((const uint8_t *)q)[AY_BIN_MASK_BYTE]))
         return false;
+    uintptr_t *tag;
     if (ay_secure_tags) {
-        uintptr_t key = ay_tag_key, *tag = ay_tag_at(p, ay_bin_size[off / AY_BIN_BYTES]);
+        tag = ay_tag_at(p, ay_bin_size[off / AY_BIN_BYTES]);
         if (AY_UNLIKELY(*tag != (a ^ key))) /* ay_tag_live */
             return false;
-        *tag = ~(a ^ key); /* ay_tag_free */
-        return true;
-    }
-    if (AY_UNLIKELY(ay_link_holds(p)))
-        return false;
-    if (!ay_secure_quarantine || (q->limit & AY_QLIST_CHECK_OFFSET)) {
-        const ay_span_t *s = AY_LOAD(&leaf->span[i]);
-        unsigned b = off / AY_BIN_BYTES;
-        uintptr_t d = a - s->start;
-        if (AY_UNLIKELY((((d * ay_class_magic[b - 1]) >> 40) * ay_bin_size[b] != d) |
-                        (a >= s->limit)))
+    } else {
+        tag = ay_mark_at(p);
+        if (AY_UNLIKELY(*tag == ~(a ^ key))) /* ay_tag_free: it is free already */
             return false;
+        if (!ay_secure_quarantine || (q->limit & AY_QLIST_CHECK_OFFSET)) {
+            const ay_span_t *s = AY_LOAD(&leaf->span[i]);
+            unsigned b = off / AY_BIN_BYTES;
+            uintptr_t d = a - s->start;
+            if (AY_UNLIKELY((((d * ay_class_magic[b - 1]) >> 40) * ay_bin_size[b] != d) |
+                            (a >= s->limit)))
+                return false;
+        }
     }
+    *tag = ~(a ^ key); /* ay_tag_free */
     return true;
 }
 

@@ -6,18 +6,14 @@
 #include "quarantine.h"
 
 #include "policy.h"
-#include "tcache.h"
 
 void ay_quarantine_init(ay_quarantine_t *q, bool on) {
     for (unsigned b = 0; b < AY_NUM_BINS; b++) {
-        size_t size = b ? ay_policy_class_size(b - 1) : 0; /* bin b: class b - 1 */
-        uint32_t mask = ay_bin_align_mask(size);
-        bool exact =
-            size && (size & (size - 1)) == 0 && size <= mask + 1; /* a power of two <= 256 */
+        uint32_t k =
+            b && on ? ay_quarantine_k(ay_policy_class_size(b - 1)) : 0; /* bin b: class b - 1 */
         q->fresh[b].head = AY_LIST_END;
-        q->fresh[b].limit = (on ? ay_quarantine_k(size) : 0) | (exact ? 0 : AY_QLIST_CHECK_OFFSET) |
-                            mask << AY_BIN_MASK_SHIFT;
-        q->fresh[b].room = 0; /* the first push arms it (tcache.c) */
+        q->fresh[b].limit = k; /* the thread cache adds the align mask (tcache.c) */
+        q->fresh[b].room = 0;  /* the first push arms it (free.h) */
     }
 }
 

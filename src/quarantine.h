@@ -89,10 +89,10 @@ AY_INLINE uint32_t ay_quarantine_k(size_t size) {
     return k > AY_QUARANTINE_BLOCKS ? AY_QUARANTINE_BLOCKS : k < 2 ? 2 : (uint32_t)k;
 }
 
-/* Block p (of `size` bytes) enters: its tag word says "free". */
+/* Block p (of `size` bytes) enters: its tag word (or its free mark) says
+ * "free" (secure.h). */
 AY_INLINE void ay_quarantine_mark(void *p, size_t size) {
-    if (ay_secure_tags)
-        *ay_tag_at(p, size) = ay_tag_free(p);
+    *(ay_secure_tags ? ay_tag_at(p, size) : ay_mark_at(p)) = ay_tag_free(p);
 }
 
 /* Make q (zeroed) an empty quarantine; `on`: blocks wait in it (else every

@@ -56,11 +56,12 @@ static void tcache_thread_exit(void *arg);
 
 /* The bin offset of a request of n bytes (n <= 1 KiB).  malloc(0) gets the
  * 16-byte class, so that it is 16-aligned.  The secure flavour adds the tag,
- * and keeps a multiple of 16 in a class that is one. */
+ * and keeps a multiple of 16 in a class that is one; without tags, its
+ * blocks are 16 bytes at least, for their free mark (secure.h). */
 static uint16_t small_offset(size_t n) {
     if (ay_secure_tags)
         n += n % 16 == 0 ? 16 : AY_TAG_BYTES;
-    else if (n == 0)
+    else if (n == 0 || (ay_secure && n < 16))
         n = 16;
     return (uint16_t)((ay_policy_size_class(n) + 1) * AY_BIN_BYTES);
 }
@@ -110,7 +111,14 @@ static ay_tcache_t *tcache_create(void) {
         return NULL;
     memset(tc, 0, sizeof *tc);
 #if AY_SECURE
+    /* each quarantine list's limit word: K, and the align mask and
+     * AY_QLIST_CHECK_OFFSET that free's fast path tests (free.h) */
     ay_quarantine_init(&tc->q, ay_secure_quarantine);
+    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
+        uint32_t size = ay_bin_size[b], mask = ay_bin_align_mask(size);
+        bool exact = ay_is_pow2(size) && size <= mask + 1; /* a power of two up to 256 */
+        tc->q.fresh[b].limit |= (exact ? 0 : AY_QLIST_CHECK_OFFSET) | mask << AY_BIN_MASK_SHIFT;
+    }
     tc->quarantine = ay_secure_quarantine ? &tc->q : NULL;
 #endif
     lists_init(tc);
