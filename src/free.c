@@ -136,10 +136,10 @@ void ay_free_unchecked(void *p) { free_small(ay_pagemap_span(p), p); }
 /* The secure flavour's free, when the fast path (free.h) cannot: a block
  * that is not small, of a thread without a cache, of a class that does not
  * wait in the quarantine, or that failed one of the fast path's checks
- * (align mask, a link in its first word, its offset; with secure_tags:true,
- * its tag).  Every block is checked against its span (offset; a double
- * free, confirmed by the link it holds; with tags, the tag: an overflow),
- * its tag (with secure_tags:true) says "free" from now on, and a small
+ * (align mask, its free mark, its offset; with secure_tags:true, its tag).
+ * Every block is checked against its span (offset; a double free: its free
+ * mark, or a link to a block of its class; with tags, the tag: an
+ * overflow), its free mark (or tag) says "free" from now on, and a small
  * block of an automatic heap waits in the thread's quarantine
  * (quarantine.h). */
 void ay_free_secure(void *p) {

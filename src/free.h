@@ -77,20 +77,24 @@ miss:
  * AY_QUARANTINE_MAX_BLOCK), and a list that is full (the rotation).  Before
  * the push, the checks that make a bad free exact at the free:
  *  - the pointer's low bits against the class's align mask, as free's;
- *  - its first word must not hold a link (secure.h): a block still on a
- *    list is free already (a double free; the slow path confirms it, by
- *    the block the link leads to, and names it);
+ *  - its free mark (its second word, secure.h) must not be set: a block
+ *    that has it is free already, wherever it is (a double free; the slow
+ *    path names it).  Not its first word's link: a program that stores a
+ *    byte or an int at p just before free(p) would make that 8-byte load
+ *    wait for the store (no store forwarding; bench_threads -t 2 took
+ *    0.38 s with it, 0.26 s with the mark, release 0.21 s);
  *  - its offset in its span (multiply-shift), for a class whose align
  *    mask does not prove it (AY_QLIST_CHECK_OFFSET: all but the powers of
  *    two up to 256): p + 16 in a 48-byte block.
- * With secure_tags:true, the tag word at the end of the block, which must
- * be its canary, takes the place of the last two (one compare: an overflow
- * into the tag, a double free, an interior pointer), and then says "free".
+ * The mark then says "free".  With secure_tags:true, the tag word at the
+ * end of the block, which must be its canary, takes the place of the last
+ * two (one compare: an overflow into the tag, a double free, an interior
+ * pointer), and then says "free".
  * Without the quarantine (a build with AY_SECURE_QUARANTINE=0) the block
  * goes onto its bin, and the offset is always checked. */
 /* The checks above, on block p, whose pagemap entry (off) is entry i of
- * leaf, and its list q (with room).  True: p may go onto q (with
- * secure_tags:true, its tag says "free" now); false: the slow path decides. */
+ * leaf, and its list q (with room).  True: p may go onto q (its free mark,
+ * or its tag, says "free" now); false: the slow path decides. */
 AY_INLINE bool ay_free_secure_ok(void *p, const ay_bin_t *q, const ay_pm_leaf_t *leaf, uintptr_t i,
                                  unsigned off) {
     uintptr_t a = (uintptr_t)p, key = ay_tag_key;

@@ -23,9 +23,9 @@
  * to 4 KiB.  (K 64 and 32 were measured: more RSS and more time on frag and
  * handoff, docs/BENCHMARKS.md.)  No system call, no walk of the blocks.
  *
- * A waiting block's first word holds its link (with secure_tags:true, its
- * tag word says "free" too), so that a second free of it is caught at the
- * free (free.h), and malloc tests the link when it hands the block out
+ * A waiting block's free mark (its second word; with secure_tags:true, its
+ * tag word) says "free", so that a second free of it is caught at the free
+ * (free.h), and its first word holds its link, which malloc tests the link when it hands the block out
  * again (secure.h): a block that was written to while it waited ends the
  * process there, with "free list corrupted", or, for the batch's last
  * block, at the rotation, with "a block was written to after it was

@@ -47,8 +47,8 @@
  * d < 2^40 / S, and spans are at most 256 pages (d < 2^20, S <= 2^18).
  *
  * The secure flavour adds (each `if (ay_secure)` in the code): every free
- * checked at the free (free.h: the align mask, a link in the block's first
- * word, which means the block is on a list already: a double free, and the
+ * checked at the free (free.h: the align mask, the block's free mark, in
+ * its second word, which says it is free already: a double free, and the
  * block's offset in its span); a quarantine of freed blocks; randomised
  * allocation order in a span; guard pages around large blocks, page-heap
  * chunks, direct maps, metadata chunks and pagemap leaves; and checked
