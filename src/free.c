@@ -159,19 +159,29 @@ void ay_free_secure(void *p) {
     free_small(s, p);
 }
 
-/* The fast path missed.  A quarantine list with a K (a live cache's: the
- * empty cache's have none) that ran out of room is the rotation: the
- * block, checked as on the fast path, is pushed, and the batch before
- * leaves (ay_free_quarantine); anything else takes the slow path. */
+/* The fast path missed.  Two cases stay off the slow path, the block
+ * checked as on the fast path: a quarantine list with a K (a live cache's:
+ * the empty cache's have none) that ran out of room is the rotation (the
+ * block is pushed, and the batch before leaves: ay_free_quarantine); and a
+ * class that does not wait (K 0: above AY_QUARANTINE_MAX_BLOCK) goes onto
+ * its bin when that has room.  Anything else takes the slow path. */
 void ay_free_secure_miss(void *p, ay_bin_t *q) {
     ay_bin_undo_free(q);
-    if (ay_secure_quarantine && (q->limit & AY_QLIST_K_MASK) && q->room <= 0) {
+    if (ay_secure_quarantine && q->room <= 0) {
         uintptr_t a = (uintptr_t)p;
         ay_pm_leaf_t *leaf = ay_pagemap_leaf(a);
         uintptr_t i = ay_pagemap_index(a);
         unsigned off = AY_LOAD(&leaf->list[i]);
-        if (ay_free_secure_ok(p, q, leaf, i, off))
-            return ay_free_quarantine(ay_tcache_of_bins(ay_tls.bins), off, p);
+        ay_bin_t *bin = (ay_bin_t *)((char *)ay_tls.bins + off);
+        if (q->limit & AY_QLIST_K_MASK) {
+            if (ay_free_secure_ok(p, q, leaf, i, off))
+                return ay_free_quarantine(ay_tcache_of_bins(ay_tls.bins), off, p);
+        } else if (bin->room > 0 && ay_free_secure_ok(p, q, leaf, i, off)) {
+            ay_link_set_raw(p, bin->head);
+            bin->head = p;
+            bin->room--;
+            return;
+        }
     }
     ay_free_secure(p);
 }

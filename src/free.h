@@ -71,10 +71,11 @@ miss:
 /* The secure flavour's free fast path: free's, with the block pushed onto
  * its class's list in the thread's quarantine (quarantine.h; the list is
  * AY_QUARANTINE_OFF after the bin, so that it costs no more than the push
- * onto the bin would), whose room count sends every other case to the
- * slow path: bin 0, a thread without a cache (the empty cache's quarantine
- * lists have no room either), a class that does not wait (K 0: above
- * AY_QUARANTINE_MAX_BLOCK), and a list that is full (the rotation).  Before
+ * onto the bin would), whose room count sends every other case to
+ * ay_free_secure_miss: bin 0, a thread without a cache (the empty cache's
+ * quarantine lists have no room either), a class that does not wait (K 0:
+ * above AY_QUARANTINE_MAX_BLOCK; the miss pushes it onto its bin), and a
+ * list that is full (the miss rotates the quarantine).  Before
  * the push, the checks that make a bad free exact at the free:
  *  - the pointer's low bits against the class's align mask, as free's;
  *  - its free mark (its second word, secure.h) must not be set: a block
