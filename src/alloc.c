@@ -37,7 +37,7 @@ void *ay_oom(void) {
 /* A small block of bin b handed out: the secure flavour's tag says so. */
 static void *tag_live(void *p, unsigned b) {
     if (ay_secure && p && b)
-        *ay_tag_at(p, ay_bin_size[b]) = ay_tag_live(p);
+        ay_tag_handed_out(p, ay_bin_size[b]);
     return p;
 }
 

@@ -67,8 +67,12 @@ AY_INLINE void *ay_malloc_fast(size_t size) {
     ay_link_clear(p);
     bin->room++;
     bin->head = (void *)next;
-    if (ay_secure)
-        *ay_tag_at(p, ay_bin_size[off / AY_BIN_BYTES]) = ay_tag_live(p);
+    if (ay_secure) {
+        if (ay_secure_tags)
+            *ay_tag_at(p, ay_bin_size[off / AY_BIN_BYTES]) = ay_tag_live(p);
+        else
+            *ay_mark_at(p) = 0;
+    }
     return p;
 }
 

@@ -93,6 +93,10 @@ static const ay_conf_key_t keys[] = {
     {"guard_slots", AY_CONF_COUNT, AT(guard_slots), 0, 1, 65536, "256", NULL,
      "Guarded pages reserved for guard_sample (each with a guard page): how many sampled "
      "blocks can be live, or freed and still inaccessible, at once."},
+    {"secure_tags", AY_CONF_BOOL, AT(secure_tags), 0, 0, 1, "false", NULL,
+     "Secure flavour only: a tag (canary) after every small block, checked at its free, which "
+     "catches an overflow made by plain stores there (the copy functions are checked anyway); "
+     "8 bytes more per block."},
     {"prof", AY_CONF_BOOL, AT(prof), 0, 0, 1, "false", NULL,
      "Heap profiling: sample allocations with their stacks (docs/PROFILING.md)."},
     {"prof_active", AY_CONF_BOOL, AT(prof_active), 0, 0, 1, "true", NULL,

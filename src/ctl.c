@@ -81,6 +81,7 @@ GETTER(opt_stats_print_opts, const char *, ay_conf.stats_print_opts)
 GETTER(opt_stats_file, const char *, ay_conf.stats_file)
 GETTER(opt_stats_print_pid, unsigned, ay_conf.stats_print_pid)
 GETTER(opt_guard_sample, unsigned, ay_conf.guard_sample)
+GETTER(opt_secure_tags, bool, ay_conf.secure_tags)
 GETTER(opt_guard_slots, unsigned, ay_conf.guard_slots)
 GETTER(get_heaps_count, unsigned, ay_heaps_auto)
 GETTER(get_heaps_set_up, unsigned, ay_heaps_set_up())
@@ -377,6 +378,8 @@ static const ctl_entry_t table[] = {
          "The stats_print_pid setting (0: every process)."),
     FUNC("opt.guard_sample", T_UNS, opt_guard_sample, NULL,
          "The guard_sample setting (0: no sampled guarded allocations)."),
+    FUNC("opt.secure_tags", T_BOOL, opt_secure_tags, NULL,
+         "The secure_tags setting (tags after small blocks: the secure flavour only)."),
     FUNC("opt.guard_slots", T_UNS, opt_guard_slots, NULL, "The guard_slots setting."),
     FUNC("opt.numa", T_BOOL, opt_numa, NULL,
          "Whether NUMA awareness is in effect: the numa setting, on more than one node."),

@@ -21,6 +21,22 @@
 #include "secure.h"
 #include "transfer.h"
 
+/* Secure flavour without tags: block p of span s, whose first word decodes
+ * to a user-space address, is on a free list: the link it holds leads to
+ * the end of a list or to another block of its class.  (Data a program
+ * wrote decodes to an address with probability 2^-17, and then to a block
+ * of the same class almost never: so a live block is not taken for a free
+ * one.) */
+static bool block_on_list(const ay_span_t *s, const void *p) {
+    void *next = ay_link_get_raw(p);
+    if (next == AY_LIST_END)
+        return true;
+    const ay_span_t *t = ay_pagemap_span(next);
+    return t && t->state == AY_SPAN_SMALL && t->cls == s->cls &&
+           ay_offset_is_object((uintptr_t)next - t->start, t->cls, t->size) &&
+           (uintptr_t)next < t->limit;
+}
+
 /* A small block's pointer, in every flavour: it must be the start of an
  * object (offset by multiply-shift, secure.h), and the block must not be
  * free already.  The secure flavour's tag says whether it is.  The release
@@ -34,7 +50,12 @@ static void check_small(const char *fn, ay_span_t *s, const void *p) {
     uintptr_t d = (uintptr_t)p - s->start;
     if (AY_UNLIKELY(!ay_offset_is_object(d, s->cls, s->size) || (uintptr_t)p >= s->limit))
         ay_fatal_in(fn, "pointer is not the start of a block", p);
-    if (ay_secure) { /* the tag says what the block is */
+    if (ay_secure && !ay_secure_tags) { /* its free mark, or a link to a block of its class */
+        if (AY_UNLIKELY(*ay_mark_at((void *)p) == ay_tag_free(p)) ||
+            (AY_UNLIKELY(ay_link_holds(p)) && block_on_list(s, p)))
+            ay_fatal_in(fn, "double free (block is free)", p);
+    }
+    if (ay_secure_tags) { /* the tag says what the block is */
         uintptr_t tag = *ay_tag_at((void *)p, s->size);
         if (AY_LIKELY(tag == ay_tag_live(p)))
             return;
@@ -113,11 +134,14 @@ void ay_free_miss(void *p, ay_bin_t *bin) {
 void ay_free_unchecked(void *p) { free_small(ay_pagemap_span(p), p); }
 
 /* The secure flavour's free, when the fast path (free.h) cannot: a block
- * that is not small, of a thread without a cache, of a full list, or whose
- * tag is not its canary.  Every block is
- * checked against its span (offset, tag: a double free, an overflow), its
- * tag says "free" from now on, and a small block of an automatic heap waits
- * in the thread's quarantine (quarantine.h). */
+ * that is not small, of a thread without a cache, of a class that does not
+ * wait in the quarantine, or that failed one of the fast path's checks
+ * (align mask, its free mark, its offset; with secure_tags:true, its tag).
+ * Every block is checked against its span (offset; a double free: its free
+ * mark, or a link to a block of its class; with tags, the tag: an
+ * overflow), its free mark (or tag) says "free" from now on, and a small
+ * block of an automatic heap waits in the thread's quarantine
+ * (quarantine.h). */
 void ay_free_secure(void *p) {
     if (!p)
         return;
@@ -133,6 +157,33 @@ void ay_free_secure(void *p) {
     if (ay_secure_quarantine && tc && tc->cache_on && s->size <= AY_QUARANTINE_MAX_BLOCK)
         return ay_free_quarantine(tc, s->owner.central->list, p);
     free_small(s, p);
+}
+
+/* The fast path missed.  Two cases stay off the slow path, the block
+ * checked as on the fast path: a quarantine list with a K (a live cache's:
+ * the empty cache's have none) that ran out of room is the rotation (the
+ * block is pushed, and the batch before leaves: ay_free_quarantine); and a
+ * class that does not wait (K 0: above AY_QUARANTINE_MAX_BLOCK) goes onto
+ * its bin when that has room.  Anything else takes the slow path. */
+void ay_free_secure_miss(void *p, ay_bin_t *q) {
+    ay_bin_undo_free(q);
+    if (ay_secure_quarantine && q->room <= 0) {
+        uintptr_t a = (uintptr_t)p;
+        ay_pm_leaf_t *leaf = ay_pagemap_leaf(a);
+        uintptr_t i = ay_pagemap_index(a);
+        unsigned off = AY_LOAD(&leaf->list[i]);
+        ay_bin_t *bin = (ay_bin_t *)((char *)ay_tls.bins + off);
+        if (q->limit & AY_QLIST_K_MASK) {
+            if (ay_free_secure_ok(p, q, leaf, i, off))
+                return ay_free_quarantine(ay_tcache_of_bins(ay_tls.bins), off, p);
+        } else if (bin->room > 0 && ay_free_secure_ok(p, q, leaf, i, off)) {
+            ay_link_set_raw(p, bin->head);
+            bin->head = p;
+            bin->room--;
+            return;
+        }
+    }
+    ay_free_secure(p);
 }
 
 ALLOY_API void alloy_free(void *p) {

@@ -59,7 +59,8 @@ void ay_init_slow(void) {
                                     __ATOMIC_ACQUIRE)) {
         ay_secure_init(); /* the keys, before any free list exists */
         ay_conf_init(&ay_conf);
-        ay_topology_init(ay_conf.numa); /* before the heaps, which are grouped by node */
+        ay_secure_conf(ay_conf.secure_tags); /* before the size tables (tcache) */
+        ay_topology_init(ay_conf.numa);      /* before the heaps, which are grouped by node */
         ay_heaps_init(default_heaps());
         ay_tcache_global_init();
         ay_prof_init();

@@ -6,35 +6,37 @@
  * Each class of up to AY_QUARANTINE_MAX_BLOCK bytes (holding larger ones
  * back makes every reuse a fresh block, and a page fault; scudo's quarantine
  * also stops at a chunk size) has two lists in the thread's quarantine: the
- * blocks freed since the last rotation (`fresh`, laid out as a bin: its room
- * counts down from the class's K, ay_quarantine_k) and the batch before
- * (`old`).  free pushes onto `fresh` as it would onto the thread's list
- * (free.h: a link, no other work); the first push after a rotation and
- * the push that takes `fresh` over K + 1 blocks take the slow path (the
- * room runs out), where a rotation (ay_quarantine_rotate) hands `old` to
- * the thread cache, which splices it onto the thread's list in one step
- * (tcache.c: its first block's link, then its last's: the
- * first push's block, whose link must still be the end of the list) and
- * `fresh` becomes `old`.  So a freed block waits for at least K more frees
- * of its class, and at most 2K + 1; K is 16, or fewer for classes above
- * 256 bytes (K x size at most AY_QUARANTINE_CLASS_BYTES, 4 KiB, and K at
- * least 2), and a class holds at most 2(K + 1) blocks.  (K 64 and 32 were
- * measured: more RSS and more time on frag and handoff, docs/BENCHMARKS.md.)
- * No system call, no walk of the blocks.
+ * blocks freed since the last rotation (`fresh`, laid out as a bin, at
+ * AY_QUARANTINE_OFF after the thread's bins, tcache.h: its room counts down
+ * from the class's K, ay_quarantine_k) and the batch before (`old`).  free
+ * pushes onto `fresh` as it would onto the thread's list (free.h: a link,
+ * no other work); the push that finds no room takes the slow path, where a
+ * rotation (ay_quarantine_rotate) hands `old` to the thread cache, which
+ * splices it onto the thread's list in one step (tcache.c: its first
+ * block's link, then its last's: the first block pushed, whose link must
+ * still be the end of the list), `fresh` becomes `old`, and the block being
+ * freed starts the new `fresh` list.  So a freed block waits for at least
+ * K + 1 more frees of its class, and at most 2K + 2; K is 16, or fewer for
+ * classes above 256 bytes (K x size at most AY_QUARANTINE_CLASS_BYTES,
+ * 4 KiB, and K at least 2), and a class holds at most 2(K + 1) blocks: a
+ * thread's quarantine holds at most 2 x (4 KiB + a block) per class of up
+ * to 4 KiB.  (K 64 and 32 were measured: more RSS and more time on frag and
+ * handoff, docs/BENCHMARKS.md.)  No system call, no walk of the blocks.
  *
- * A waiting block's tag word (secure.h) says "free", so that a second free
- * of it is caught, and its first word holds its link, which malloc tests
- * when it hands the block out again (secure.h): a block that was written to
- * while it waited ends the process there, with "free list corrupted: a
- * block was written to after it was freed"; the lists the cache gives back
- * (an overflow, a flush) are walked and checked the same way (transfer.h).
- * The lists are emptied whenever the cache is flushed: at thread exit, by
- * alloy_thread_flush, and when the thread changes heaps.  Only blocks of
- * automatic heaps enter (explicit heaps can be destroyed with everything in
- * them).
+ * A waiting block's free mark (its second word; with secure_tags:true, its
+ * tag word) says "free", so that a second free of it is caught at the free
+ * (free.h), and its first word holds its link, which malloc tests when
+ * it hands the block out again (secure.h): a block that was written to
+ * while it waited ends the process there, with "free list corrupted", or,
+ * for the batch's last block, at the rotation, with "a block was written
+ * to after it was freed"; the lists the cache gives back (an overflow, a flush) are walked
+ * and checked the same way (transfer.h).  The lists are emptied whenever
+ * the cache is flushed: at thread exit, by alloy_thread_flush, and when the
+ * thread changes heaps.  Only blocks of automatic heaps enter (explicit
+ * heaps can be destroyed with everything in them).
  *
  * Invariants: fresh_tail[b] is NULL and fresh[b] empty with room 0, or
- * fresh[b] holds limit - room blocks of bin b, AY_LIST_END-terminated, the
+ * fresh[b] holds K + 1 - room blocks of bin b, AY_LIST_END-terminated, the
  * last being fresh_tail[b]; old[b] holds nold[b] blocks of bin b (none:
  * NULL), the last being old_tail[b].
  */
@@ -47,18 +49,30 @@
 #include "secure.h"
 
 #define AY_QUARANTINE_MAX_BLOCK ((size_t)4096)
-#define AY_QUARANTINE_BLOCKS 16u                 /* K of the small classes */
+#ifndef AY_QUARANTINE_BLOCKS
+#define AY_QUARANTINE_BLOCKS 16u /* K of the small classes */
+#endif
+#ifndef AY_QUARANTINE_CLASS_BYTES
 #define AY_QUARANTINE_CLASS_BYTES ((size_t)4096) /* K x size at most this, K >= 2 */
+#endif
 
 /* A list of one class's waiting blocks, laid out as a thread-cache list
- * (ay_bin_t, tcache.h) so that free pushes onto it the same way. */
+ * (ay_bin_t, tcache.h) so that free pushes onto it the same way.  Its limit
+ * word holds K in its low bits, AY_QLIST_CHECK_OFFSET when the class's
+ * align mask does not prove a pointer the start of a block (free's fast
+ * path then checks its offset in its span), and the class's align mask in
+ * its top byte, as a bin's (tcache.h). */
 typedef struct ay_qlist {
     void *head;     /* AY_LIST_END: none */
     int32_t room;   /* pushes before the slow path: K - length, or 0 while empty */
-    uint32_t limit; /* K */
+    uint32_t limit; /* K | AY_QLIST_CHECK_OFFSET | align mask << 24 */
 } ay_qlist_t;
 _Static_assert(sizeof(ay_qlist_t) == AY_BIN_BYTES, "a bin's byte offset indexes the lists");
+#define AY_QLIST_CHECK_OFFSET ((uint32_t)1 << 23)
+#define AY_QLIST_K_MASK (AY_QLIST_CHECK_OFFSET - 1)
 
+/* The quarantine of a thread cache, inside its record (tcache.h), where
+ * `fresh` is at a fixed offset from the thread's lists. */
 typedef struct ay_quarantine {
     ay_qlist_t fresh[AY_NUM_BINS]; /* freed since the last rotation (the fast path's push) */
     void *fresh_tail[AY_NUM_BINS]; /* its last block (the first pushed); NULL: empty */
@@ -75,11 +89,15 @@ AY_INLINE uint32_t ay_quarantine_k(size_t size) {
     return k > AY_QUARANTINE_BLOCKS ? AY_QUARANTINE_BLOCKS : k < 2 ? 2 : (uint32_t)k;
 }
 
-/* Block p (of `size` bytes) enters: its tag word says "free". */
-AY_INLINE void ay_quarantine_mark(void *p, size_t size) { *ay_tag_at(p, size) = ay_tag_free(p); }
+/* Block p (of `size` bytes) enters: its tag word (or its free mark) says
+ * "free" (secure.h). */
+AY_INLINE void ay_quarantine_mark(void *p, size_t size) {
+    *(ay_secure_tags ? ay_tag_at(p, size) : ay_mark_at(p)) = ay_tag_free(p);
+}
 
-/* A new, empty quarantine (metadata memory), or NULL. */
-ay_quarantine_t *ay_quarantine_new(void);
+/* Make q (zeroed) an empty quarantine; `on`: blocks wait in it (else every
+ * list's K is 0, and each free takes the slow path). */
+void ay_quarantine_init(ay_quarantine_t *q, bool on);
 
 /* What leaves the quarantine is a list of n blocks of one bin, from *head
  * to *tail, whose link must still be the end of a list, for the caller to
@@ -102,26 +120,29 @@ AY_INLINE void ay_quarantine_fresh_to_old(ay_quarantine_t *q, unsigned b) {
     ay_qlist_t *fresh = &q->fresh[b];
     q->old[b] = fresh->head;
     q->old_tail[b] = q->fresh_tail[b];
-    q->nold[b] = fresh->limit - (uint32_t)fresh->room;
+    q->nold[b] = (fresh->limit & AY_QLIST_K_MASK) + 1 - (uint32_t)fresh->room;
     fresh->head = AY_LIST_END;
     fresh->room = 0;
     q->fresh_tail[b] = NULL;
 }
 
-/* The fresh list of bin b ran out of room (free.h's push).  Its first
- * block came: the room is set for K more, and nothing leaves (0).  Else it
- * is over K + 1: the old batch leaves (as ay_quarantine_old_out), and the
- * fresh list becomes the old batch.
+/* The fresh list of bin b has no room for block p (free.h's push): if it
+ * holds blocks (K + 1), the old batch leaves (as ay_quarantine_old_out)
+ * and the fresh list becomes the old batch; then p alone is the fresh
+ * list, with room for K more.
  * Inline: the secure flavour's free calls it once in K + 1 frees. */
-AY_INLINE uint32_t ay_quarantine_rotate(ay_quarantine_t *q, unsigned b, void **head, void **tail) {
+AY_INLINE uint32_t ay_quarantine_rotate(ay_quarantine_t *q, unsigned b, void *p, void **head,
+                                        void **tail) {
     ay_qlist_t *fresh = &q->fresh[b];
-    if (!q->fresh_tail[b]) { /* its first block: the last of the batch */
-        q->fresh_tail[b] = fresh->head;
-        fresh->room = (int32_t)fresh->limit - 1;
-        return 0;
+    uint32_t n = 0;
+    if (q->fresh_tail[b]) {
+        n = ay_quarantine_old_out(q, b, head, tail);
+        ay_quarantine_fresh_to_old(q, b);
     }
-    uint32_t n = ay_quarantine_old_out(q, b, head, tail);
-    ay_quarantine_fresh_to_old(q, b);
+    ay_link_set_raw(p, AY_LIST_END);
+    fresh->head = p;
+    q->fresh_tail[b] = p;
+    fresh->room = (int32_t)(fresh->limit & AY_QLIST_K_MASK);
     return n;
 }
 

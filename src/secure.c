@@ -17,6 +17,7 @@
 uintptr_t ay_link_key = (uintptr_t)0x5a5a << AY_USER_ADDR_BITS;
 const uintptr_t ay_list_end = 0; /* (read-only: no path ever writes the end of a list) */
 uintptr_t ay_tag_key;
+bool ay_tags_on;
 uint64_t ay_class_magic[AY_NUM_CLASSES];
 static uint64_t random_state;
 
@@ -58,3 +59,5 @@ uint64_t ay_random(void) {
     s = (s ^ (s >> 27)) * 0x94d049bb133111ebu;
     return s ^ (s >> 31);
 }
+
+void ay_secure_conf(bool tags) { ay_tags_on = AY_SECURE && tags; }

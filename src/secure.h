@@ -46,13 +46,18 @@
  * q = (d * M) >> 40 with M = floor(2^40 / S) + 1 is floor(d / S) for every
  * d < 2^40 / S, and spans are at most 256 pages (d < 2^20, S <= 2^18).
  *
- * The secure flavour adds (each `if (ay_secure)` in the code): a tag word at
+ * The secure flavour adds (each `if (ay_secure)` in the code): every free
+ * checked at the free (free.h: the align mask, the block's free mark, in
+ * its second word, which says it is free already: a double free, and the
+ * block's offset in its span); a quarantine of freed blocks; randomised
+ * allocation order in a span; guard pages around large blocks, page-heap
+ * chunks, direct maps, metadata chunks and pagemap leaves; and checked
+ * copies (checked.c: memcpy and its kin abort on a write past the
+ * destination block).  With the setting secure_tags:true, a tag word at
  * the end of every small block (AY_TAG_BYTES), which holds a canary while
- * the block is allocated and a different value while it is free, checked on
- * every free (overflow into the next block, double free); every free
- * checked against its span (offset, tag); a quarantine of freed blocks;
- * randomised allocation order in a span; guard pages around large blocks,
- * page-heap chunks, direct maps, metadata chunks and pagemap leaves.
+ * the block is allocated and a different value while it is free, checked
+ * on every free (an overflow by plain stores into the next block, a double
+ * free, an interior pointer, in one compare).
  *
  * Initialisation: ay_secure_init runs first in ay_init_slow, before any
  * list exists; the keys never change afterwards (a fork child keeps them,
@@ -87,9 +92,15 @@ static const bool ay_secure = AY_SECURE;
 static const bool ay_secure_quarantine = AY_SECURE && AY_SECURE_QUARANTINE;
 static const bool ay_secure_random = AY_SECURE && AY_SECURE_RANDOM;
 static const bool ay_secure_guards = AY_SECURE && AY_SECURE_GUARDS;
+/* The tags are a setting (secure_tags:true), off by default: ay_tags_on
+ * is written once, at initialisation, before any size table is filled and
+ * any block handed out (ay_secure_conf). */
+extern AY_HIDDEN bool ay_tags_on;
+#define ay_secure_tags (AY_SECURE && ay_tags_on)
 
-/* Bytes at the end of every small block that hold its tag (secure only). */
-#define AY_TAG_BYTES ((size_t)(AY_SECURE ? 8 : 0))
+/* Bytes at the end of every small block that hold its tag (secure flavour
+ * with secure_tags:true only). */
+#define AY_TAG_BYTES ((size_t)(ay_secure_tags ? 8 : 0))
 
 /* User-space addresses are below 2^47 on x86-64 (alloy never asks mmap for
  * higher ones); elsewhere below 2^48, the pagemap's reach. */
@@ -107,6 +118,9 @@ extern AY_HIDDEN uint64_t ay_class_magic[AY_NUM_CLASSES]; /* floor(2^40 / S) + 1
 /* Draw the keys (getrandom, else the kernel's AT_RANDOM bytes mixed with
  * the time) and fill the magic table.  Once, at initialisation. */
 void ay_secure_init(void);
+/* The secure flavour's settings, once, after the settings are read and
+ * before the size tables are filled: secure_tags. */
+void ay_secure_conf(bool tags);
 /* A random 64-bit number, for slow paths (shuffles, sampling): a splitmix64
  * sequence seeded from a third random word, drawn with the keys.
  * Thread-safe. */
@@ -183,6 +197,20 @@ AY_INLINE uintptr_t *ay_tag_at(void *p, size_t size) {
 }
 AY_INLINE uintptr_t ay_tag_live(const void *p) { return (uintptr_t)p ^ ay_tag_key; }
 AY_INLINE uintptr_t ay_tag_free(const void *p) { return ~((uintptr_t)p ^ ay_tag_key); }
+/* Without tags (the secure flavour's default): the second word of a small
+ * block (every block has 16 bytes at least) is its free mark, ay_tag_free(p),
+ * while the block is free (from its free until malloc hands it out again:
+ * in the quarantine, a thread's list, a central cache or a transfer cache),
+ * and 0 when malloc hands it out; the program may write anything there
+ * after that, and what it writes is the mark only if it knows the secret. */
+AY_INLINE uintptr_t *ay_mark_at(void *p) { return (uintptr_t *)p + 1; }
+/* Block p of `size` bytes is handed out: its tag says so (secure flavour). */
+AY_INLINE void ay_tag_handed_out(void *p, size_t size) {
+    if (ay_secure_tags)
+        *ay_tag_at(p, size) = ay_tag_live(p);
+    else
+        *ay_mark_at(p) = 0;
+}
 
 /* Memory from the OS for the page heap's chunks, direct maps, metadata
  * chunks and pagemap leaves: the secure flavour puts an inaccessible page

@@ -33,7 +33,7 @@ __thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec"))) = {ay_tcache
  * thread without a cache takes one from a room in free's fast path, and
  * puts it back with a store of 0 (ay_bin_undo_free); nothing else writes
  * it. */
-ay_bin_t ay_tcache_empty[AY_NUM_BINS] = {[0 ... AY_NUM_BINS - 1] = {AY_LIST_END, 0, 0}};
+ay_bin_t ay_tcache_empty[AY_EMPTY_BINS] = {[0 ... AY_EMPTY_BINS - 1] = {AY_LIST_END, 0, 0}};
 
 enum { TC_NEW = 0, TC_SETTING_UP, TC_LIVE, TC_GONE };
 static __thread uint8_t tc_state __attribute__((tls_model("initial-exec")));
@@ -56,11 +56,12 @@ static void tcache_thread_exit(void *arg);
 
 /* The bin offset of a request of n bytes (n <= 1 KiB).  malloc(0) gets the
  * 16-byte class, so that it is 16-aligned.  The secure flavour adds the tag,
- * and keeps a multiple of 16 in a class that is one. */
+ * and keeps a multiple of 16 in a class that is one; without tags, its
+ * blocks are 16 bytes at least, for their free mark (secure.h). */
 static uint16_t small_offset(size_t n) {
-    if (ay_secure)
+    if (ay_secure_tags)
         n += n % 16 == 0 ? 16 : AY_TAG_BYTES;
-    else if (n == 0)
+    else if (n == 0 || (ay_secure && n < 16))
         n = 16;
     return (uint16_t)((ay_policy_size_class(n) + 1) * AY_BIN_BYTES);
 }
@@ -108,11 +109,18 @@ static ay_tcache_t *tcache_create(void) {
     /* a spare record's lists are empty: its thread flushed them */
     if (!tc && !(tc = ay_meta_alloc(sizeof *tc)))
         return NULL;
-    ay_quarantine_t *q = tc->quarantine; /* empty: kept for the next thread */
-    if (ay_secure_quarantine && !q && !(q = ay_quarantine_new()))
-        return NULL; /* (tc, zeroed, stays for the next thread) */
     memset(tc, 0, sizeof *tc);
-    tc->quarantine = q;
+#if AY_SECURE
+    /* each quarantine list's limit word: K, and the align mask and
+     * AY_QLIST_CHECK_OFFSET that free's fast path tests (free.h) */
+    ay_quarantine_init(&tc->q, ay_secure_quarantine);
+    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
+        uint32_t size = ay_bin_size[b], mask = ay_bin_align_mask(size);
+        bool exact = ay_is_pow2(size) && size <= mask + 1; /* a power of two up to 256 */
+        tc->q.fresh[b].limit |= (exact ? 0 : AY_QLIST_CHECK_OFFSET) | mask << AY_BIN_MASK_SHIFT;
+    }
+    tc->quarantine = ay_secure_quarantine ? &tc->q : NULL;
+#endif
     lists_init(tc);
     tc->node_pending = AY_NODE_NONE;
     tc->heap = ay_heap_bind();
@@ -400,9 +408,9 @@ static void quarantine_splice(ay_tcache_t *tc, unsigned b, void *head, void *tai
         bin_overflow(tc, b, (uint32_t)-bin->room);
 }
 
-void ay_tcache_quarantine_rotate(ay_tcache_t *tc, unsigned b) {
+void ay_tcache_quarantine_rotate(ay_tcache_t *tc, unsigned b, void *p) {
     void *head, *tail;
-    uint32_t n = ay_quarantine_rotate(tc->quarantine, b, &head, &tail);
+    uint32_t n = ay_quarantine_rotate(tc->quarantine, b, p, &head, &tail);
     if (n)
         quarantine_splice(tc, b, head, tail, n);
 }

@@ -51,6 +51,7 @@
 
 #include "central.h"
 #include "internal.h"
+#include "quarantine.h"
 #include "secure.h"
 
 struct ay_heap;
@@ -107,7 +108,10 @@ AY_INLINE void *ay_bin_head(const ay_bin_t *bin) {
 AY_INLINE void ay_bin_set_head(ay_bin_t *bin, void *p) { bin->head = p ? p : AY_LIST_END; }
 
 typedef struct ay_tcache {
-    ay_bin_t bins[AY_NUM_BINS];    /* the lists (first: ay_tls.bins points here) */
+    ay_bin_t bins[AY_NUM_BINS]; /* the lists (first: ay_tls.bins points here) */
+#if AY_SECURE
+    ay_quarantine_t q; /* the secure flavour's quarantine: its lists AY_QUARANTINE_OFF from bins */
+#endif
     uint32_t batch[AY_NUM_BINS];   /* current batch n, per bin */
     ay_run_t run[AY_NUM_BINS];     /* never-used objects not carved yet, per bin */
     ay_tc_clock_t clock;           /* slow-path events and bytes since the last byte-limit check */
@@ -121,8 +125,17 @@ typedef struct ay_tcache {
     uint8_t node_pending;             /* NUMA: another node seen at the last check (heap.h) */
     bool heap_chosen;                 /* the thread chose its automatic heap: no NUMA moves */
     struct ay_tcache *prev, *next;    /* registry of live caches */
-    struct ay_quarantine *quarantine; /* secure flavour: freed blocks waiting (quarantine.h) */
+    struct ay_quarantine *quarantine; /* secure flavour: &q while blocks wait there, else NULL */
 } ay_tcache_t;
+#if AY_SECURE
+/* The quarantine's list of a bin is this far after the bin (free.h). */
+#define AY_QUARANTINE_OFF (AY_NUM_BINS * AY_BIN_BYTES)
+_Static_assert(offsetof(ay_tcache_t, q) == AY_QUARANTINE_OFF, "the quarantine follows the lists");
+#define AY_EMPTY_BINS (2 * AY_NUM_BINS) /* the bins, and the quarantine's lists */
+#else
+#define AY_QUARANTINE_OFF 0
+#define AY_EMPTY_BINS AY_NUM_BINS
+#endif
 
 /* The thread's hot TLS, in one struct so that the fast paths reach their
  * words through one GOT load: its lists, which malloc pops (at its size's
@@ -141,7 +154,7 @@ extern __thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec")));
 /* All lists empty (AY_LIST_END), all limits 0: the lists of every thread
  * without a cache.  malloc's fast path reads a head and its first word and
  * writes nothing on a miss; free's takes one from a room and misses. */
-extern AY_HIDDEN ay_bin_t ay_tcache_empty[AY_NUM_BINS];
+extern AY_HIDDEN ay_bin_t ay_tcache_empty[AY_EMPTY_BINS];
 
 /* The record whose lists are at bins (they come first in it). */
 AY_INLINE ay_tcache_t *ay_tcache_of_bins(ay_bin_t *bins) { return (ay_tcache_t *)bins; }
@@ -245,13 +258,13 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b);
  * grow the batch while it is below AY_OVERFLOW_GROWTH_BYTES (policy.h); then
  * the byte limit's, the transfer caches' and NUMA's periodic checks. */
 void ay_tcache_push(ay_tcache_t *tc, unsigned b, void *p);
-/* Secure flavour: the list of bin b in tc's quarantine (quarantine.h) ran
- * out of room: the quarantine rotates (ay_quarantine_rotate: its first
- * block came, or it is over K + 1 and the fresh batch becomes old), and the
+/* Secure flavour: the list of bin b in tc's quarantine (quarantine.h) has
+ * no room for block p: the quarantine rotates (ay_quarantine_rotate: the
+ * fresh batch, if any, becomes old, and p starts the fresh list), and the
  * old batch that leaves it goes onto tc's list of bin b (which may
  * overflow).  Aborts with a message when the old batch's last link was
  * written to. */
-void ay_tcache_quarantine_rotate(ay_tcache_t *tc, unsigned b);
+void ay_tcache_quarantine_rotate(ay_tcache_t *tc, unsigned b, void *p);
 /* Return every cached object to the central tier: each list's objects, as
  * one batch, to its node's transfer cache (the objects of its run, never
  * handed out, to their span). */

@@ -31,8 +31,8 @@
  *        tcache_max_bytes,tcache_total_bytes,decay_ms,heaps,background_thread,
  *        thp,junk,zero,abort_on_error,stats_print,stats_print_opts,numa,prof,
  *        prof_active,prof_sample,prof_prefix,prof_final,prof_interval,
- *        prof_leak,leak_exit_code,guard_sample,guard_slots,timeline_ms,
- *        timeline_file,stats_shm}
+ *        prof_leak,leak_exit_code,guard_sample,secure_tags,guard_slots,
+ *        timeline_ms,timeline_file,stats_shm}
  *   numa.nodes  numa.moves
  *   thread.tcache.flush  thread.tcache.bytes  thread.heap  thread.node
  *   heaps.count  heaps.set_up  heaps.create  heap.<i>.destroy  heap.<i>.purge
