@@ -5,8 +5,8 @@
 #  1. builds the secure flavour with one part off at a time, into
 #     BUILD/secure-cost/NAME (cmake with CMAKE_C_FLAGS): noquarantine
 #     (-DAY_SECURE_QUARANTINE=0), norandom (-DAY_SECURE_RANDOM=0), noguards
-#     (-DAY_SECURE_GUARDS=0), and tagsonly (all three off: the tags and the
-#     checks on every free are what is left);
+#     (-DAY_SECURE_GUARDS=0), and checksonly (all three off: the checks on
+#     every free and the checked copies are what is left);
 #  2. prints instructions per malloc+free pair of 64 and 4096 bytes for the
 #     release library, the secure one and each part-off build, counted by
 #     callgrind as fastpath-instructions.sh counts them (the difference
@@ -28,7 +28,7 @@ out=$build/secure-cost
 mkdir -p "$out"
 variants=("noquarantine:-DAY_SECURE_QUARANTINE=0" "norandom:-DAY_SECURE_RANDOM=0"
           "noguards:-DAY_SECURE_GUARDS=0"
-          "tagsonly:-DAY_SECURE_QUARANTINE=0 -DAY_SECURE_RANDOM=0 -DAY_SECURE_GUARDS=0")
+          "checksonly:-DAY_SECURE_QUARANTINE=0 -DAY_SECURE_RANDOM=0 -DAY_SECURE_GUARDS=0")
 libs=("release=$build/liballoy.so" "secure=$build/liballoy_secure.so")
 for v in "${variants[@]}"; do
     name=${v%%:*} flags=${v#*:}
