@@ -17,8 +17,8 @@
  *               frees and exits (its blocks wait in the transfer caches),
  *               the process calls nothing for decay_ms + a round, and then
  *               the first slow-path event (one miss) gives back every
- *               batch and purges every free page (alloy's own counts: the
- *               process's RSS counter lags on some kernels). */
+ *               batch and purges every free page (alloy's own counts,
+ *               which nothing else in the process moves). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
