@@ -292,24 +292,21 @@ int ay_heap_destroy(ay_heap_t *h) {
 static uint64_t last_round_ms; /* when ay_heaps_decay_tick last ran a round */
 
 /* The transfer caches' batches go to their spans first (every batch when
- * `rings_all`, else the round's), so that the spans they empty can go too;
- * then each page heap purges what is due, or every free page when `all`
- * says so for it (NULL: none). */
-static void heaps_purge(bool rings_all, const bool *all) {
-    ay_transfer_decay(rings_all);
+ * `all`, else the round's), so that the spans they empty can go too; then
+ * each page heap purges what is due, or every free page when `all` or its
+ * entry in `idle` (NULL: none) says so. */
+static void heaps_purge(bool all, const bool *idle) {
+    ay_transfer_decay(all || idle);
     for (unsigned i = 0; i < AY_LOAD(&ay_heaps_limit); i++) {
         ay_heap_t *h = ay_heap_pin(i);
         if (h) {
-            ay_pageheap_purge(&h->pages, all && all[i]);
+            ay_pageheap_purge(&h->pages, all || (idle && idle[i]));
             ay_heap_unpin(h);
         }
     }
 }
 
-void ay_heaps_purge(bool all) {
-    static const bool every[AY_MAX_HEAPS] = {[0 ... AY_MAX_HEAPS - 1] = true};
-    heaps_purge(all, all ? every : NULL);
-}
+void ay_heaps_purge(bool all) { heaps_purge(all, NULL); }
 
 /* A round after a quiet spell: which page heaps were idle (ay_pageheap_idle)
  * is read before the transfer caches empty into them. */
@@ -322,7 +319,7 @@ static void heaps_purge_quiet(uint64_t now) {
             ay_heap_unpin(h);
         }
     }
-    heaps_purge(true, idle);
+    heaps_purge(false, idle);
 }
 
 void ay_heaps_decay_tick(void) {
