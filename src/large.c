@@ -60,10 +60,10 @@ static ay_span_t *large_guarded(ay_heap_t *h, uintptr_t npages, size_t align) {
         user = end - AY_PAGES_BYTES(npages); /* the mapping's guard is after it */
     s->open = s->user = user;
     s->user_end = user + AY_PAGES_BYTES(npages);
-    if ((user > s->start && ay_os_protect((void *)s->start, user - s->start, 0) != 0) ||
-        (end > s->user_end && ay_os_protect((void *)s->user_end, end - s->user_end, 0) != 0)) {
+    if ((user > s->start && ay_os_guard((void *)s->start, user - s->start, true) != 0) ||
+        (end > s->user_end && ay_os_guard((void *)s->user_end, end - s->user_end, true) != 0)) {
         /* refused (counted): a block without guards, the whole span */
-        ay_os_protect((void *)s->start, AY_PAGES_BYTES(total), 1);
+        ay_os_guard((void *)s->start, AY_PAGES_BYTES(total), false);
         s->user = s->user_end = s->open = 0;
     }
     return s;
@@ -111,7 +111,7 @@ void ay_large_free(ay_span_t *s, void *p) {
         return;
     }
     if (s->user) { /* the guards go: the page heap's free spans are all accessible */
-        ay_os_protect((void *)s->start, AY_PAGES_BYTES(s->npages), 1);
+        ay_os_guard((void *)s->start, AY_PAGES_BYTES(s->npages), false);
         s->user = s->user_end = s->open = 0;
     }
     ay_pageheap_free(s->owner.pages, s);

@@ -34,7 +34,7 @@ void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage) {
  * inaccessible pages out. */
 static void guarded_release(ay_pageheap_t *ph, ay_span_t *s) {
     ay_usage_add(ph->usage, (ptrdiff_t)AY_PAGES_BYTES(s->npages)); /* (the free takes it) */
-    if (ay_os_protect((void *)s->start, AY_PAGES_BYTES(s->npages), 1) != 0) {
+    if (ay_os_guard((void *)s->start, AY_PAGES_BYTES(s->npages), false) != 0) {
         return;
     }
     s->user = s->user_end = s->open = 0;
