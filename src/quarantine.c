@@ -9,12 +9,14 @@
 
 void ay_quarantine_init(ay_quarantine_t *q, bool on) {
     for (unsigned b = 0; b < AY_NUM_BINS; b++) {
+        /* bin b: class b - 1 */
         uint32_t k =
-            b && on ? ay_quarantine_k(ay_policy_class_size(b - 1)) : 0; /* bin b: class b - 1 */
+            b && on && ay_quarantine_k_max(ay_policy_class_size(b - 1)) ? AY_QUARANTINE_K_MIN : 0;
         q->fresh[b].head = AY_LIST_END;
         q->fresh[b].limit = k; /* the thread cache adds the align mask (tcache.c) */
         q->fresh[b].room = 0;  /* the first push arms it (free.h) */
     }
+    q->extra = 0;
 }
 
 uint32_t ay_quarantine_take(ay_quarantine_t *q, unsigned b, void **head, void **tail) {

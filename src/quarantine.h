@@ -8,7 +8,7 @@
  * also stops at a chunk size) has two lists in the thread's quarantine: the
  * blocks freed since the last rotation (`fresh`, laid out as a bin, at
  * AY_QUARANTINE_OFF after the thread's bins, tcache.h: its room counts down
- * from the class's K, ay_quarantine_k) and the batch before (`old`).  free
+ * from the class's K) and the batch before (`old`).  free
  * pushes onto `fresh` as it would onto the thread's list (free.h: a link,
  * no other work); the push that finds no room takes the slow path, where a
  * rotation (ay_quarantine_rotate) hands `old` to the thread cache, which
@@ -16,12 +16,20 @@
  * block's link, then its last's: the first block pushed, whose link must
  * still be the end of the list), `fresh` becomes `old`, and the block being
  * freed starts the new `fresh` list.  So a freed block waits for at least
- * K + 1 more frees of its class, and at most 2K + 2; K is 16, or fewer for
- * classes above 256 bytes (K x size at most AY_QUARANTINE_CLASS_BYTES,
- * 4 KiB, and K at least 2), and a class holds at most 2(K + 1) blocks: a
- * thread's quarantine holds at most 2 x (4 KiB + a block) per class of up
- * to 4 KiB.  (K 64 and 32 were measured: more RSS and more time on frag and
- * handoff, docs/BENCHMARKS.md.)  No system call, no walk of the blocks.
+ * K + 1 more frees of its class, and at most 2K + 2, and a class holds at
+ * most 2(K + 1) blocks.
+ *
+ * K is per thread and class, and bounded in bytes per thread: it starts at
+ * AY_QUARANTINE_K_MIN (2) and doubles at each rotation, up to
+ * AY_QUARANTINE_BLOCKS (16), while the thread's classes may then hold at
+ * most AY_QUARANTINE_THREAD_BYTES (64 KiB) more than at K 2
+ * (ay_quarantine_k_next).  So a class a thread frees often gets the most
+ * K, and a thread that frees a little of many classes (a short-lived one)
+ * fills no more than a little: with a K of 16 for every class up to 4 KiB
+ * a thread held up to 2 x 4 KiB per class, which each new thread first
+ * fetched from its central caches and gave back at its exit.  (K 64 and 32 for every class were
+ * measured: more RSS and more time on frag and handoff,
+ * docs/BENCHMARKS.md.)  No system call, no walk of the blocks.
  *
  * A waiting block's free mark (its second word; with secure_tags:true, its
  * tag word) says "free", so that a second free of it is caught at the free
@@ -52,8 +60,9 @@
 #ifndef AY_QUARANTINE_BLOCKS
 #define AY_QUARANTINE_BLOCKS 16u /* K of the small classes */
 #endif
-#ifndef AY_QUARANTINE_CLASS_BYTES
-#define AY_QUARANTINE_CLASS_BYTES ((size_t)4096) /* K x size at most this, K >= 2 */
+#define AY_QUARANTINE_K_MIN 2u /* K of a class at first */
+#ifndef AY_QUARANTINE_THREAD_BYTES
+#define AY_QUARANTINE_THREAD_BYTES ((size_t)64 << 10) /* a thread's, above the K_MIN shares */
 #endif
 
 /* A list of one class's waiting blocks, laid out as a thread-cache list
@@ -79,14 +88,25 @@ typedef struct ay_quarantine {
     void *old[AY_NUM_BINS];        /* the batch before */
     void *old_tail[AY_NUM_BINS];   /* its last block */
     uint32_t nold[AY_NUM_BINS];    /* its length */
+    size_t extra;                  /* bytes the lists may hold above every class's K_MIN share */
 } ay_quarantine_t;
 
-/* K of a class of `size` bytes (0: it does not wait). */
-AY_INLINE uint32_t ay_quarantine_k(size_t size) {
-    if (size == 0 || size > AY_QUARANTINE_MAX_BLOCK)
-        return 0;
-    size_t k = AY_QUARANTINE_CLASS_BYTES / size;
-    return k > AY_QUARANTINE_BLOCKS ? AY_QUARANTINE_BLOCKS : k < 2 ? 2 : (uint32_t)k;
+/* The most K of a class of `size` bytes (0: it does not wait). */
+AY_INLINE uint32_t ay_quarantine_k_max(size_t size) {
+    return size == 0 || size > AY_QUARANTINE_MAX_BLOCK ? 0 : AY_QUARANTINE_BLOCKS;
+}
+
+/* K of a class of `size` bytes for its next fresh list, at a rotation:
+ * k, its K until now, doubled (up to AY_QUARANTINE_BLOCKS) while the
+ * doubling keeps the thread's classes within AY_QUARANTINE_THREAD_BYTES
+ * above their least share (q->extra: a class of K holds at most 2(K + 1)
+ * blocks, 2(K - K_MIN) of them above its least share).  A K never
+ * shrinks: a class's blocks stay in its lists until the cache is flushed. */
+AY_INLINE uint32_t ay_quarantine_k_next(ay_quarantine_t *q, uint32_t k, size_t size) {
+    if (2 * k > AY_QUARANTINE_BLOCKS || q->extra + 2 * k * size > AY_QUARANTINE_THREAD_BYTES)
+        return k;
+    q->extra += 2 * k * size;
+    return 2 * k;
 }
 
 /* Block p (of `size` bytes) enters: its tag word (or its free mark) says
@@ -131,13 +151,15 @@ AY_INLINE void ay_quarantine_fresh_to_old(ay_quarantine_t *q, unsigned b) {
  * and the fresh list becomes the old batch; then p alone is the fresh
  * list, with room for K more.
  * Inline: the secure flavour's free calls it once in K + 1 frees. */
-AY_INLINE uint32_t ay_quarantine_rotate(ay_quarantine_t *q, unsigned b, void *p, void **head,
-                                        void **tail) {
+AY_INLINE uint32_t ay_quarantine_rotate(ay_quarantine_t *q, unsigned b, size_t size, void *p,
+                                        void **head, void **tail) {
     ay_qlist_t *fresh = &q->fresh[b];
     uint32_t n = 0;
     if (q->fresh_tail[b]) {
         n = ay_quarantine_old_out(q, b, head, tail);
         ay_quarantine_fresh_to_old(q, b);
+        uint32_t k = fresh->limit & AY_QLIST_K_MASK;
+        fresh->limit += ay_quarantine_k_next(q, k, size) - k;
     }
     ay_link_set_raw(p, AY_LIST_END);
     fresh->head = p;

@@ -395,8 +395,12 @@ void ay_tcache_push(ay_tcache_t *tc, unsigned b, void *p) {
 
 /* The n blocks from head to tail (a list of bin b that left tc's
  * quarantine) go onto tc's list in one step: tail's link, which must still
- * be the end of a list, now points at the list's head.  The list may
- * overflow, as on a push. */
+ * be the end of a list, now points at the list's head.  The list may go
+ * over its limit by the n blocks it takes (room down to -n): they are the
+ * ones its mallocs took since the last rotation, which they will take again
+ * before the next, so a class whose K is more than its list's limit does
+ * not overflow and miss again at every rotation; beyond that it overflows,
+ * as on a push. */
 static void quarantine_splice(ay_tcache_t *tc, unsigned b, void *head, void *tail, uint32_t n) {
     ay_bin_t *bin = &tc->bins[b];
     if (AY_UNLIKELY(ay_link_get_raw(tail) != AY_LIST_END))
@@ -404,13 +408,13 @@ static void quarantine_splice(ay_tcache_t *tc, unsigned b, void *head, void *tai
     ay_link_set(tail, ay_bin_head(bin));
     ay_bin_set_head(bin, head);
     bin->room -= (int32_t)n;
-    if (bin->room < 0) /* over its limit: as a push that overflows, by all it is over */
-        bin_overflow(tc, b, (uint32_t)-bin->room);
+    if (bin->room < -(int32_t)n) /* over its limit by more than n: by all that is more */
+        bin_overflow(tc, b, (uint32_t)(-bin->room - (int32_t)n));
 }
 
 void ay_tcache_quarantine_rotate(ay_tcache_t *tc, unsigned b, void *p) {
     void *head, *tail;
-    uint32_t n = ay_quarantine_rotate(tc->quarantine, b, p, &head, &tail);
+    uint32_t n = ay_quarantine_rotate(tc->quarantine, b, ay_bin_size[b], p, &head, &tail);
     if (n)
         quarantine_splice(tc, b, head, tail, n);
 }

@@ -39,8 +39,9 @@
  * when empty, never NULL: secure.h) plus the objects of run[b]; the
  * run's objects are handed out after the list's, and give back before none
  * of them (the state machine sees one list of len objects); len <= limit
- * (room >= 0) except transiently inside the slow path, or after a limit was
- * lowered until the next free; limit = ay_policy_list_limit(batch[b], k)
+ * (room >= 0) except transiently inside the slow path, after a limit was
+ * lowered until the next free, and in the secure flavour after a
+ * quarantine splice of n blocks, by at most n (tcache.c); limit = ay_policy_list_limit(batch[b], k)
  * for a live cache.
  */
 #ifndef ALLOY_TCACHE_H

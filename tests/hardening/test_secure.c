@@ -2,7 +2,8 @@
 /* test_secure.c - what the secure flavour adds, beyond test_badinput:
  *   - a span's objects are handed out in a random order (not by address);
  *   - a freed block is not handed out again by the next mallocs of its size,
- *     nor while 15 more of its size are freed (the quarantine);
+ *     nor, once its class is in use, while 15 more of its size are freed
+ *     (the quarantine);
  *   - a large block has an inaccessible page just before and just after it;
  *     a freed one keeps the one after it while its span waits for reuse,
  *     and the next block that fits is put against it;
@@ -65,7 +66,8 @@ int main(void) {
     for (int i = 0; i < 64; i++)
         free(b[i]);
     /* ... nor by the next 15 of its size while as many others are freed:
-     * it waits for at least 16 more frees of its class (quarantine.h) */
+     * it waits for at least K + 1 more frees of its class, and the 64 frees
+     * above have doubled the class's K from 2 to 16 (quarantine.h) */
     p = malloc(80);
     free(p);
     reused = 0;
