@@ -70,7 +70,7 @@ AY_INLINE size_t ay_block_room(const void *p) {
     case AY_SPAN_LARGE:
     case AY_SPAN_DIRECT: {
         uintptr_t start = ay_large_start(s);
-        uintptr_t end = s->user ? s->user_end : s->start + AY_PAGES_BYTES(s->npages);
+        uintptr_t end = s->start + AY_PAGES_BYTES(s->npages);
         return a < start ? SIZE_MAX : end > a ? end - a : 0;
     }
     default: return SIZE_MAX;

@@ -169,7 +169,7 @@ ALLOY_API size_t nallocx(size_t size, int flags) {
         return ay_bin_size[b] - AY_TAG_BYTES;
     size_t rounded = align > 8 ? (size + align - 1) & ~(align - 1) : size;
     size_t pages = (rounded + AY_PAGE_SIZE - 1) >> AY_PAGE_SHIFT;
-    if (align <= AY_PAGE_SIZE && !ay_secure_guards && pages <= AY_LARGE_MAX_PAGES)
+    if (align <= AY_PAGE_SIZE && pages <= AY_LARGE_MAX_PAGES)
         pages = ay_pageheap_large_pages(pages); /* the page heap's lengths (pageheap.h) */
     return AY_PAGES_BYTES(pages ? pages : 1);
 }

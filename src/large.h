@@ -7,8 +7,7 @@
  * resize with mremap.
  *
  * A LARGE or DIRECT span holds one block, which starts at the span's first
- * page, or, in the secure flavour, after its guard page (span.user).  The
- * caller checks a pointer before it frees or resizes it (free.h).
+ * page, in every flavour.  The caller checks a pointer before it frees or resizes it (free.h).
  */
 #ifndef ALLOY_LARGE_H
 #define ALLOY_LARGE_H
@@ -30,14 +29,13 @@ size_t ay_large_usable(const ay_span_t *s, const void *p);
 /* Resize the direct map s in place or by moving it; its new address, or
  * NULL (s untouched). */
 void *ay_large_resize(ay_span_t *s, size_t size);
-/* Resize the block of LARGE span s (no guard pages) where it is, to whole
+/* Resize the block of LARGE span s where it is, to whole
  * pages for `size` bytes (at most AY_LARGE_MAX_PAGES): it grows into the
  * free pages after it, or gives its tail back.  false, with s untouched,
  * when it cannot (ay_pageheap_resize). */
 bool ay_large_resize_in_place(ay_span_t *s, size_t size);
 
-/* The first byte of the LARGE or DIRECT block of span s (after its guard
- * page in the secure flavour). */
-AY_INLINE uintptr_t ay_large_start(const ay_span_t *s) { return s->user ? s->user : s->start; }
+/* The first byte of the LARGE or DIRECT block of span s. */
+AY_INLINE uintptr_t ay_large_start(const ay_span_t *s) { return s->start; }
 
 #endif

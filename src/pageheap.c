@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* pageheap.c - the page heap's entry points (see pageheap.h): allocation
  * in the order of its fits, free (kept or merged), resize in place, purge,
- * the guarded cache's way out (its guards lifted, its spans freed),
  * destruction, validation and fork.  Every system call here runs with the
  * lock dropped. */
 #include "pageheap.h"
@@ -10,10 +9,8 @@
 #include "os.h"
 #include "pageblock.h"
 #include "pagedecay.h"
-#include "pageguard.h"
 #include "pagekeep.h"
 #include "pagemap.h"
-#include "secure.h"
 #include "meta.h"
 
 void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage) {
@@ -26,38 +23,10 @@ void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage) {
     ph->keep_shift = AY_KEEP_SHIFT_MIN;
 }
 
-/* ---- purging, and the guarded cache's way out ---- */
+/* ---- purging ---- */
 
-/* Without the lock: span s, off the guarded cache, has its guards lifted
- * and is freed.  When mprotect refuses, s stays as it is, a LARGE span that
- * no block uses (counted in os_failures): freeing it would hand
- * inaccessible pages out. */
-static void guarded_release(ay_pageheap_t *ph, ay_span_t *s) {
-    ay_usage_add(ph->usage, (ptrdiff_t)AY_PAGES_BYTES(s->npages)); /* (the free takes it) */
-    if (ay_os_guard((void *)s->start, AY_PAGES_BYTES(s->npages), false) != 0) {
-        return;
-    }
-    s->user = s->user_end = s->open = 0;
-    ay_pageheap_free(ph, s);
-}
-
-/* The guarded spans that are due leave the cache, oldest first, and are
- * freed. */
-static void guarded_expire(ay_pageheap_t *ph, uint64_t now, bool all) {
-    ay_span_t *out[AY_GUARDED_SPANS];
-    ay_pagelist_lock(ph);
-    unsigned n = ay_pageguard_expire(ph, now, all, out);
-    pthread_mutex_unlock(&ph->lock);
-    for (unsigned i = 0; i < n; i++)
-        guarded_release(ph, out[i]);
-}
-
-/* What is due leaves: the guarded spans, then the dirty spans (pagedecay.h). */
-static void decay(ay_pageheap_t *ph, bool all) {
-    uint64_t now = ay_os_now_ms();
-    guarded_expire(ph, now, all);
-    ay_pagedecay_run(ph, now, all);
-}
+/* What is due leaves: the dirty spans (pagedecay.h). */
+static void decay(ay_pageheap_t *ph, bool all) { ay_pagedecay_run(ph, ay_os_now_ms(), all); }
 
 void ay_pageheap_purge(ay_pageheap_t *ph, bool all) { decay(ph, all); }
 
@@ -69,38 +38,10 @@ bool ay_pageheap_idle(const ay_pageheap_t *ph, uint64_t now) {
  * lock, and purge what is due, without it. */
 static void finish(ay_pageheap_t *ph, uint64_t now) {
     AY_STORE(&ph->used_ms, now);
-    bool due = ay_pagedecay_due(ph, now, false) || ay_pageguard_due(ph, now, false);
-    if (ay_debug >= 3)
-        ay_pageheap_validate(ph);
-    pthread_mutex_unlock(&ph->lock);
-    if (due)
-        decay(ph, false);
-}
-
-ay_span_t *ay_pageheap_guarded_take(ay_pageheap_t *ph, uintptr_t min_pages, uintptr_t max_pages) {
-    if (AY_LOAD(&ph->nguarded) == 0)
-        return NULL;
-    ay_pagelist_lock(ph);
-    ay_span_t *s = ay_pageguard_take(ph, min_pages, max_pages);
-    pthread_mutex_unlock(&ph->lock);
-    if (s)
-        ay_usage_add(ph->usage, (ptrdiff_t)AY_PAGES_BYTES(s->npages));
-    return s;
-}
-
-void ay_pageheap_guarded_keep(ay_pageheap_t *ph, ay_span_t *s) {
-    ay_span_t *out[AY_GUARDED_SPANS];
-    ay_usage_add(ph->usage, -(ptrdiff_t)AY_PAGES_BYTES(s->npages));
-    uint64_t now = ay_os_now_ms();
-    ay_pagelist_lock(ph);
-    unsigned n = ay_pageguard_push(ph, s, now, out);
-    AY_STORE(&ph->used_ms, now);
     bool due = ay_pagedecay_due(ph, now, false);
     if (ay_debug >= 3)
         ay_pageheap_validate(ph);
     pthread_mutex_unlock(&ph->lock);
-    for (unsigned i = 0; i < n; i++)
-        guarded_release(ph, out[i]);
     if (due)
         decay(ph, false);
 }
@@ -123,8 +64,8 @@ uintptr_t ay_pageheap_large_pages(uintptr_t npages) {
 
 ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t align_pages,
                              unsigned state, uint32_t list) {
-    if (state == AY_SPAN_LARGE && align_pages <= 1 && !ay_secure_guards)
-        npages = ay_pageheap_large_pages(npages); /* (guarded spans: large.c lays them out) */
+    if (state == AY_SPAN_LARGE && align_pages <= 1)
+        npages = ay_pageheap_large_pages(npages);
     uintptr_t want = npages + (align_pages > 1 ? align_pages - 1 : 0);
     ay_span_t *s;
     /* touched pages first: the smallest dirty span that fits, else one that
@@ -317,16 +258,13 @@ void ay_pageheap_release_all(ay_pageheap_t *ph) {
     ay_pageblock_forget_all(ph, &blocks);
     while (ph->spare)
         ay_span_delete(ay_pagelist_record_take(ph));
-    ay_pageguard_forget(ph); /* (their records went with their blocks' spans) */
     pthread_mutex_unlock(&ph->lock);
     ay_pageblock_unmap_all(&blocks);
 }
 
 /* ---- invariants, lock, fork ---- */
 
-void ay_pageheap_validate(ay_pageheap_t *ph) {
-    ay_pagelist_validate(ph, ay_pageguard_validate(ph));
-}
+void ay_pageheap_validate(ay_pageheap_t *ph) { ay_pagelist_validate(ph); }
 
 void ay_pageheap_lock(ay_pageheap_t *ph) { ay_pagelist_lock(ph); }
 void ay_pageheap_unlock(ay_pageheap_t *ph) { pthread_mutex_unlock(&ph->lock); }

@@ -10,7 +10,6 @@
  *   pageblock  blocks from the OS and back, transparent huge pages
  *   pagedecay  purging dirty free spans: decay_ms and the dirty cap
  *   pagekeep   kept spans and the resident sample that decides them
- *   pageguard  the secure flavour's guarded cache
  *
  * Allocation is best fit, touched pages first: the smallest dirty free span
  * that is large enough, else one that kept spans old enough make when
@@ -21,15 +20,14 @@
  * Freeing merges the span with its free neighbours in the same block (a
  * wholly free block can be given back), except for a LARGE span that is
  * kept (pagekeep.h).  The end of every allocation, free and resize purges
- * what has become due (pagedecay.h, pageguard.h), with the lock dropped.
+ * what has become due (pagedecay.h), with the lock dropped.
  * Resizing a LARGE span in place grows it into the free span that follows
  * it, or gives its tail back.
  *
  * No system call runs under the page-heap lock.  A new block is mapped, and
  * its pagemap leaves and span records made, before the lock is taken; spans
  * to purge are taken off the lists under the lock, purged without it, and
- * put back (or their block dropped); a guarded span leaves the cache under
- * the lock and has its guards lifted without it.  Callers must not hold a
+ * put back (or their block dropped).  Callers must not hold a
  * central-cache lock either: the central cache drops its lock before it
  * calls in.  Lock order: pagelist.h.
  */
@@ -50,9 +48,8 @@ void ay_pageheap_init(ay_pageheap_t *ph, ay_usage_t *usage);
 /* A span of npages pages (1..AY_LARGE_MAX_PAGES) whose start is aligned to
  * align_pages pages (a power of two; 1 for none), in the given state (a
  * LARGE span without alignment of 8 to 255 pages has npages rounded up to
- * one of eight lengths per doubling, but in the secure flavour, whose
- * guarded spans large.c lays out: s->npages says how many), with
- * every page mapped to it with the pagemap entry `list` (pagemap.h), owned
+ * one of eight lengths per doubling: s->npages says how many), with every
+ * page mapped to it with the pagemap entry `list` (pagemap.h), owned
  * by ph.  s->dirty tells whether
  * its pages may be non-zero (0: fresh or purged, they read as zero).  NULL
  * when out of memory. */
@@ -68,19 +65,10 @@ uintptr_t ay_pageheap_large_pages(uintptr_t npages);
  * when the free span after it is missing or too short, or no span record
  * can be had. */
 bool ay_pageheap_resize(ay_pageheap_t *ph, ay_span_t *s, uintptr_t npages);
-/* Secure flavour: a GUARDED span of ph (pageguard.h) of min_pages to
- * max_pages accessible pages (the fewest), now LARGE again, its first and last page still
- * inaccessible; NULL when none fits. */
-ay_span_t *ay_pageheap_guarded_take(ay_pageheap_t *ph, uintptr_t min_pages, uintptr_t max_pages);
-/* Secure flavour: freed LARGE span s, whose first and last page (and no
- * other) are inaccessible, waits in ph's guarded cache (pageguard.h); the
- * spans it pushes out (the oldest) have their guards lifted and are freed. */
-void ay_pageheap_guarded_keep(ay_pageheap_t *ph, ay_span_t *s);
 /* Give a SMALL or LARGE span of ph back; it is merged with free neighbours. */
 void ay_pageheap_free(ay_pageheap_t *ph, ay_span_t *s);
-/* Purge what is due (pagedecay.h): the guarded spans older than decay_ms,
- * then the dirty free spans older than decay_ms or above the cap; all of
- * both when `all`. */
+/* Purge what is due (pagedecay.h): the dirty free spans older than
+ * decay_ms or above the cap; all of them when `all`. */
 void ay_pageheap_purge(ay_pageheap_t *ph, bool all);
 /* Has nothing been allocated from or freed to ph for decay_ms, at time now
  * (ms)?  Then every free span in it has been free that long.  Read without
@@ -90,8 +78,8 @@ bool ay_pageheap_idle(const ay_pageheap_t *ph, uint64_t now);
  * nothing of ph may be in use, and no purge under way: see ay_heap_pin). */
 void ay_pageheap_release_all(ay_pageheap_t *ph);
 
-/* Check every invariant of the page heap's modules (pagelist.h,
- * pageguard.h); aborts on a violation (debug builds). */
+/* Check every invariant of the page heap's modules (pagelist.h); aborts on
+ * a violation (debug builds). */
 void ay_pageheap_validate(ay_pageheap_t *ph);
 
 /* Take ph's lock (ay_pagelist_lock): tried, then spun on for a short while

@@ -234,7 +234,7 @@ static void validate_list(ay_pageheap_t *ph, unsigned i, size_t *dirty, size_t *
     }
 }
 
-void ay_pagelist_validate(ay_pageheap_t *ph, size_t guarded) {
+void ay_pagelist_validate(ay_pageheap_t *ph) {
     size_t dirty = 0, clean = 0, kept = 0;
     for (unsigned i = 1; i <= AY_MAX_SPAN_PAGES; i++) {
         int bit = (ph->nonempty[i / 64] >> (i % 64)) & 1;
@@ -249,7 +249,6 @@ void ay_pagelist_validate(ay_pageheap_t *ph, size_t guarded) {
         fifo += s->npages;
     }
     if (dirty != ph->free_dirty_pages || kept != ph->kept_pages || clean != ph->free_clean_pages ||
-        fifo != dirty || guarded != ph->guarded_pages ||
-        ph->active_pages + dirty + clean + ph->purging_pages + guarded != ph->mapped_pages)
+        fifo != dirty || ph->active_pages + dirty + clean + ph->purging_pages != ph->mapped_pages)
         ay_fatal("pageheap: page counters do not add up", ph);
 }

@@ -3,8 +3,7 @@
  * reserve of span records, the 257 size lists with their bitmap, the decay
  * FIFO, best fit, splitting and merging, and the page counters.  This is the
  * lowest module of the page heap: the modules of blocks (pageblock.h), decay
- * (pagedecay.h), kept spans (pagekeep.h) and the guarded cache (pageguard.h)
- * work on the lists through it, and the page heap's entry points
+ * (pagedecay.h) and kept spans (pagekeep.h) work on the lists through it, and the page heap's entry points
  * (pageheap.h) put them together.  The layout of ay_pageheap_t is here, for
  * all of them.
  *
@@ -24,7 +23,7 @@
  * is on exactly one size list, and on the decay FIFO iff it is dirty;
  * bit i of nonempty is set iff first[i] is not NULL; kept_pages is the kept
  * spans' pages; the page counters add up:
- *   active + free_dirty + free_clean + purging + guarded = mapped  (pages).
+ *   active + free_dirty + free_clean + purging = mapped  (pages).
  * No system call runs under the lock, and no span record is made under it:
  * the records an operation needs come from the reserve, filled beforehand
  * (ay_pagelist_reserve).  Lock order: the page heap lock is taken alone or
@@ -43,10 +42,8 @@
 #include "span.h"
 #include "usage.h"
 
-#define AY_BLOCK_PAGES 256         /* pages of a block taken from the OS: 1 MiB, or a multiple */
-#define AY_LARGE_MAX_PAGES 8192    /* 32 MiB: larger requests are direct maps */
-#define AY_GUARDED_SPANS 8         /* secure: freed large spans kept with their guards */
-#define AY_GUARDED_MAX_PAGES 4096u /* 16 MiB: and at most this many pages of them */
+#define AY_BLOCK_PAGES 256      /* pages of a block taken from the OS: 1 MiB, or a multiple */
+#define AY_LARGE_MAX_PAGES 8192 /* 32 MiB: larger requests are direct maps */
 #define AY_RECORDS_NEEDED 2 /* records an allocation may take under the lock: a head and a tail */
 
 typedef struct ay_pageheap {
@@ -79,9 +76,6 @@ typedef struct ay_pageheap {
     uint64_t huge_blocks;     /* blocks mapped with MADV_HUGEPAGE */
     uint64_t used_ms;         /* when an allocation, resize or free last ended (written
                                * under the lock, read without: ay_pageheap_idle) */
-    ay_span_t *guarded[AY_GUARDED_SPANS]; /* secure: GUARDED spans, oldest first */
-    unsigned nguarded;
-    size_t guarded_pages; /* their pages */
 } ay_pageheap_t;
 
 /* Take ph's lock: tried, then spun on for a short while before the thread
@@ -149,8 +143,8 @@ void ay_pagelist_split_tail(ay_pageheap_t *ph, ay_span_t *s, uintptr_t pages, bo
  * the smallest dirty one.  Under the lock; the span stays on the lists. */
 ay_span_t *ay_pagelist_best_fit(ay_pageheap_t *ph, uintptr_t npages, bool dirty_only);
 
-/* Check the invariants of the lists and the counters above, with `guarded`
- * pages in the guarded cache; aborts on a violation.  Under the lock. */
-void ay_pagelist_validate(ay_pageheap_t *ph, size_t guarded);
+/* Check the invariants of the lists and the counters above; aborts on a
+ * violation.  Under the lock. */
+void ay_pagelist_validate(ay_pageheap_t *ph);
 
 #endif

@@ -3,9 +3,10 @@
  *
  * The policy, as in glibc: realloc(NULL, n) is malloc(n); realloc(p, 0)
  * frees p and returns NULL.  A block stays where it is while the new size
- * fits and fills more than half of it; a direct map is resized with mremap;
- * a block above 256 KiB that stays above grows into the free pages after it
- * or gives its tail back, where it is; otherwise the block moves.  A block
+ * fits and fills more than half of it; a direct map is resized with mremap
+ * (but in the secure flavour); a block above 32 KiB that stays above grows
+ * into the free pages after it or gives its tail back, where it is;
+ * otherwise the block moves.  A block
  * that grows gets an eighth more room than it asked for.  When realloc fails, p is untouched.  p gets
  * the same checks as a pointer given to free. */
 #include "realloc.h"
@@ -63,7 +64,8 @@ void *ay_realloc_in(ay_heap_t *h, void *p, size_t size) {
     bool same_heap = !h || ay_span_heap(s) == h;
     if (same_heap && fits_in_place(s, p, usable, size))
         return sampled_resized(s, p, size);
-    /* (not in the secure flavour: mremap would move the guard pages) */
+    /* (not in the secure flavour: mremap moves or cuts the map and not the
+     * guard pages around it, ay_chunk_map) */
     if (!ay_secure_guards && same_heap && s->state == AY_SPAN_DIRECT &&
         size > AY_PAGES_BYTES(AY_LARGE_MAX_PAGES)) {
         void *q = ay_large_resize(s, size);
@@ -78,8 +80,7 @@ void *ay_realloc_in(ay_heap_t *h, void *p, size_t size) {
     if (size % 16 == 0)
         want = (want + 15) & ~(size_t)15;
     /* a large block grows (by the eighth too) into the free pages after it,
-     * or gives its tail back, where it is: nothing is copied (not with
-     * guard pages) */
+     * or gives its tail back, where it is: nothing is copied */
     if (same_heap && s->state == AY_SPAN_LARGE && size > AY_MAX_BINNED_SIZE &&
         ay_large_resize_in_place(s, size > usable ? want : size))
         return sampled_resized(s, p, size);

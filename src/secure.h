@@ -50,10 +50,11 @@
  * checked at the free (free.h: the align mask, the block's free mark, in
  * its second word, which says it is free already: a double free, and the
  * block's offset in its span); a quarantine of freed blocks; randomised
- * allocation order in a span; guard pages around large blocks, page-heap
- * chunks, direct maps, metadata chunks and pagemap leaves; and checked
- * copies (checked.c: memcpy and its kin abort on a write past the
- * destination block).  With the setting secure_tags:true, a tag word at
+ * allocation order in a span; guard pages around page-heap chunks, direct
+ * maps, metadata chunks and pagemap leaves (ay_chunk_map, below: around
+ * each mapping, never around a block inside one); and checked copies
+ * (checked.c: memcpy and its kin abort on a write past the destination
+ * block, large blocks' included).  With the setting secure_tags:true, a tag word at
  * the end of every small block (AY_TAG_BYTES), which holds a canary while
  * the block is allocated and a different value while it is free, checked
  * on every free (an overflow by plain stores into the next block, a double

@@ -12,15 +12,11 @@
  *           owner.pages is the page heap it came from
  *   DIRECT  one very large block (above AY_LARGE_MAX_PAGES), mapped straight
  *           from the OS; owner.direct is the set of direct maps it belongs to
- *   GUARDED a freed LARGE span of the secure flavour, its guard pages still
- *           inaccessible, kept by its page heap for the next large block
- *           (pageguard.h); owner.pages is that page heap
  *   DEAD    the record is on the metadata free list, or in a page heap's
  *           reserve of records; the record of a block (on its page heap's
  *           `blocks` list, pageblock.h) keeps this state too
  *
- * Pagemap invariant: for SMALL, LARGE and GUARDED spans every page maps to
- * the span;
+ * Pagemap invariant: for SMALL and LARGE spans every page maps to the span;
  * for FREE spans the first and last page do (enough to coalesce), and every
  * page of a kept one (pagekeep.h); for DIRECT spans the first page does.
  * All other pages map to NULL.
@@ -43,6 +39,8 @@ enum {
     AY_SPAN_SMALL,
     AY_SPAN_LARGE,
     AY_SPAN_DIRECT,
+    /* No span is in this state.  free.c's check of a pointer still names
+     * it (its case is dead), and the value goes with that line. */
     AY_SPAN_GUARDED
 };
 
@@ -52,16 +50,14 @@ struct ay_direct;
 
 /* The record: a head of the fields that several states use, then one part
  * per group of states, overlaid.  The SMALL part and the page part (FREE,
- * LARGE, DIRECT, GUARDED) share their storage: no field of a part is read
+ * LARGE, DIRECT) share their storage: no field of a part is read
  * in a state of the other part, and a span entering a state has its parts
  * zeroed first (ay_span_part_clear: ay_pageheap_alloc when a span becomes
  * SMALL or LARGE, ay_pageheap_free when a SMALL one becomes FREE), so that
  * the page part of every FREE span is zero but for its decay links and time,
  * as a fresh record's is.  A field that states of both parts use is in the
  * head: dirty, block, and prof (realloc reads it of a SMALL span too, as
- * NULL); cls and kept sit there too, in what would be padding.  Fields
- * shared within the page part (freed_ms: FREE and GUARDED; user, user_end,
- * open: LARGE and GUARDED) are never overlaid with one another.  "writer"
+ * NULL); cls and kept sit there too, in what would be padding.  "writer"
  * names the module that writes the field. */
 typedef struct ay_span {
     /* ---- head ---- */
@@ -76,13 +72,13 @@ typedef struct ay_span {
         struct ay_central *central;
         struct ay_direct *direct;
     } owner;
-    uint8_t state;         /* AY_SPAN_*; writer: pagelist, pageheap, pageguard, direct, meta */
-    uint8_t dirty;         /* flag, FREE, SMALL, LARGE, GUARDED: pages may be resident or
+    uint8_t state;         /* AY_SPAN_*; writer: pagelist, pageheap, direct, meta */
+    uint8_t dirty;         /* flag, FREE, SMALL, LARGE: pages may be resident or
                               non-zero (not purged); writer: the page heap's modules */
     uint16_t cls;          /* SMALL: size class; writer: central */
     uint8_t kept;          /* flag, FREE: a freed LARGE block's pages, dirty, kept whole
                               (pagekeep.h); writer: pageheap (set), pagelist (cleared) */
-    struct ay_span *block; /* FREE, SMALL, LARGE, GUARDED: the record of the block the span
+    struct ay_span *block; /* FREE, SMALL, LARGE: the record of the block the span
                               lies in; writer: pageblock, pagelist, pageheap */
     void *prof;            /* LARGE, DIRECT: the heap profiler's record of a sampled block
                               (prof.h); NULL in every other span; writer: prof only */
@@ -98,28 +94,21 @@ typedef struct ay_span {
             uintptr_t bump;    /* address: next never-used object */
             uintptr_t limit;   /* address: end of the last whole object */
         };
-        /* ---- FREE, LARGE, DIRECT, GUARDED: pages of the page heap or a direct map ---- */
+        /* ---- FREE, LARGE, DIRECT: pages of the page heap or a direct map ---- */
         struct {
             struct ay_span *dprev; /* FREE and dirty, or being purged: decay FIFO or purging
                                       list links; writer: pagelist, pagedecay */
             struct ay_span *dnext;
-            uint64_t freed_ms;  /* ms (coarse clock): FREE: when the span became free and
-                                   dirty (pagelist); GUARDED: freed (pageguard) */
-            uintptr_t user;     /* address, LARGE in the secure flavour: the block's first
-                                   byte, after a guard page (0: no guards); writer: large,
-                                   pageheap (cleared) */
-            uintptr_t user_end; /* address: its end, before a guard page; writer: as user */
-            uintptr_t open;     /* address, LARGE, GUARDED (secure): the first accessible
-                                   byte; the pages of [open, user_end) are, the others not;
-                                   writer: as user */
+            uint64_t freed_ms; /* ms (coarse clock): FREE: when the span became free and
+                                  dirty (pagelist) */
         };
     };
 } ay_span_t;
 
-/* Pinned, on LP64: the record's size, and the offsets of what free's slow
- * path reads (ay_block_span, free.c): start, owner, state and cls in the
- * record's first 64 bytes, size (and limit) in the next; and user, which
- * ay_large_start reads. */
+/* Pinned, on LP64: the record's size (the SMALL part sets it), and the
+ * offsets of what free's slow path reads (ay_block_span, free.c): start,
+ * owner, state and cls in the record's first 64 bytes, size (and limit) in
+ * the next. */
 #if UINTPTR_MAX == 0xffffffffffffffffu
 _Static_assert(sizeof(ay_span_t) == 112, "ay_span_t: 112 bytes");
 _Static_assert(offsetof(ay_span_t, start) == 0, "ay_span_t: start");
@@ -127,7 +116,6 @@ _Static_assert(offsetof(ay_span_t, owner) == 32, "ay_span_t: owner");
 _Static_assert(offsetof(ay_span_t, state) == 40, "ay_span_t: state");
 _Static_assert(offsetof(ay_span_t, cls) == 42, "ay_span_t: cls");
 _Static_assert(offsetof(ay_span_t, size) == 64, "ay_span_t: size");
-_Static_assert(offsetof(ay_span_t, user) == 88, "ay_span_t: user");
 #endif
 /* Both parts start where the union does (ay_span_part_clear). */
 _Static_assert(offsetof(ay_span_t, size) == offsetof(ay_span_t, dprev), "ay_span_t: parts");

@@ -194,7 +194,6 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
     s->mapped = AY_PAGES_BYTES(AY_LOAD(&ph->mapped_pages)) + direct;
     /* pages being purged count as resident until the purge is done */
     s->pageheap_free_bytes += AY_PAGES_BYTES(AY_LOAD(&ph->purging_pages));
-    s->pageheap_free_bytes += AY_PAGES_BYTES(AY_LOAD(&ph->guarded_pages)); /* secure: pageguard.h */
     s->resident = s->active + s->pageheap_free_bytes;
     s->peak_active = AY_LOAD(&h->usage.peak);
     s->purges = AY_LOAD(&ph->purges);

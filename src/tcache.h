@@ -180,10 +180,8 @@ AY_INLINE void ay_bin_undo_free(ay_bin_t *bin) {
  * a table directly, one entry per byte (no rounding arithmetic on the fast
  * path); bands 2-3 go through a table in steps of band 2's step, whose
  * entries above AY_MAX_BINNED_SIZE are bin 0, as is every size above band 3
- * (band 4 is served by the page heap), but in the secure flavour, which
- * keeps band 4 and finds it by arithmetic.  Each band's step is a multiple
- * of its tier's step, and each
- * tier starts on a multiple of it, so a table entry never straddles two
+ * (band 4 is served by the page heap).  Each band's step is a multiple of
+ * its tier's step, and each tier starts on a multiple of it, so a table entry never straddles two
  * classes.  The tables are filled at initialisation (all zero before: bin
  * 0, and no thread has a cache of its own yet, so every request misses).
  * The secure flavour maps a
@@ -194,17 +192,13 @@ AY_INLINE void ay_bin_undo_free(ay_bin_t *bin) {
  * policy, and the simulator models them, but no request maps to them: it
  * gets pages from the page heap (large.h), whose free runs any size can
  * reuse, where a class's freed objects served only requests of that class
- * (docs/BENCHMARKS.md, "Touched pages serve any size").  The secure
- * flavour keeps every class to 256 KiB: its page-heap blocks have guard
- * pages, an mprotect each when new, while a class's objects come from spans
- * already set up, with no system call per block (the measured cost:
- * docs/BENCHMARKS.md). */
-#define AY_MAX_BINNED_SIZE ((size_t)(AY_SECURE ? AY_MAX_SMALL_SIZE : 32768))
+ * (docs/BENCHMARKS.md, "Touched pages serve any size"). */
+#define AY_MAX_BINNED_SIZE ((size_t)32768)
 #define AY_LOOKUP_A_MAX ((size_t)AY_BAND1_END)
 #define AY_LOOKUP_B_MAX ((size_t)AY_BAND3_END)
 #define AY_LOOKUP_B_SHIFT AY_BAND2_SHIFT
-_Static_assert(AY_SECURE || AY_MAX_BINNED_SIZE <= AY_LOOKUP_B_MAX,
-               "the binned sizes end inside the mid table (band 4 is the secure flavour's)");
+_Static_assert(AY_MAX_BINNED_SIZE + 8 <= AY_LOOKUP_B_MAX,
+               "the binned sizes, with a tag (secure.h), end inside the mid table");
 _Static_assert(AY_BAND3_SHIFT >= AY_BAND2_SHIFT && AY_BAND1_END % (1 << AY_BAND2_SHIFT) == 0,
                "a lookup tier's step divides its bands' steps");
 _Static_assert(sizeof(ay_bin_t) == AY_BIN_BYTES && AY_NUM_BINS * AY_BIN_BYTES <= 65535,
@@ -225,10 +219,6 @@ AY_INLINE unsigned ay_size_bin_offset(size_t size) {
     }
     if (size <= AY_LOOKUP_B_MAX)
         return ay_bin_mid[(size + (1u << AY_LOOKUP_B_SHIFT) - 1) >> AY_LOOKUP_B_SHIFT];
-    if (ay_secure && size <= AY_MAX_SMALL_SIZE) /* band 4, by arithmetic */
-        return AY_BIN_BYTES *
-               (AY_BAND4_FIRST +
-                (unsigned)((size - AY_BAND3_END + (1u << AY_BAND4_SHIFT) - 1) >> AY_BAND4_SHIFT));
     return 0;
 }
 

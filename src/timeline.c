@@ -172,8 +172,7 @@ AY_NO_SANITIZE_THREAD static void collect_heaps(ay_snap_t *s) {
         s->large +=
             AY_PAGES_BYTES(active_pages > small_pages ? active_pages - small_pages : 0) + direct;
         s->pageheap_free += AY_PAGES_BYTES(AY_LOAD(&ph->free_dirty_pages)) +
-                            AY_PAGES_BYTES(AY_LOAD(&ph->purging_pages)) +
-                            AY_PAGES_BYTES(AY_LOAD(&ph->guarded_pages));
+                            AY_PAGES_BYTES(AY_LOAD(&ph->purging_pages));
         s->mapped += AY_PAGES_BYTES(AY_LOAD(&ph->mapped_pages)) + direct;
         s->peak_active += AY_LOAD(&h->usage.peak);
         s->threads += AY_LOAD(&h->nthreads);

@@ -9,17 +9,12 @@
 #include <stddef.h>
 
 #define NCLASSES 208
-/* The classes malloc serves: those up to 32 KiB (src/tcache.h,
- * AY_MAX_BINNED_SIZE); larger requests are page-heap blocks of whole pages
- * (issue 33), and the classes above stay only in the policy and the
- * simulator; the secure flavour serves all 208 (src/tcache.h). */
-#if defined(SECURE_FLAVOUR) || defined(FLAVOUR_SECURE) /* (the secure flavour keeps them all) */
-#define NBINNED 208
-#define MAX_BINNED ((size_t)262144)
-#else
+/* The classes malloc serves, in every flavour: those up to 32 KiB
+ * (src/tcache.h, AY_MAX_BINNED_SIZE); larger requests are page-heap blocks
+ * of whole pages, and the classes above stay only in the policy and the
+ * simulator. */
 #define NBINNED 152
 #define MAX_BINNED ((size_t)32768)
-#endif
 
 static size_t class_size[NCLASSES];
 

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* test_secure.c - what the secure flavour adds, beyond test_badinput:
+/* test_secure.c - what the secure flavour adds, beyond test_badinput and
+ * test_checked:
  *   - a span's objects are handed out in a random order (not by address);
  *   - a freed block is not handed out again by the next mallocs of its size,
  *     nor, once its class is in use, while 15 more of its size are freed
  *     (the quarantine);
- *   - a large block has an inaccessible page just before and just after it;
- *     a freed one keeps the one after it while its span waits for reuse,
- *     and the next block that fits is put against it;
+ *   - a large block (300000 bytes) has the release flavour's layout, no
+ *     guard page of its own: its usable size is its pages as the page heap
+ *     rounds them (74 to 80), all writable; a memset one byte past them
+ *     aborts with "memset(): heap overflow" (checked.c);
+ *   - a block of its own (4 MiB) is its page-heap block, whose mapping has
+ *     an inaccessible page just before and just after it (ay_chunk_map);
  *   - usable sizes leave room for the tag, and writing all of them is fine.
  * Built against liballoy_secure.a (test secure-parts) and, to show that the
  * checks can fail, against liballoy.a (test secure-parts-release, which
@@ -23,6 +27,7 @@
 
 #include "alloy.h"
 #include "check.h"
+#include "child.h"
 
 static char *volatile hidden;
 static volatile char sink;
@@ -38,6 +43,12 @@ static int dies_touching(char *p) {
     waitpid(pid, &status, 0);
     return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
 }
+
+/* memset, called through a pointer: the library's own, never inlined */
+static void *(*volatile memset_p)(void *, int, size_t) = memset;
+static char *big;
+
+static void memset_past_big(void) { memset_p(big, 1, malloc_usable_size(big) + 1); }
 
 int main(void) {
     /* random order: of 400 fresh 48-byte blocks, in address order would be
@@ -78,37 +89,30 @@ int main(void) {
     }
     CHECK(!reused);
 
-    /* guard pages around a large block */
-    char *big = malloc(300000);
+    /* a large block: the page heap's pages, as in the release flavour, and
+     * a memset past them aborts */
+    big = malloc(300000);
+    CHECK(malloc_usable_size(big) == 80 * 4096);
     memset(big, 1, malloc_usable_size(big));
-    CHECK(dies_touching(big - 1));
-    CHECK(dies_touching(big + malloc_usable_size(big)));
+    char out[1024];
+    int status = child_run(memset_past_big, out, sizeof out);
+    int aborted = status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT &&
+                  strstr(out, "memset(): heap overflow") != NULL;
+    if (!aborted)
+        fprintf(stderr, "memset past the block: status %#x, stderr: %s\n", status, out);
+    CHECK(aborted);
     free(big);
 
-    /* a block of its own (4 MiB) starts its page-heap block, whose mapping's
-     * guard page is before it: it keeps the 2 MiB alignment thp:auto gives
-     * the block (large.c), and still has a guard on each side */
+    /* a block of its own (4 MiB) is its page-heap block: it starts on a
+     * huge page (thp:auto aligns the mapping to 2 MiB), fills the mapping,
+     * and the mapping's guard pages are just before and just after it */
     char *own = malloc(4u << 20);
     CHECK(((uintptr_t)own & ((2u << 20) - 1)) == 0);
+    CHECK(malloc_usable_size(own) == 4u << 20);
+    memset(own, 1, 4u << 20);
     CHECK(dies_touching(own - 1));
     CHECK(dies_touching(own + malloc_usable_size(own)));
     free(own);
-
-    /* a freed large block keeps its guards and its span serves the next
-     * block that fits it, against the same guard, with no system call; a
-     * purge lifts the guards (pageheap.h, "guarded cache") */
-    char *g = malloc(300000);
-    char *g_end = g + malloc_usable_size(g);
-    free(g);
-    CHECK(dies_touching(g_end)); /* still a guard page, while the span waits */
-    char *h = malloc(290000);
-    size_t hu = malloc_usable_size(h);
-    CHECK(h + hu == g_end); /* the same span, at its end */
-    CHECK(dies_touching(h + hu));
-    memset(h, 1, hu);
-    free(h);
-    alloy_purge();
-    CHECK(!dies_touching(g_end)); /* freed to the page heap: accessible */
 
     /* the usable size is all usable (the tag is beyond it) */
     for (size_t n = 0; n < 2000; n += 7) {

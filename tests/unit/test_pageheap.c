@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_pageheap.c - the page heap, the direct maps and the pagemap, driven
  * directly on a private heap: best fit, split, coalesce, alignment, decay,
- * whether a span's pages are known to be zero, kept spans, the guarded
- * cache, direct maps. */
+ * whether a span's pages are known to be zero, kept spans, direct maps. */
 #include <string.h>
 
 #include "check.h"
@@ -259,44 +258,6 @@ int main(void) {
     ay_pageheap_purge(ph, true);
     ay_pageheap_validate(ph);
     ph->resident_avg = 256;
-
-    /* the guarded cache (the secure flavour's, pageheap.h; driven here
-     * without guards): a kept LARGE span is GUARDED, off the active pages,
-     * still in the pagemap; a take that fits its accessible pages (open to
-     * user_end) gets it back; the ninth pushes the oldest out, which is
-     * freed; a purge of everything empties it */
-    ay_span_t *g[AY_GUARDED_SPANS + 1];
-    for (unsigned i = 0; i <= AY_GUARDED_SPANS; i++) {
-        g[i] = ay_pageheap_alloc(ph, 12, 1, AY_SPAN_LARGE, 0);
-        CHECK(g[i] != NULL);
-        if (!g[i])
-            return CHECK_DONE();
-        g[i]->open = g[i]->user = g[i]->start + PG(1); /* 10 accessible pages */
-        g[i]->user_end = g[i]->start + PG(11);
-    }
-    size_t g_active = ph->active_pages;
-    ay_pageheap_guarded_keep(ph, g[0]);
-    ay_pageheap_validate(ph);
-    CHECK(g[0]->state == AY_SPAN_GUARDED && ay_pagemap_span((void *)(g[0]->start + PG(5))) == g[0]);
-    CHECK_EQ_U(ph->nguarded, 1);
-    CHECK_EQ_U(ph->guarded_pages, 12);
-    CHECK_EQ_U(ph->active_pages, g_active - 12);
-    CHECK(ay_pageheap_guarded_take(ph, 11, 13) == NULL); /* 10 accessible pages: too few */
-    CHECK(ay_pageheap_guarded_take(ph, 6, 7) == NULL);   /* too many for 6 or 7 */
-    ay_span_t *back = ay_pageheap_guarded_take(ph, 9, 11);
-    CHECK(back == g[0] && back->state == AY_SPAN_LARGE && ph->nguarded == 0);
-    CHECK_EQ_U(ph->active_pages, g_active);
-    uintptr_t oldest = g[0]->start;
-    for (unsigned i = 0; i <= AY_GUARDED_SPANS; i++)
-        ay_pageheap_guarded_keep(ph, g[i]);
-    ay_pageheap_validate(ph);
-    CHECK_EQ_U(ph->nguarded, AY_GUARDED_SPANS);
-    ay_span_t *gone = ay_pagemap_span((void *)oldest);
-    CHECK(gone == NULL || gone->state == AY_SPAN_FREE); /* freed to the lists */
-    ay_pageheap_purge(ph, true);
-    CHECK_EQ_U(ph->nguarded, 0);
-    CHECK_EQ_U(ph->guarded_pages, 0);
-    ay_pageheap_validate(ph);
 
     /* decay_ms 0 purges at once on free */
     ay_conf.decay_ms = 0;
