@@ -87,7 +87,6 @@ ay_span_t *ay_block_span(const void *p, const char *fn) {
         if ((uintptr_t)p != ay_large_start(s))
             ay_fatal_in(fn, "pointer is not the start of a block", p);
         return s;
-    case AY_SPAN_GUARDED: ay_fatal_in(fn, "double free (large block is free)", p);
     default: ay_fatal_in(fn, "double free or invalid pointer", p);
     }
 }

@@ -33,16 +33,7 @@
 #include <stdint.h>
 #include <string.h>
 
-enum {
-    AY_SPAN_DEAD = 0,
-    AY_SPAN_FREE,
-    AY_SPAN_SMALL,
-    AY_SPAN_LARGE,
-    AY_SPAN_DIRECT,
-    /* No span is in this state.  free.c's check of a pointer still names
-     * it (its case is dead), and the value goes with that line. */
-    AY_SPAN_GUARDED
-};
+enum { AY_SPAN_DEAD = 0, AY_SPAN_FREE, AY_SPAN_SMALL, AY_SPAN_LARGE, AY_SPAN_DIRECT };
 
 struct ay_pageheap;
 struct ay_central;
