@@ -46,51 +46,54 @@ void ay_central_reset_lock(ay_central_t *c) { pthread_mutex_init(&c->lock, NULL)
  * not wait for that.  Under the lock only the link before the run and the
  * run's last object (which the rest of the list hangs from) are written. */
 typedef struct bump_run {
-    uintptr_t start;    /* first object */
-    uint32_t count;     /* objects, at least 2 */
-    uint32_t size;      /* object size */
-    void **before;      /* the link that points at the run's first object */
-    uint32_t mult, add; /* the order they are linked in: object (mult * j + add) % count */
+    uintptr_t start; /* first object */
+    uint32_t count;  /* objects, at least 2 */
+    uint32_t size;   /* object size */
+    void **before;   /* the link that points at the run's first object */
+    uint64_t seed;   /* secure flavour: window w's order is drawn from seed + w */
 } bump_run_t;
 
 /* The secure flavour hands a span's never-used objects out in a random
- * order: the j-th of a run of k is object (mult * j + add) % k, with mult
- * drawn coprime to k (a permutation).  Other flavours: in address order. */
-static void run_order(bump_run_t *r) {
-    r->mult = 1;
-    r->add = 0;
-    if (!ay_secure_random)
-        return;
-    uint64_t x = ay_random();
-    uint32_t k = r->count, m = (uint32_t)(x % k), a, b;
-    r->add = (uint32_t)((x >> 32) % k);
-    for (;; m = m + 1 < k ? m + 1 : 1) {
-        for (a = m ? m : 1, b = k; b;) { /* gcd(m, k) */
-            uint32_t t = a % b;
-            a = b;
-            b = t;
-        }
-        if (a == 1 && m)
-            break;
-    }
-    r->mult = m;
+ * order: window by window (secure.h, ay_shuffle_window), each window's
+ * order drawn from the run's seed and the window's number, so that any
+ * object's place can be found again (run_object).  Other flavours: in
+ * address order. */
+static void run_order(bump_run_t *r) { r->seed = ay_secure_random ? ay_random() : 0; }
+
+/* The order of window w of run r, whose n objects it writes into perm. */
+static unsigned run_window(const bump_run_t *r, uint32_t w, uint8_t *perm) {
+    uint32_t first = w * AY_SHUFFLE_WINDOW, n = r->count - first;
+    if (n > AY_SHUFFLE_WINDOW)
+        n = AY_SHUFFLE_WINDOW;
+    uint64_t x = r->seed + w * 0x9e3779b97f4a7c15u;
+    ay_shuffle_window(perm, n, &x);
+    return n;
 }
 
+/* The j-th object of run r in its order. */
 static uintptr_t run_object(const bump_run_t *r, uint32_t j) {
-    return r->start + (uintptr_t)(((uint64_t)r->mult * j + r->add) % r->count) * r->size;
+    uint32_t i = j;
+    if (ay_secure_random) {
+        uint8_t perm[AY_SHUFFLE_WINDOW];
+        run_window(r, j / AY_SHUFFLE_WINDOW, perm);
+        i = j - j % AY_SHUFFLE_WINDOW + perm[j % AY_SHUFFLE_WINDOW];
+    }
+    return r->start + (uintptr_t)i * r->size;
 }
 
-/* Link a run's objects in its order: index i steps by mult mod count
- * (a subtraction, not a division, per object). */
+/* Link a run's objects in its order (secure flavour): each window's, and
+ * the last of a window to the first of the next. */
 static void run_link(const bump_run_t *r) {
-    uint32_t i = r->add;
-    for (uint32_t j = 1; j < r->count; j++) {
-        uint32_t next = i + r->mult;
-        if (next >= r->count)
-            next -= r->count;
-        ay_link_set((void *)(r->start + (uintptr_t)i * r->size),
-                    (void *)(r->start + (uintptr_t)next * r->size));
-        i = next;
+    void *prev = NULL;
+    uint8_t perm[AY_SHUFFLE_WINDOW];
+    for (uint32_t w = 0; w * AY_SHUFFLE_WINDOW < r->count; w++) {
+        unsigned n = run_window(r, w, perm);
+        for (unsigned k = 0; k < n; k++) {
+            void *o = (void *)(r->start + ((uintptr_t)w * AY_SHUFFLE_WINDOW + perm[k]) * r->size);
+            if (prev)
+                ay_link_set(prev, o);
+            prev = o;
+        }
     }
 }
 
@@ -155,10 +158,15 @@ static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
         s->bump += (uintptr_t)k * s->size;
         got += k;
     } else if (ay_secure_random && k >= 2) {
-        bump_run_t r = {s->bump, k, s->size, NULL, 1, 0};
+        bump_run_t r = {s->bump, k, s->size, NULL, 0};
+        uint8_t perm[AY_SHUFFLE_WINDOW];
         run_order(&r);
-        for (uint32_t j = 0; j < k; j++)
-            fetch_append(f, (void *)run_object(&r, j));
+        for (uint32_t w = 0; w * AY_SHUFFLE_WINDOW < k; w++) {
+            unsigned n = run_window(&r, w, perm);
+            for (unsigned i = 0; i < n; i++)
+                fetch_append(
+                    f, (void *)(r.start + ((uintptr_t)w * AY_SHUFFLE_WINDOW + perm[i]) * r.size));
+        }
         s->bump += (uintptr_t)k * s->size;
         got += k;
     } else {

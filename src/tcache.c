@@ -228,20 +228,23 @@ static void carve(ay_tcache_t *tc, unsigned b) {
     uint32_t k = run_count(r, b);
     if (k > CARVE_BATCH)
         k = CARVE_BATCH;
-    if (ay_secure_random && k >= 2) { /* in a random order: a shuffle of the k */
-        uint32_t idx[CARVE_BATCH];
+    if (ay_secure_random && k >= 2) { /* in a random order, window by window (secure.h) */
+        uint8_t perm[AY_SHUFFLE_WINDOW];
         uint64_t x = ay_random();
-        for (uint32_t i = 0; i < k; i++)
-            idx[i] = i;
-        for (uint32_t i = k - 1; i > 0; i--, x = x * 6364136223846793005u + 1442695040888963407u) {
-            uint32_t j = (uint32_t)((x >> 33) % (i + 1)), t = idx[i];
-            idx[i] = idx[j];
-            idx[j] = t;
+        void *prev = NULL;
+        for (uint32_t w = 0; w < k; w += AY_SHUFFLE_WINDOW) {
+            unsigned n = k - w < AY_SHUFFLE_WINDOW ? k - w : AY_SHUFFLE_WINDOW;
+            ay_shuffle_window(perm, n, &x);
+            for (unsigned i = 0; i < n; i++) {
+                void *q = (void *)(o + (w + perm[i]) * size);
+                if (prev)
+                    ay_link_set(prev, q);
+                else
+                    ay_bin_set_head(&tc->bins[b], q);
+                prev = q;
+            }
         }
-        for (uint32_t i = 1; i < k; i++)
-            ay_link_set((void *)(o + idx[i - 1] * size), (void *)(o + idx[i] * size));
-        ay_link_set((void *)(o + idx[k - 1] * size), NULL);
-        ay_bin_set_head(&tc->bins[b], (void *)(o + idx[0] * size));
+        ay_link_set(prev, NULL);
         r->next += k * size;
         return;
     }

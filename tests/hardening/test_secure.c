@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_secure.c - what the secure flavour adds, beyond test_badinput and
  * test_checked:
- *   - a span's objects are handed out in a random order (not by address);
+ *   - a span's objects are handed out in a random order (not by address,
+ *     and not by a fixed stride);
  *   - a freed block is not handed out again by the next mallocs of its size,
  *     nor, once its class is in use, while 15 more of its size are freed
  *     (the quarantine);
@@ -62,6 +63,14 @@ int main(void) {
     }
     fprintf(stderr, "secure: %u of %u steps go up in address\n", up, N - 1);
     CHECK(up < (N - 1) * 3 / 4);
+    /* ... nor by a fixed stride: fewer than an eighth of the steps repeat
+     * the step before (in address order every step does, and so would
+     * nearly every step of an order that strides through a run) */
+    unsigned repeats = 0;
+    for (int i = 2; i < N; i++)
+        repeats += b[i] - b[i - 1] == b[i - 1] - b[i - 2];
+    fprintf(stderr, "secure: %u of %u steps repeat the step before\n", repeats, N - 2);
+    CHECK(repeats < (N - 2) / 8);
     for (int i = 0; i < N; i++)
         free(b[i]);
 
