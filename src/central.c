@@ -54,47 +54,14 @@ typedef struct bump_run {
 } bump_run_t;
 
 /* The secure flavour hands a span's never-used objects out in a random
- * order: window by window (secure.h, ay_shuffle_window), each window's
- * order drawn from the run's seed and the window's number, so that any
- * object's place can be found again (run_object).  Other flavours: in
- * address order. */
+ * order, window by window (secure.h); other flavours in address order. */
 static void run_order(bump_run_t *r) { r->seed = ay_secure_random ? ay_random() : 0; }
-
-/* The order of window w of run r, whose n objects it writes into perm. */
-static unsigned run_window(const bump_run_t *r, uint32_t w, uint8_t *perm) {
-    uint32_t first = w * AY_SHUFFLE_WINDOW, n = r->count - first;
-    if (n > AY_SHUFFLE_WINDOW)
-        n = AY_SHUFFLE_WINDOW;
-    uint64_t x = r->seed + w * 0x9e3779b97f4a7c15u;
-    ay_shuffle_window(perm, n, &x);
-    return n;
-}
 
 /* The j-th object of run r in its order. */
 static uintptr_t run_object(const bump_run_t *r, uint32_t j) {
-    uint32_t i = j;
-    if (ay_secure_random) {
-        uint8_t perm[AY_SHUFFLE_WINDOW];
-        run_window(r, j / AY_SHUFFLE_WINDOW, perm);
-        i = j - j % AY_SHUFFLE_WINDOW + perm[j % AY_SHUFFLE_WINDOW];
-    }
-    return r->start + (uintptr_t)i * r->size;
-}
-
-/* Link a run's objects in its order (secure flavour): each window's, and
- * the last of a window to the first of the next. */
-static void run_link(const bump_run_t *r) {
-    void *prev = NULL;
-    uint8_t perm[AY_SHUFFLE_WINDOW];
-    for (uint32_t w = 0; w * AY_SHUFFLE_WINDOW < r->count; w++) {
-        unsigned n = run_window(r, w, perm);
-        for (unsigned k = 0; k < n; k++) {
-            void *o = (void *)(r->start + ((uintptr_t)w * AY_SHUFFLE_WINDOW + perm[k]) * r->size);
-            if (prev)
-                ay_link_set(prev, o);
-            prev = o;
-        }
-    }
+    if (ay_secure_random)
+        return ay_shuffled_object(r->start, r->count, r->size, r->seed, j);
+    return r->start + (uintptr_t)j * r->size;
 }
 
 #define FETCH_RUNS 8 /* runs a fetch defers; more are linked under the lock */
@@ -158,15 +125,10 @@ static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
         s->bump += (uintptr_t)k * s->size;
         got += k;
     } else if (ay_secure_random && k >= 2) {
-        bump_run_t r = {s->bump, k, s->size, NULL, 0};
-        uint8_t perm[AY_SHUFFLE_WINDOW];
-        run_order(&r);
-        for (uint32_t w = 0; w * AY_SHUFFLE_WINDOW < k; w++) {
-            unsigned n = run_window(&r, w, perm);
-            for (unsigned i = 0; i < n; i++)
-                fetch_append(
-                    f, (void *)(r.start + ((uintptr_t)w * AY_SHUFFLE_WINDOW + perm[i]) * r.size));
-        }
+        void *last, *first = ay_link_shuffled(s->bump, k, s->size, ay_random(), &last);
+        ay_link_set(f->link, first);
+        f->link = (void **)last;
+        f->got += k;
         s->bump += (uintptr_t)k * s->size;
         got += k;
     } else {
@@ -184,7 +146,8 @@ static void fetch_link_runs(const fetch_t *f) {
     for (unsigned i = 0; i < f->nruns; i++) {
         const bump_run_t *r = &f->runs[i];
         if (ay_secure_random) {
-            run_link(r);
+            void *last;
+            ay_link_shuffled(r->start, r->count, r->size, r->seed, &last);
             continue;
         }
         uintptr_t o = r->start;

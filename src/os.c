@@ -108,8 +108,8 @@ void *ay_os_map_guarded(size_t size, size_t align) {
         munmap(p, head);
     if (tail)
         munmap((char *)a + size + page, tail);
-    ay_os_guard((char *)a - page, page, true);
-    ay_os_guard((char *)a + size, page, true);
+    ay_os_guard((char *)a - page, page);
+    ay_os_guard((char *)a + size, page);
     return (void *)a;
 }
 
@@ -128,39 +128,24 @@ int ay_os_protect(void *p, size_t size, int accessible) {
 
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102 /* linux/mman.h, Linux 6.13 */
-#define MADV_GUARD_REMOVE 103
 #endif
-/* Guards by madvise: 1 the kernel takes them, 0 it does not (EINVAL on a
- * fresh mapping's first try: an older kernel), -1 not tried yet.  Set once,
- * by the first guard; any thread may set it, to the same value. */
+/* Guards by madvise: 1 the kernel takes them, 0 it does not (EINVAL on the
+ * first try: an older kernel), -1 not tried yet.  Any thread may set it,
+ * to the same value. */
 static int guard_madvise = -1;
-/* Set once some guard was made with mprotect: lifting a guard then also
- * makes its range read-write (it may be one of those). */
-static bool guard_mprotected;
 
-int ay_os_guard(void *p, size_t size, bool on) {
+int ay_os_guard(void *p, size_t size) {
     int known = __atomic_load_n(&guard_madvise, __ATOMIC_RELAXED);
-    if (on) {
-        if (known != 0) {
-            if (madvise(p, size, MADV_GUARD_INSTALL) == 0) {
-                if (known < 0)
-                    __atomic_store_n(&guard_madvise, 1, __ATOMIC_RELAXED);
-                return 0;
-            }
-            if (known < 0 && errno == EINVAL)
-                __atomic_store_n(&guard_madvise, 0, __ATOMIC_RELAXED);
+    if (known != 0) {
+        if (madvise(p, size, MADV_GUARD_INSTALL) == 0) {
+            if (known < 0)
+                __atomic_store_n(&guard_madvise, 1, __ATOMIC_RELAXED);
+            return 0;
         }
-        __atomic_store_n(&guard_mprotected, true, __ATOMIC_RELAXED);
-        return ay_os_protect(p, size, 0);
+        if (known < 0 && errno == EINVAL)
+            __atomic_store_n(&guard_madvise, 0, __ATOMIC_RELAXED);
     }
-    int rc = 0;
-    if (known == 1 && madvise(p, size, MADV_GUARD_REMOVE) != 0) {
-        rc = -errno;
-        count_failure();
-    }
-    if (__atomic_load_n(&guard_mprotected, __ATOMIC_RELAXED))
-        rc = ay_os_protect(p, size, 1);
-    return rc;
+    return ay_os_protect(p, size, 0);
 }
 
 int ay_os_purge(void *p, size_t size) {

@@ -60,16 +60,13 @@ void ay_os_unmap_guarded(void *p, size_t size);
 /* Make a range inaccessible (a guard) or read-write again.  0 or -errno
  * (counted in ay_os_failures). */
 int ay_os_protect(void *p, size_t size, int accessible);
-/* Guard pages: make the range (page aligned, mapped read-write) fault on
- * any access, discarding its contents (on), or lift the guards in it
- * (!on: its pages read as zero, or keep their contents where they were
- * not guards).  Linux 6.13 and later: madvise's MADV_GUARD_INSTALL and
- * MADV_GUARD_REMOVE, which mark page-table entries, so that a guard splits
- * no mapping (no VMA: mprotect's does) and takes the mmap lock only to
- * read; MADV_DONTNEED keeps them.  Elsewhere, or where the kernel refuses
- * (an mlock-ed range), mprotect.  0 or -errno (counted in
- * ay_os_failures). */
-int ay_os_guard(void *p, size_t size, bool on);
+/* A guard: make the range (page aligned, mapped read-write) fault on any
+ * access, its contents gone, until it is unmapped.  Linux 6.13 and later:
+ * madvise's MADV_GUARD_INSTALL, which marks page-table entries, so that a
+ * guard splits no mapping (mprotect's does: a VMA each) and takes the mmap
+ * lock only to read; elsewhere, or where the kernel refuses (an mlock-ed
+ * range), mprotect.  0 or -errno (counted in ay_os_failures). */
+int ay_os_guard(void *p, size_t size);
 /* Tell the OS the range's contents may go; it reads back as zero.  Returns 0
  * or -errno (counted in ay_os_failures): the range then keeps its contents,
  * and the caller must treat it as dirty still. */

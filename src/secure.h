@@ -132,22 +132,15 @@ uint64_t ay_random(void);
  * AY_SHUFFLE_WINDOW objects in a random order of its own.  The next
  * object is one of up to 16, drawn afresh for every window, so that no
  * step tells the next (as a fixed stride through the run would), and the
- * objects are touched a window at a time.
- * ay_shuffle_window writes a random order of 0..m-1 (m <= 16) into perm,
- * from a linear congruential state *x, which it advances (Fisher-Yates,
- * each index drawn by a multiply and a shift from the state's top bits). */
+ * objects are touched a window at a time.  Window w's order is drawn from
+ * seed + w, so that any object's place in the order can be found again
+ * (ay_shuffled_object) without linking the run. */
 #define AY_SHUFFLE_WINDOW 16u
-AY_INLINE void ay_shuffle_window(uint8_t *perm, unsigned m, uint64_t *x) {
-    for (unsigned i = 0; i < m; i++)
-        perm[i] = (uint8_t)i;
-    for (unsigned i = m; i > 1; i--) {
-        *x = *x * 6364136223846793005u + 1442695040888963407u;
-        unsigned j = (unsigned)(((*x >> 32) * i) >> 32);
-        uint8_t t = perm[i - 1];
-        perm[i - 1] = perm[j];
-        perm[j] = t;
-    }
-}
+/* The j-th of the n objects of `size` bytes at start, in the order of seed. */
+uintptr_t ay_shuffled_object(uintptr_t start, uint32_t n, uint32_t size, uint64_t seed, uint32_t j);
+/* Link the n objects (n >= 1) in the order of seed, each to the next;
+ * returns the first, and the last in *last, whose link it leaves as it is. */
+void *ay_link_shuffled(uintptr_t start, uint32_t n, uint32_t size, uint64_t seed, void **last);
 
 /* The end of every list, and an empty thread-cache list (see above). */
 #define AY_LIST_END ((void *)&ay_list_end)

@@ -229,22 +229,9 @@ static void carve(ay_tcache_t *tc, unsigned b) {
     if (k > CARVE_BATCH)
         k = CARVE_BATCH;
     if (ay_secure_random && k >= 2) { /* in a random order, window by window (secure.h) */
-        uint8_t perm[AY_SHUFFLE_WINDOW];
-        uint64_t x = ay_random();
-        void *prev = NULL;
-        for (uint32_t w = 0; w < k; w += AY_SHUFFLE_WINDOW) {
-            unsigned n = k - w < AY_SHUFFLE_WINDOW ? k - w : AY_SHUFFLE_WINDOW;
-            ay_shuffle_window(perm, n, &x);
-            for (unsigned i = 0; i < n; i++) {
-                void *q = (void *)(o + (w + perm[i]) * size);
-                if (prev)
-                    ay_link_set(prev, q);
-                else
-                    ay_bin_set_head(&tc->bins[b], q);
-                prev = q;
-            }
-        }
-        ay_link_set(prev, NULL);
+        void *last, *first = ay_link_shuffled(o, k, (uint32_t)size, ay_random(), &last);
+        ay_link_set(last, NULL);
+        ay_bin_set_head(&tc->bins[b], first);
         r->next += k * size;
         return;
     }
