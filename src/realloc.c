@@ -4,7 +4,7 @@
  * The policy, as in glibc: realloc(NULL, n) is malloc(n); realloc(p, 0)
  * frees p and returns NULL.  A block stays where it is while the new size
  * fits and fills more than half of it; a direct map is resized with mremap
- * (but in the secure flavour); a block above 32 KiB that stays above grows
+ * (except in the secure flavour); a block above 32 KiB that stays above grows
  * into the free pages after it or gives its tail back, where it is;
  * otherwise the block moves.  A block
  * that grows gets an eighth more room than it asked for.  When realloc fails, p is untouched.  p gets
