@@ -3,9 +3,9 @@
  * reserve of span records, the 257 size lists with their bitmap, the decay
  * FIFO, best fit, splitting and merging, and the page counters.  This is the
  * lowest module of the page heap: the modules of blocks (pageblock.h), decay
- * (pagedecay.h) and kept spans (pagekeep.h) work on the lists through it, and the page heap's entry points
- * (pageheap.h) put them together.  The layout of ay_pageheap_t is here, for
- * all of them.
+ * (pagedecay.h) and kept spans (pagekeep.h) work on the lists through it,
+ * and the page heap's entry points (pageheap.h) put them together.  The
+ * layout of ay_pageheap_t is here, for all of them.
  *
  * A free span is on the list of its length ([256]: 256 pages or more),
  * dirty spans before clean ones, so that best fit reuses touched pages

@@ -41,7 +41,8 @@
  * of them (the state machine sees one list of len objects); len <= limit
  * (room >= 0) except transiently inside the slow path, after a limit was
  * lowered until the next free, and in the secure flavour after a
- * quarantine splice of n blocks, by at most n (tcache.c); limit = ay_policy_list_limit(batch[b], k)
+ * quarantine splice of n blocks, by at most n (tcache.c);
+ * limit = ay_policy_list_limit(batch[b], k)
  * for a live cache.
  */
 #ifndef ALLOY_TCACHE_H
@@ -181,12 +182,12 @@ AY_INLINE void ay_bin_undo_free(ay_bin_t *bin) {
  * path); bands 2-3 go through a table in steps of band 2's step, whose
  * entries above AY_MAX_BINNED_SIZE are bin 0, as is every size above band 3
  * (band 4 is served by the page heap).  Each band's step is a multiple of
- * its tier's step, and each tier starts on a multiple of it, so a table entry never straddles two
- * classes.  The tables are filled at initialisation (all zero before: bin
- * 0, and no thread has a cache of its own yet, so every request misses).
- * The secure flavour maps a
- * size to the class that also holds the block's tag (secure.h), and keeps
- * sizes that are multiples of 16 in classes that are too. */
+ * its tier's step, and each tier starts on a multiple of it, so a table
+ * entry never straddles two classes.  The tables are filled at
+ * initialisation (all zero before: bin 0, and no thread has a cache of its
+ * own yet, so every request misses).  The secure flavour maps a size to the
+ * class that also holds the block's tag (secure.h), and keeps sizes that
+ * are multiples of 16 in classes that are too. */
 /* The largest request the size classes serve: 32 KiB.  The classes above
  * it (33 KiB to 256 KiB, whose spans hold one object or a few) stay in the
  * policy, and the simulator models them, but no request maps to them: it
