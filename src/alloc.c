@@ -123,7 +123,13 @@ void *ay_malloc_slow(size_t size) {
     /* (the fast path also misses on a head whose link is not an address: a
      * block freed twice, or a link a write after free garbled: the refill's
      * pop of that head reports it, secure.h) */
-    if (b && tc && cached_for(tc, tc->heap)) {
+    if (b && tc && ay_cpu_mode && cached_for(tc, tc->heap)) {
+        p = ay_cpu_refill(tc->heap, b);
+        if (!p) /* no memory for the CPU's cache, or for the refill */
+            p = ay_alloc_uncached(tc->heap, size, false);
+        if (AY_UNLIKELY(ay_guard_hi) && p)
+            ay_guard_charge(1);
+    } else if (b && tc && cached_for(tc, tc->heap)) {
         p = tag_live(ay_tcache_refill(tc, b), b);
         if (AY_UNLIKELY(ay_guard_hi) && p)
             ay_guard_charge(ay_bin_len(&tc->bins[b]) + 1); /* what the refill brought in */
@@ -189,6 +195,8 @@ ALLOY_API size_t alloy_malloc_usable_size(const void *p) {
 ALLOY_API const char *alloy_version(void) { return ALLOY_VERSION_STRING; }
 
 ALLOY_API void alloy_thread_flush(void) {
+    if (ay_cpu_mode)
+        return ay_cpu_flush(); /* the calling CPU's cache */
     ay_tcache_t *tc = ay_tcache_get();
     if (tc && tc->cache_on)
         ay_tcache_flush(tc);
@@ -196,5 +204,6 @@ ALLOY_API void alloy_thread_flush(void) {
 
 ALLOY_API void alloy_purge(void) {
     ay_ensure_init();
+    ay_cpu_flush(); /* per-CPU mode: every CPU's cache first (nothing in thread mode) */
     ay_heaps_purge(true);
 }

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpucache.h"
 #include "heap.h"
 #include "prof.h"
 #include "secure.h"
@@ -51,7 +52,31 @@ void *ay_malloc_slow(size_t size);
  * (prof.h: the subtraction's sign selects AY_LIST_END for p with a
  * conditional move) all miss.  The block's word is then cleared: it is
  * handed out. */
+/* malloc's fast path in per-CPU mode (cpucache.h): the profiler's countdown
+ * as above, then one sequence pops the block off the CPU's list of its
+ * class (a thread whose mallocs must miss reads the null regions, through
+ * its cpu_delta); the block's mark must be there (a block freed twice, or
+ * written after its free, has none), and is cleared. */
+AY_INLINE void *ay_malloc_fast_cpu(size_t size) {
+    unsigned off = ay_size_bin_offset(size);
+    int64_t left;
+    __builtin_sub_overflow(ay_tls.prof_left, (int64_t)size, &left);
+    ay_tls.prof_left = left;
+    void *p;
+    if (AY_UNLIKELY(left < 0))
+        goto miss;
+    AY_CPU_POP(p, off, ay_tls.cpu_delta, miss);
+    if (AY_UNLIKELY(*(uintptr_t *)p != ay_cpu_mark(p)))
+        ay_cpu_bad_block(p);
+    *(uintptr_t *)p = 0;
+    return p;
+miss:
+    return ay_malloc_slow(size);
+}
+
 AY_INLINE void *ay_malloc_fast(size_t size) {
+    if (AY_LIKELY(ay_cpu_mode))
+        return ay_malloc_fast_cpu(size);
     unsigned off = ay_size_bin_offset(size);
     ay_bin_t *bin = (ay_bin_t *)((char *)ay_tls.bins + off);
     void *p = bin->head;

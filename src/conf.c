@@ -33,9 +33,13 @@ static const ay_conf_key_t keys[] = {
     {"return_threshold", AY_CONF_RATIO, AT(return_k_halves), 0, 3, 128, "2", NULL,
      "A thread's list gives n objects back when it holds k*n (k = this value)."},
     {"tcache", AY_CONF_BOOL, AT(tcache), 0, 0, 1, "true", NULL, "Thread caches on or off."},
+    {"percpu", AY_CONF_PERCPU, AT(percpu), 0, 0, 0, "auto", NULL,
+     "The first tier: auto, one cache per CPU (restartable sequences on the C library's rseq "
+     "registration, x86-64, Linux 6.3 or later, the release flavour) where it can run, else "
+     "one cache per thread; off, one cache per thread. The report says which runs, and why."},
     {"tcache_max_bytes", AY_CONF_BYTES, AT(tcache_max_bytes), 8, 0, (uint64_t)1 << 40, "2m", NULL,
-     "Per-thread cache limit, checked every 64 slow-path events or a quarter of the limit "
-     "fetched; above it every list gives half back."},
+     "Cache limit of one thread, or of one CPU in per-CPU mode, checked every 64 slow-path "
+     "events or a quarter of the limit fetched; above it every list gives half back."},
     {"tcache_total_bytes", AY_CONF_BYTES, AT(tcache_total_bytes), 8, 0, (uint64_t)1 << 40, "8m",
      NULL,
      "All thread caches together: with many threads, each thread's limit is this divided by "
@@ -173,6 +177,19 @@ static const char *const thp_names[] = {"never", "auto", "always"};
 
 const char *ay_thp_name(unsigned thp) { return thp < 3 ? thp_names[thp] : "?"; }
 
+static const char *const percpu_names[] = {"auto", "off"};
+
+const char *ay_percpu_name(unsigned percpu) { return percpu < 2 ? percpu_names[percpu] : "?"; }
+
+static int parse_percpu(const char *s, size_t len, uint8_t *out) {
+    for (uint8_t i = 0; i < 2; i++)
+        if (strlen(percpu_names[i]) == len && !memcmp(s, percpu_names[i], len)) {
+            *out = i;
+            return 0;
+        }
+    return -1;
+}
+
 /* never, auto or always; true and false (the setting was a boolean) are
  * auto and never. */
 static int parse_thp(const char *s, size_t len, uint8_t *out) {
@@ -213,6 +230,7 @@ static int key_set(const ay_conf_key_t *key, ay_conf_t *c, const char *v, size_t
     case AY_CONF_BOOL: return parse_bool(v, vl, (bool *)field);
     case AY_CONF_POLICY: return ay_policy_parse(v, vl, (ay_batch_policy_t *)field);
     case AY_CONF_THP: return parse_thp(v, vl, (uint8_t *)field);
+    case AY_CONF_PERCPU: return parse_percpu(v, vl, (uint8_t *)field);
     case AY_CONF_MS:
         if (vl == 2 && !memcmp(v, "-1", 2)) {
             *(int64_t *)field = -1;
@@ -274,6 +292,7 @@ void ay_conf_describe_range(const ay_conf_key_t *key, ay_fmt_t *f) {
     case AY_CONF_BOOL: ay_fmt_str(f, "true or false"); return;
     case AY_CONF_POLICY: ay_fmt_str(f, "compact, clip, guard, pow2 or lean"); return;
     case AY_CONF_THP: ay_fmt_str(f, "never, auto or always"); return;
+    case AY_CONF_PERCPU: ay_fmt_str(f, "auto or off"); return;
     case AY_CONF_PATH:
         ay_fmt_str(f, "a file path of 1 to ");
         ay_fmt_u64(f, key->max);

@@ -56,6 +56,7 @@ typedef struct ay_conf {
     uint32_t timeline_ms;    /* the timeline's and the live snapshot's period (timeline.h) */
     char timeline_file[AY_CONF_PATH_MAX]; /* the timeline's file; "" records none */
     bool stats_shm;                       /* publish the live snapshot (shm.h) */
+    uint8_t percpu;                       /* per-CPU caches: auto or off (cpucache.h) */
 } ay_conf_t;
 
 extern ay_conf_t ay_conf;
@@ -70,6 +71,7 @@ typedef enum ay_conf_type {
     AY_CONF_LETTERS, /* letters of AY_CONF_LETTERS_SET, each at most once; a char[8] */
     AY_CONF_PATH,    /* a file path, copied into a char[AY_CONF_PATH_MAX] (no allocation) */
     AY_CONF_THP,     /* never, auto or always (true and false: auto and never); a uint8_t */
+    AY_CONF_PERCPU,  /* auto or off; a uint8_t (rseq.h, ay_percpu_setting_t) */
 } ay_conf_type_t;
 
 /* The thp setting: which blocks of the page heap are given transparent
@@ -82,6 +84,8 @@ typedef enum ay_thp {
 
 /* "never", "auto" or "always". */
 const char *ay_thp_name(unsigned thp);
+/* "auto" or "off". */
+const char *ay_percpu_name(unsigned percpu);
 
 /* The letters an AY_CONF_LETTERS key accepts (stats_print_opts, the only
  * one: alloy_stats_print's opts). */

@@ -21,6 +21,7 @@
 #include "background.h"
 #include "ctl.h"
 #include "conf.h"
+#include "cpucache.h"
 #include "fmt.h"
 #include "heap.h"
 #include "init.h"
@@ -71,6 +72,30 @@ GETTER(opt_decay, int64_t, ay_conf.decay_ms)
 GETTER(opt_heaps, unsigned, ay_heaps_auto)
 GETTER(opt_bg, bool, ay_conf.background_thread)
 GETTER(opt_thp, const char *, ay_thp_name(ay_conf.thp))
+GETTER(opt_percpu, const char *, ay_percpu_name(ay_conf.percpu))
+GETTER(get_percpu_mode, const char *, ay_cpu_mode ? "percpu" : "thread")
+GETTER(get_percpu_why, const char *, ay_cpu_mode_why())
+#define PERCPU_COUNT(fn, field)                                                                    \
+    static int fn(const unsigned *idx, void *out) {                                                \
+        (void)idx;                                                                                 \
+        ay_cpu_counts_t c;                                                                         \
+        ay_cpu_counts(&c);                                                                         \
+        *(uint64_t *)out = c.field;                                                                \
+        return 0;                                                                                  \
+    }
+PERCPU_COUNT(get_percpu_caches, caches)
+PERCPU_COUNT(get_percpu_misses, misses)
+PERCPU_COUNT(get_percpu_overflows, overflows)
+PERCPU_COUNT(get_percpu_scavenges, scavenges)
+PERCPU_COUNT(get_percpu_drains, drains)
+static int get_percpu_bytes(const unsigned *idx, void *out) {
+    (void)idx;
+    uint64_t sum = 0;
+    for (unsigned b = 1; b < AY_NUM_BINS; b++)
+        sum += ay_cpu_bytes(b);
+    *(uint64_t *)out = sum;
+    return 0;
+}
 GETTER(opt_tcache_total, uint64_t, ay_conf.tcache_total_bytes)
 GETTER(opt_transfer_bytes, uint64_t, ay_conf.transfer_bytes)
 GETTER(opt_junk, bool, ay_conf.junk)
@@ -362,6 +387,21 @@ static const ctl_entry_t table[] = {
     FUNC("opt.background_thread", T_BOOL, opt_bg, NULL,
          "The background_thread setting at start-up."),
     FUNC("opt.thp", T_STR, opt_thp, NULL, "The thp setting: never, auto or always."),
+    FUNC("opt.percpu", T_STR, opt_percpu, NULL, "The percpu setting: auto or off."),
+    FUNC("percpu.mode", T_STR, get_percpu_mode, NULL,
+         "The first tier that runs: percpu (a cache per CPU) or thread (a cache per thread)."),
+    FUNC("percpu.why", T_STR, get_percpu_why, NULL,
+         "Why the first tier is per thread (\"\" in per-CPU mode)."),
+    FUNC("percpu.caches", T_U64, get_percpu_caches, NULL, "Per-CPU caches set up so far."),
+    FUNC("percpu.bytes", T_U64, get_percpu_bytes, NULL, "Bytes in the per-CPU caches."),
+    FUNC("percpu.misses", T_U64, get_percpu_misses, NULL,
+         "Refills of a per-CPU list from the central tier (mallocs that found it empty)."),
+    FUNC("percpu.overflows", T_U64, get_percpu_overflows, NULL,
+         "Frees that found a per-CPU list full and gave a batch back."),
+    FUNC("percpu.scavenges", T_U64, get_percpu_scavenges, NULL,
+         "Byte-limit checks that found a per-CPU cache above tcache_max_bytes."),
+    FUNC("percpu.drains", T_U64, get_percpu_drains, NULL,
+         "Per-CPU caches given back whole after decay_ms without a slow path."),
     FUNC("opt.tcache_total_bytes", T_U64, opt_tcache_total, NULL,
          "The tcache_total_bytes setting."),
     FUNC("opt.transfer_bytes", T_U64, opt_transfer_bytes, NULL,
@@ -477,8 +517,8 @@ static void text_put(void *opaque, const char *text, size_t len) {
 }
 
 static const char *const setting_type[] = {"boolean", "integer", "bytes", "milliseconds", "policy",
-                                           "ratio",   "letters", "path",  "choice"};
-_Static_assert(sizeof setting_type / sizeof setting_type[0] == AY_CONF_THP + 1,
+                                           "ratio",   "letters", "path",  "choice",       "choice"};
+_Static_assert(sizeof setting_type / sizeof setting_type[0] == AY_CONF_PERCPU + 1,
                "a name for each type of setting");
 
 ALLOY_API int alloy_setting_describe(unsigned k, alloy_setting_info_t *out) {

@@ -66,6 +66,11 @@ static void check_small(const char *fn, ay_span_t *s, const void *p) {
         ay_fatal_in(fn, "heap overflow: the canary after the block was overwritten", p);
     }
     if (ay_debug < 3) { /* the list free's fast path would push it onto */
+        if (ay_cpu_mode) {
+            if (AY_UNLIKELY(ay_cpu_is_newest(s->cls + 1u, p)))
+                ay_fatal_in(fn, "double free (block is in the CPU's cache)", p);
+            return;
+        }
         if (AY_UNLIKELY(p == ((ay_bin_t *)((char *)ay_tls.bins + s->owner.central->list))->head))
             ay_fatal_in(fn, "double free (block is in the thread cache)", p);
         return;
@@ -96,6 +101,10 @@ ay_span_t *ay_block_span(const void *p, const char *fn) {
  * or the block's heap is uncached (bin 0). */
 static void free_small(ay_span_t *s, void *p) {
     const ay_central_t *c = s->owner.central;
+    if (ay_cpu_mode && c->bin) { /* onto the CPU's list, whichever heap it came from */
+        ay_cpu_push(ay_tcache_heap(), s->cls + 1u, p);
+        return;
+    }
     ay_tcache_t *tc = c->bin ? ay_tcache_get() : NULL;
     if (tc && tc->cache_on) { /* onto the thread's list, whichever heap it came from */
         ay_bin_t *bin = &tc->bins[s->cls + 1u];

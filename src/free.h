@@ -12,6 +12,7 @@
 #define ALLOY_FREE_H
 #include <stdint.h>
 
+#include "cpucache.h"
 #include "error.h"
 #include "pagemap.h"
 #include "quarantine.h"
@@ -53,7 +54,23 @@ AY_INLINE void ay_free_quarantine(ay_tcache_t *tc, unsigned off, void *p) {
  * of its class is (p + 1, p + 8 in a 16-byte class, p + 16 in a 64-byte one) goes to the slow path,
  * which reports it.  A block freed twice is not looked for here: malloc
  * finds it before it hands it out a second time (secure.h). */
+/* free's fast path in per-CPU mode (cpucache.h): the pagemap gives the
+ * bin's offset, and one sequence pushes the block onto the CPU's list of
+ * its class, writing its mark; bin 0 (a zero header), a full list and a
+ * pointer not aligned as its class's blocks are miss, before any store. */
+AY_INLINE void ay_free_fast_cpu(void *p) {
+    uintptr_t a = (uintptr_t)p;
+    ay_pm_leaf_t *leaf = ay_pagemap_leaf(a);
+    unsigned off = AY_LOAD(&leaf->list[ay_pagemap_index(a)]);
+    AY_CPU_PUSH(p, ay_cpu_mark(p), off, miss);
+    return;
+miss:
+    return ay_free_slow(p);
+}
+
 AY_INLINE void ay_free_fast(void *p) {
+    if (AY_LIKELY(ay_cpu_mode))
+        return ay_free_fast_cpu(p);
     uintptr_t a = (uintptr_t)p;
     ay_pm_leaf_t *leaf = ay_pagemap_leaf(a);
     unsigned off = AY_LOAD(&leaf->list[ay_pagemap_index(a)]);

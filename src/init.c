@@ -24,6 +24,7 @@
 #include <sched.h>
 
 #include "background.h"
+#include "cpucache.h"
 #include "conf.h"
 #include "error.h"
 #include "guard.h"
@@ -63,6 +64,7 @@ void ay_init_slow(void) {
         ay_topology_init(ay_conf.numa);      /* before the heaps, which are grouped by node */
         ay_heaps_init(default_heaps());
         ay_tcache_global_init();
+        ay_cpu_init(); /* per-CPU caches, or thread caches (cpucache.h) */
         ay_prof_init();
         ay_guard_init(); /* guard_sample: the guarded pages and the SIGSEGV handler */
         __atomic_store_n(&ay_init_state, 2, __ATOMIC_RELEASE);
@@ -75,6 +77,7 @@ void ay_init_slow(void) {
 /* ---- fork ---- */
 
 static void fork_prepare(void) {
+    ay_cpu_lock_all(); /* a slow path takes its cache's lock before a heap's */
     ay_tcache_registry_lock();
     ay_heaps_lock_all();
     ay_meta_lock();
@@ -90,6 +93,7 @@ static void fork_parent(void) {
     ay_meta_unlock();
     ay_heaps_unlock_all();
     ay_tcache_registry_unlock();
+    ay_cpu_unlock_all();
 }
 
 static void fork_child(void) {
@@ -98,6 +102,7 @@ static void fork_child(void) {
     ay_meta_reset_lock();
     ay_heaps_after_fork_child();
     ay_tcache_registry_after_fork_child();
+    ay_cpu_after_fork_child();
     ay_background_after_fork_child();
     ay_prof_fork_child();
 }

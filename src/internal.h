@@ -24,6 +24,10 @@
  * liballoy.so's text, so that the function does not make the kernel map
  * another 64 KiB of it (test startup-text-pages). */
 #define AY_STARTUP_TEXT __attribute__((section(".text.startup")))
+/* The opposite, for a function of a start-up module (CMakeLists.txt,
+ * ALLOY_STARTUP_MODULES) that a small program does not run: liballoy.so's
+ * linker script puts it after the rest of the text (cmake/startup-text.ld). */
+#define AY_LATE_TEXT __attribute__((section(".text.alloy_late")))
 #define AY_CACHELINE 64
 /* One step of a spin-wait: the CPU's pause hint (x86 `pause`, arm64
  * `yield`), or nothing but a compiler barrier elsewhere. */

@@ -37,6 +37,7 @@
 #include "alloy.h"
 #include "background.h"
 #include "conf.h"
+#include "cpucache.h"
 #include "emit.h"
 #include "heap.h"
 #include "init.h"
@@ -51,9 +52,10 @@
 #include "transfer.h"
 
 /* Bytes cached for bin b by the thread caches bound to heap h (NULL: any
- * heap). */
+ * heap); in per-CPU mode, the per-CPU caches' (cpucache.h), which hold
+ * blocks of any automatic heap, count as heap 0's. */
 static size_t tcache_bytes(const ay_heap_t *h, unsigned b) {
-    size_t sum = 0;
+    size_t sum = !h || h == ay_heap_get(0) ? ay_cpu_bytes(b) : 0;
     ay_tcache_registry_lock();
     for (ay_tcache_t *tc = ay_tcache_registry_first(); tc; tc = tc->next)
         if (!h || tc->heap == h)

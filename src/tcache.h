@@ -149,14 +149,20 @@ _Static_assert(offsetof(ay_tcache_t, q) == AY_QUARANTINE_OFF, "the quarantine fo
  * it.  Until the thread has a cache (and whenever its lists are off), bins
  * points at the empty cache. */
 typedef struct ay_tls {
-    ay_bin_t *bins;    /* the thread's lists: its record's bins, or ay_tcache_empty */
-    int64_t prof_left; /* bytes until the next heap-profile sample (prof.h) */
+    ay_bin_t *bins;     /* the thread's lists: its record's bins, or ay_tcache_empty */
+    int64_t prof_left;  /* bytes until the next heap-profile sample (prof.h) */
+    intptr_t cpu_delta; /* per-CPU mode: 0, or ay_cpu_null_delta while its mallocs miss */
 } ay_tls_t;
 extern __thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec")));
 /* All lists empty (AY_LIST_END), all limits 0: the lists of every thread
  * without a cache.  malloc's fast path reads a head and its first word and
  * writes nothing on a miss; free's takes one from a room and misses. */
 extern AY_HIDDEN ay_bin_t ay_tcache_empty[AY_EMPTY_BINS];
+/* Per-CPU mode (cpucache.h): the distance from the per-CPU regions to the
+ * null regions, whose lists are all empty; a thread whose mallocs must miss
+ * (caches off, an explicit default heap) has it as its ay_tls.cpu_delta.
+ * Set once by cpucache.c. */
+extern AY_HIDDEN intptr_t ay_cpu_null_delta;
 
 /* The record whose lists are at bins (they come first in it). */
 AY_INLINE ay_tcache_t *ay_tcache_of_bins(ay_bin_t *bins) { return (ay_tcache_t *)bins; }

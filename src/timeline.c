@@ -10,6 +10,7 @@
 #include "alloy.h"
 #include "background.h"
 #include "conf.h"
+#include "cpucache.h"
 #include "error.h"
 #include "fmt.h"
 #include "heap.h"
@@ -134,6 +135,8 @@ static void collect_classes(ay_snap_t *s, ay_timeline_class_t *all) {
         for (unsigned b = 1; b < AY_NUM_BINS; b++)
             tcache[b] += ay_tcache_bytes(tc, b);
     ay_tcache_registry_unlock();
+    for (unsigned b = 1; ay_cpu_mode && b < AY_NUM_BINS; b++)
+        tcache[b] += ay_cpu_bytes(b);
     for (unsigned i = 0; i < ay_heaps_limit && i < AY_MAX_HEAPS; i++)
         if ((heaps[nheaps] = ay_heap_get(i)) != NULL)
             nheaps++;

@@ -4,12 +4,16 @@
 # alloy with warnings as errors, and run every test with ctest; then build
 # and run the sanitizer flavours (tools/sanitize.sh: ThreadSanitizer on the
 # threaded tests, AddressSanitizer and UBSan on the rest).  Arguments go to
-# the main ctest run (e.g. -R stats), and then skip the sanitizer flavours.
+# the main ctest run (e.g. -R stats), and then skip the second run (with
+# thread caches instead of per-CPU caches) and the sanitizer flavours.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
 tools/build.sh -DALLOY_WERROR=ON
 ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
 if [ $# -eq 0 ]; then
+  # once more with thread caches, the per-CPU caches' fallback (the C
+  # library's rseq switch turns the per-CPU mode off: src/rseq.h)
+  GLIBC_TUNABLES=glibc.pthread.rseq=0 ctest --test-dir build --output-on-failure -j"$(nproc)"
   tools/sanitize.sh
 fi

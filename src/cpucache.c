@@ -1,0 +1,724 @@
+/* SPDX-License-Identifier: MIT */
+/* cpucache.c - the per-CPU caches' slow paths: set-up, refill, overflow,
+ * the byte limit, flush and drain (the layout and the fast paths:
+ * cpucache.h).  What each event moves is policy.h's, as for a thread
+ * cache: a list's capacity is ay_policy_list_limit of its batch, which
+ * grows on misses; a cache above its byte limit (tcache_max_bytes, per CPU
+ * in this mode) gives half of every list back.
+ *
+ * Invariants: a region's headers are written only by a thread that holds
+ * the cache's lock, and then only by the sequences below, which check that
+ * the thread still has the cache's id (or, for a drain, after the headers
+ * were stopped and the fence made every sequence see that); a block taken
+ * out of a list is in the caller's hands only, and goes back to the
+ * central tier (transfer.h, central.h) or to a list before the lock is
+ * dropped; a cache's state (its batches, its run of never-used objects, its
+ * clock) is read and written under its lock only. */
+#include "cpucache.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "central.h"
+#include "conf.h"
+#include "error.h"
+#include "heap.h"
+#include "meta.h"
+#include "os.h"
+#include "transfer.h"
+
+bool ay_cpu_mode;
+char *ay_cpu_base;
+static char *null_base;  /* the null regions: every header zero, read-only */
+static unsigned ncaches; /* ids: every mm_cid is below this */
+static const char *why_off = "not initialised";
+static uint32_t slot_first[AY_NUM_BINS]; /* bin b's slots: [first, first + max) in every region */
+static uint32_t slot_max[AY_NUM_BINS];
+
+#define CARVE_BATCH 32 /* never-used objects a refill puts into a list at a time */
+
+typedef struct cpu_state {
+    pthread_mutex_t lock;
+    uint32_t batch[AY_NUM_BINS]; /* current batch n, per bin */
+    ay_run_t run[AY_NUM_BINS];   /* never-used objects not in the list yet, per bin */
+    ay_tc_clock_t clock;         /* slow-path events and bytes since the last limit check */
+    uint64_t used_ms;            /* the last slow path on this cache */
+    uint64_t misses, overflows, scavenges, drains;
+    bool holds; /* blocks went in since the last drain */
+} cpu_state_t;
+
+static cpu_state_t **states; /* per id, made at its first use */
+static pthread_mutex_t states_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static ay_cpu_list_t *list_at(char *region, unsigned b) {
+    return (ay_cpu_list_t *)(region + (size_t)b * AY_BIN_BYTES);
+}
+static char *region_of(unsigned c) { return ay_cpu_base + ((size_t)c << AY_CPU_SHIFT); }
+static void **slots_of(char *region) { return (void **)region; }
+
+/* ---- the slow path's sequences: each on region c, and only while the
+ * calling thread has id c (else AY_MOVED, and nothing is written) ---- */
+
+enum { AY_DONE = 0, AY_EMPTY = 1, AY_MOVED = 2 };
+
+#if defined(__x86_64__)
+/* clang-format off */
+/* Pop the newest block of list `l` of region c into *p. */
+static int seq_pop(unsigned c, ay_cpu_list_t *l, void **p) {
+    uintptr_t t, cur;
+    void *q;
+    __asm__ volatile goto(AY_RSEQ_START AY_RSEQ_SAME_ID
+        "movl 8(%[l]), %k[cur]\n\t"
+        "cmpl (%[l]), %k[cur]\n\t"
+        "jbe %l[empty]\n\t"
+        "subl $1, %k[cur]\n\t"
+        "movq (%[slots],%[cur],8), %[q]\n\t"
+        "movl %k[cur], 8(%[l])\n"
+        AY_RSEQ_END
+        : [t] "=&r"(t), [cur] "=&r"(cur), [q] "=&r"(q)
+        : [rs] "r"(ay_rseq_off), [c] "r"(c), [l] "r"(l), [slots] "r"(region_of(c))
+        : "memory", "cc"
+        : moved, empty);
+    *p = q;
+    return AY_DONE;
+moved:
+    return AY_MOVED;
+empty:
+    return AY_EMPTY;
+}
+
+/* Push block p (its mark written here) onto list `l` of region c, if it
+ * has room (AY_EMPTY: it has none). */
+static int seq_push(unsigned c, ay_cpu_list_t *l, void *p) {
+    uintptr_t t, cur, mark = ay_cpu_mark(p);
+    __asm__ volatile goto(AY_RSEQ_START AY_RSEQ_SAME_ID
+        "movl 8(%[l]), %k[cur]\n\t"
+        "cmpl 4(%[l]), %k[cur]\n\t"
+        "jae %l[full]\n\t"
+        "movq %[m], (%[p])\n\t"
+        "movq %[p], (%[slots],%[cur],8)\n\t"
+        "addl $1, %k[cur]\n\t"
+        "movl %k[cur], 8(%[l])\n"
+        AY_RSEQ_END
+        : [t] "=&r"(t), [cur] "=&r"(cur)
+        : [rs] "r"(ay_rseq_off), [c] "r"(c), [l] "r"(l), [slots] "r"(region_of(c)),
+          [p] "r"(p), [m] "r"(mark)
+        : "memory", "cc"
+        : moved, full);
+    return AY_DONE;
+moved:
+    return AY_MOVED;
+full:
+    return AY_EMPTY;
+}
+
+/* Copy up to n pointers of src into list l of region c, src[0] first (so
+ * src[n - 1] is popped first); *k gets how many fitted. */
+static int seq_push_batch(unsigned c, ay_cpu_list_t *l, void *const *src, uint32_t n,
+                          uint32_t *k) {
+    uintptr_t t, cur, room, i;
+    __asm__ volatile goto(AY_RSEQ_START AY_RSEQ_SAME_ID
+        "movl 8(%[l]), %k[cur]\n\t"
+        "movl 4(%[l]), %k[room]\n\t"
+        "cmpl %k[room], %k[cur]\n\t"
+        "jae %l[full]\n\t"
+        "subl %k[cur], %k[room]\n\t"
+        "cmpl %k[n], %k[room]\n\t"
+        "cmoval %k[n], %k[room]\n\t"
+        "xorl %k[i], %k[i]\n"
+        ".Lay_l%=:\n\t"
+        "movq (%[src],%[i],8), %[t]\n\t"
+        "movq %[t], (%[slots],%[cur],8)\n\t"
+        "addl $1, %k[cur]\n\t"
+        "addl $1, %k[i]\n\t"
+        "cmpl %k[room], %k[i]\n\t"
+        "jb .Lay_l%=\n\t"
+        "movl %k[cur], 8(%[l])\n"
+        AY_RSEQ_END
+        : [t] "=&r"(t), [cur] "=&r"(cur), [room] "=&r"(room), [i] "=&r"(i)
+        : [rs] "r"(ay_rseq_off), [c] "r"(c), [l] "r"(l), [slots] "r"(region_of(c)),
+          [src] "r"(src), [n] "r"(n)
+        : "memory", "cc"
+        : moved, full);
+    *k = (uint32_t)room;
+    return AY_DONE;
+moved:
+    return AY_MOVED;
+full:
+    *k = 0;
+    return AY_EMPTY;
+}
+
+/* Copy up to n of list l's newest pointers of region c into dst (the
+ * newest last) and take them off; *k gets how many. */
+static int seq_pop_batch(unsigned c, ay_cpu_list_t *l, void **dst, uint32_t n, uint32_t *k) {
+    uintptr_t t, cur, cnt, i;
+    __asm__ volatile goto(AY_RSEQ_START AY_RSEQ_SAME_ID
+        "movl 8(%[l]), %k[cur]\n\t"
+        "movl %k[cur], %k[cnt]\n\t"
+        "cmpl (%[l]), %k[cur]\n\t"
+        "jbe %l[empty]\n\t"
+        "subl (%[l]), %k[cnt]\n\t"
+        "cmpl %k[n], %k[cnt]\n\t"
+        "cmoval %k[n], %k[cnt]\n\t"
+        "subl %k[cnt], %k[cur]\n\t"
+        "xorl %k[i], %k[i]\n"
+        ".Lay_l%=:\n\t"
+        "movq (%[slots],%[cur],8), %[t]\n\t"
+        "movq %[t], (%[dst],%[i],8)\n\t"
+        "addl $1, %k[cur]\n\t"
+        "addl $1, %k[i]\n\t"
+        "cmpl %k[cnt], %k[i]\n\t"
+        "jb .Lay_l%=\n\t"
+        "subl %k[cnt], %k[cur]\n\t"
+        "movl %k[cur], 8(%[l])\n"
+        AY_RSEQ_END
+        : [t] "=&r"(t), [cur] "=&r"(cur), [cnt] "=&r"(cnt), [i] "=&r"(i)
+        : [rs] "r"(ay_rseq_off), [c] "r"(c), [l] "r"(l), [slots] "r"(region_of(c)),
+          [dst] "r"(dst), [n] "r"(n)
+        : "memory", "cc"
+        : moved, empty);
+    *k = (uint32_t)cnt;
+    return AY_DONE;
+moved:
+    return AY_MOVED;
+empty:
+    *k = 0;
+    return AY_EMPTY;
+}
+
+/* Store v into the 32-bit word w of region c. */
+static int seq_store(unsigned c, uint32_t *w, uint32_t v) {
+    uintptr_t t;
+    __asm__ volatile goto(AY_RSEQ_START AY_RSEQ_SAME_ID
+        "movl %k[v], (%[w])\n"
+        AY_RSEQ_END
+        : [t] "=&r"(t)
+        : [rs] "r"(ay_rseq_off), [c] "r"(c), [w] "r"(w), [v] "r"(v)
+        : "memory", "cc"
+        : moved);
+    return AY_DONE;
+moved:
+    return AY_MOVED;
+}
+/* clang-format on */
+#else
+static int seq_pop(unsigned c, ay_cpu_list_t *l, void **p) { return AY_MOVED; }
+static int seq_push(unsigned c, ay_cpu_list_t *l, void *p) { return AY_MOVED; }
+static int seq_store(unsigned c, uint32_t *w, uint32_t v) { return AY_MOVED; }
+static int seq_push_batch(unsigned c, ay_cpu_list_t *l, void *const *src, uint32_t n, uint32_t *k) {
+    return AY_MOVED;
+}
+static int seq_pop_batch(unsigned c, ay_cpu_list_t *l, void **dst, uint32_t n, uint32_t *k) {
+    return AY_MOVED;
+}
+#endif
+
+/* ---- set-up ---- */
+
+bool ay_cpu_init(void) {
+    const char *why;
+    if (ay_conf.percpu == AY_PERCPU_OFF) {
+        why_off = "the setting percpu:off";
+        return false;
+    }
+    if (ay_secure || ay_debug) {
+        why_off = ay_secure
+                      ? "the secure flavour keeps thread caches (its quarantine is per thread)"
+                      : "the debug flavour keeps thread caches (it walks them)";
+        return false;
+    }
+    if (!ay_conf.tcache || ay_conf.junk || ay_conf.zero) {
+        why_off = "caches off (tcache:false, junk or zero)";
+        return false;
+    }
+    if (!ay_rseq_usable(&why)) {
+        why_off = why;
+        return false;
+    }
+    /* each bin's share of the slots: its largest list (the policy's limit
+     * at its terminal batch), scaled down when they do not all fit */
+    uint64_t want = 0;
+    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
+        size_t size = ay_bin_size[b];
+        uint32_t n = size ? ay_policy_terminal_batch(&ay_conf.batch, size) : 0;
+        slot_max[b] = size ? ay_policy_list_limit(n, ay_conf.return_k_halves) : 0;
+        want += slot_max[b];
+    }
+    uint64_t room = ((uint64_t)1 << (AY_CPU_SHIFT - 3)) - AY_CPU_SLOT0;
+    uint32_t first = AY_CPU_SLOT0;
+    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
+        if (want > room)
+            slot_max[b] = (uint32_t)((uint64_t)slot_max[b] * room / want);
+        if (ay_bin_size[b] && slot_max[b] < 2)
+            slot_max[b] = ay_bin_size[b] ? 2 : 0;
+        slot_first[b] = first;
+        first += slot_max[b];
+    }
+    if ((uint64_t)first > ((uint64_t)1 << (AY_CPU_SHIFT - 3))) {
+        why_off = "the lists do not fit a region";
+        return false;
+    }
+    ncaches = ay_rseq_possible_cpus();
+    size_t bytes = (size_t)ncaches << AY_CPU_SHIFT;
+    char *m = ay_os_map(2 * bytes, AY_PAGE_SIZE);
+    states = ay_meta_alloc(ncaches * sizeof *states);
+    if (!m || !states) {
+        why_off = "no memory for the per-CPU regions";
+        return false;
+    }
+    ay_cpu_base = m;
+    null_base = m + bytes;
+    /* the null regions stay zero: nothing writes them, as every sequence
+     * misses on a zero header before its first store */
+    ay_cpu_null_delta = null_base - ay_cpu_base;
+    why_off = "";
+    ay_cpu_mode = true;
+    return true;
+}
+
+AY_LATE_TEXT const char *ay_cpu_mode_why(void) { return why_off; }
+
+/* The capacity of bin b's list for batch n. */
+static uint32_t capacity(unsigned b, uint32_t n) {
+    uint32_t limit = ay_policy_list_limit(n, ay_conf.return_k_halves);
+    return limit < slot_max[b] ? limit : slot_max[b];
+}
+
+/* The state of cache c, made (and its region's headers set up) at its
+ * first use; NULL when its memory could not be had. */
+static cpu_state_t *state_of(unsigned c) {
+    cpu_state_t *st = __atomic_load_n(&states[c], __ATOMIC_ACQUIRE);
+    if (AY_LIKELY(st))
+        return st;
+    pthread_mutex_lock(&states_lock);
+    st = states[c];
+    if (!st && (st = ay_meta_alloc(sizeof *st))) {
+        memset(st, 0, sizeof *st);
+        st->lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+        char *region = region_of(c);
+        /* a zero header misses both ways; begin, then cur, then end, so
+         * that it misses until the last store (x86's stores are seen in
+         * order) */
+        for (unsigned b = 1; b < AY_NUM_BINS; b++) {
+            ay_cpu_list_t *l = list_at(region, b);
+            st->batch[b] = 1;
+            AY_STORE(&l->mask, ay_bin_align_mask(ay_bin_size[b]) << AY_BIN_MASK_SHIFT);
+            __atomic_store_n(&l->begin, slot_first[b], __ATOMIC_RELEASE);
+            __atomic_store_n(&l->cur, slot_first[b], __ATOMIC_RELEASE);
+            __atomic_store_n(&l->end, slot_first[b] + capacity(b, 1), __ATOMIC_RELEASE);
+        }
+        __atomic_store_n(&states[c], st, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&states_lock);
+    return st;
+}
+
+/* ---- moving blocks between a list and the central tier ---- */
+
+/* Give the n blocks linked from head (class b - 1) back: a batch to the
+ * transfer cache of heap h's node, as a thread cache's overflow does. */
+static void give_back(ay_heap_t *h, unsigned b, void *head, uint32_t n) {
+    if (n)
+        ay_transfer_give(ay_transfer_set(h->node), h->node, b - 1, head, n);
+}
+
+/* Take up to n blocks off list l of region c (the calling thread has id c),
+ * linked, into *head; returns how many (fewer when the list has fewer or
+ * the thread moved). */
+#define BATCH_MAX 256 /* pointers a batch sequence copies at a time */
+
+static uint32_t take(unsigned c, ay_cpu_list_t *l, uint32_t n, void **head) {
+    void *first = NULL, *buf[BATCH_MAX];
+    uint32_t total = 0;
+    while (total < n) {
+        uint32_t want = n - total < BATCH_MAX ? n - total : BATCH_MAX, k;
+        if (seq_pop_batch(c, l, buf, want, &k) != AY_DONE || k == 0)
+            break;
+        for (uint32_t i = 0; i < k; i++) { /* the oldest first in the list */
+            ay_link_set(buf[i], first);
+            first = buf[i];
+        }
+        total += k;
+    }
+    *head = first;
+    return total;
+}
+
+static uint32_t list_len(const ay_cpu_list_t *l) {
+    uint32_t begin = AY_LOAD(&l->begin), cur = AY_LOAD(&l->cur);
+    return cur > begin ? cur - begin : 0;
+}
+
+/* Set bin b's batch to n and its capacity by it. */
+static void set_batch(cpu_state_t *st, unsigned c, unsigned b, uint32_t n) {
+    st->batch[b] = n;
+    ay_cpu_list_t *l = list_at(region_of(c), b);
+    seq_store(c, &l->end, slot_first[b] + capacity(b, n));
+}
+
+/* The byte limit's check, when the policy says it is due. */
+static void scavenge_maybe(ay_heap_t *h, cpu_state_t *st, unsigned c, uint64_t bytes_in) {
+    size_t limit = ay_conf.tcache_max_bytes;
+    if (!ay_policy_scavenge_due(&st->clock, bytes_in, limit))
+        return;
+    char *region = region_of(c);
+    size_t bytes = 0;
+    for (unsigned b = 1; b < AY_NUM_BINS; b++)
+        bytes += (size_t)list_len(list_at(region, b)) * ay_bin_size[b];
+    if (bytes <= limit)
+        return;
+    AY_STORE(&st->scavenges, st->scavenges + 1);
+    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
+        ay_cpu_list_t *l = list_at(region, b);
+        ay_tc_step_t step = ay_policy_on_scavenge(st->batch[b], list_len(l));
+        void *head;
+        uint32_t k = take(c, l, step.move, &head);
+        give_back(h, b, head, k);
+        set_batch(st, c, b, step.batch);
+    }
+}
+
+/* Link up to n objects of bin b's run into a list, in address order:
+ * returns how many, the first in *head. */
+static uint32_t carve(cpu_state_t *st, unsigned b, uint32_t n, void **head) {
+    ay_run_t *r = &st->run[b];
+    uintptr_t size = ay_bin_size[b];
+    uint32_t k = (uint32_t)((r->end - r->next) / size);
+    if (k > n)
+        k = n;
+    *head = NULL;
+    for (uint32_t i = k; i-- > 0;) {
+        void *p = (void *)(r->next + i * size);
+        ay_link_set(p, *head);
+        *head = p;
+    }
+    r->next += k * size;
+    return k;
+}
+
+/* Push the n blocks linked from head onto list l of region c; what does
+ * not fit (or is left when the thread moved) goes back to the central
+ * tier. */
+static void fill(ay_heap_t *h, unsigned c, unsigned b, ay_cpu_list_t *l, void *head, uint32_t n) {
+    void *buf[BATCH_MAX];
+    while (n) {
+        /* up to BATCH_MAX blocks, the list's first last (popped first),
+         * each link read and checked, then its mark written over it */
+        uint32_t k = n < BATCH_MAX ? n : BATCH_MAX, pushed;
+        for (uint32_t i = 0; i < k; i++) {
+            void *next = ay_link_get(head);
+            if (i + 1 < n && (!next || !ay_link_plausible(next)))
+                ay_fatal_bad_link(head);
+            buf[k - 1 - i] = head;
+            *(uintptr_t *)head = ay_cpu_mark(head);
+            head = next;
+        }
+        if (seq_push_batch(c, l, buf, k, &pushed) != AY_DONE)
+            pushed = 0;
+        n -= pushed;
+        if (pushed < k) { /* full, or moved: the rest goes back, linked again */
+            for (uint32_t i = pushed; i < k; i++) {
+                ay_link_set(buf[i], head);
+                head = buf[i];
+            }
+            break;
+        }
+    }
+    give_back(h, b, head, n);
+}
+
+static void drain_other(cpu_state_t *st, unsigned c);
+static uint64_t last_drain_ms; /* when drain_tick last looked */
+
+/* A miss's look, once per decay round at most, for caches that no slow
+ * path used for decay_ms (none under decay_ms:-1): they are drained. */
+static void drain_tick(void) {
+    if (ay_conf.decay_ms < 0)
+        return;
+    uint64_t now = ay_os_now_ms(), last = AY_LOAD(&last_drain_ms);
+    if (last == 0) { /* the first miss starts the clock */
+        AY_STORE(&last_drain_ms, now);
+        return;
+    }
+    if (now - last < AY_DECAY_ROUND_MS ||
+        !__atomic_compare_exchange_n(&last_drain_ms, &last, now, false, __ATOMIC_RELAXED,
+                                     __ATOMIC_RELAXED))
+        return;
+    /* every cache that holds blocks was idle: the process went quiet, and
+     * what the drain gave back goes on to the spans and the OS now (the
+     * transfer caches' batches and every free page), as the decay round
+     * after a quiet spell does for the thread caches (heap.h) */
+    if (ay_cpu_drain_idle((uint64_t)ay_conf.decay_ms))
+        ay_heaps_purge(true);
+}
+
+void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
+    drain_tick(); /* before the refill, which would make the caller's cache not idle */
+    for (;;) {
+        unsigned c = ay_rseq_cid();
+        cpu_state_t *st = state_of(c);
+        if (!st)
+            return NULL; /* the caller allocates uncached */
+        pthread_mutex_lock(&st->lock);
+        ay_cpu_list_t *l = list_at(region_of(c), b);
+        void *p;
+        int r = seq_pop(c, l, &p);
+        if (r == AY_MOVED) {
+            pthread_mutex_unlock(&st->lock);
+            continue;
+        }
+        uint64_t bytes_in = 0;
+        bool miss = r == AY_EMPTY;
+        if (miss) {
+            ay_run_t *run = &st->run[b];
+            void *head = NULL;
+            uint32_t got, listed = 0;
+            if (run->next == run->end) {
+                ay_tc_step_t step = ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], st->batch[b]);
+                got = ay_transfer_take(ay_transfer_set(h->node), b - 1, &head);
+                if (!got)
+                    got = ay_central_fetch(ay_heap_central(h, b - 1), step.move, &head, run);
+                if (!got) {
+                    pthread_mutex_unlock(&st->lock);
+                    return NULL;
+                }
+                set_batch(st, c, b, step.batch);
+                AY_STORE(&st->misses, st->misses + 1);
+                bytes_in = (uint64_t)got * ay_bin_size[b];
+                /* the fetch's listed objects (the rest went into the run) */
+                listed = got - (uint32_t)((run->end - run->next) / ay_bin_size[b]);
+            }
+            if (!head) /* none listed: up to CARVE_BATCH of the run */
+                listed = carve(st, b, CARVE_BATCH, &head);
+            p = head;
+            void *rest = ay_link_get(p);
+            if (rest && !ay_link_plausible(rest))
+                ay_fatal_bad_link(p);
+            fill(h, c, b, l, rest, listed - 1);
+            st->holds = true;
+        }
+        st->used_ms = ay_os_now_ms();
+        if (miss)
+            scavenge_maybe(h, st, c, bytes_in);
+        pthread_mutex_unlock(&st->lock);
+        /* a popped block has its mark (cpucache.h); a fetched one a link */
+        if (!miss && AY_UNLIKELY(*(uintptr_t *)p != ay_cpu_mark(p)))
+            ay_cpu_bad_block(p);
+        ay_link_clear(p); /* handed out */
+        if (miss)
+            ay_heaps_decay_tick();
+        return p;
+    }
+}
+
+void ay_cpu_push(ay_heap_t *h, unsigned b, void *p) {
+    for (;;) {
+        unsigned c = ay_rseq_cid();
+        cpu_state_t *st = state_of(c);
+        if (!st) { /* no memory for the cache's state: straight to its span */
+            ay_link_set(p, NULL);
+            ay_central_release(b - 1, p, 1);
+            return;
+        }
+        pthread_mutex_lock(&st->lock);
+        ay_cpu_list_t *l = list_at(region_of(c), b);
+        int r = seq_push(c, l, p);
+        if (r == AY_EMPTY) { /* full: an overflow gives a batch back first */
+            ay_tc_step_t step =
+                ay_policy_on_overflow(&ay_conf.batch, ay_bin_size[b], st->batch[b], list_len(l));
+            void *head;
+            uint32_t k = take(c, l, step.move ? step.move : 1, &head);
+            give_back(h, b, head, k);
+            set_batch(st, c, b, step.batch);
+            AY_STORE(&st->overflows, st->overflows + 1);
+            r = seq_push(c, l, p);
+        }
+        if (r == AY_DONE) {
+            st->holds = true;
+            st->used_ms = ay_os_now_ms();
+            scavenge_maybe(h, st, c, 0);
+        }
+        pthread_mutex_unlock(&st->lock);
+        if (r == AY_DONE) {
+            ay_heaps_decay_tick();
+            return;
+        }
+        /* moved (or still full: the list's capacity is 0 while stopped) */
+        if (r == AY_EMPTY) {
+            ay_link_set(p, NULL);
+            give_back(h, b, p, 1);
+            return;
+        }
+    }
+}
+
+AY_COLD void ay_cpu_bad_block(void *p) { ay_fatal_bad_link(p); }
+
+bool ay_cpu_is_newest(unsigned b, const void *p) {
+    ay_cpu_list_t *l = list_at(region_of(ay_rseq_cid()), b);
+    uint32_t begin = AY_LOAD(&l->begin), cur = AY_LOAD(&l->cur);
+    if (cur <= begin || cur > slot_first[b] + slot_max[b])
+        return false;
+    return AY_LOAD(&slots_of(region_of(ay_rseq_cid()))[cur - 1]) == p;
+}
+
+/* Give every list of region c, and every run, back (the thread has id c and
+ * holds its lock); reset the batches. */
+AY_LATE_TEXT static void flush_own(ay_heap_t *h, cpu_state_t *st, unsigned c) {
+    char *region = region_of(c);
+    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
+        ay_cpu_list_t *l = list_at(region, b);
+        void *head;
+        uint32_t k = take(c, l, UINT32_MAX, &head);
+        give_back(h, b, head, k);
+        if (st->run[b].next != st->run[b].end)
+            ay_central_release_run(b - 1, &st->run[b]);
+        set_batch(st, c, b, 1);
+    }
+}
+
+/* Drain cache c: the caller's own through its sequences, another's by
+ * drain_other; with `idle_ms`, only when no slow path used it for that
+ * long, and only when its lock is free (a drain never waits). */
+AY_LATE_TEXT static bool drain(ay_heap_t *h, unsigned c, unsigned me, const uint64_t *idle_ms) {
+    cpu_state_t *st = __atomic_load_n(&states[c], __ATOMIC_ACQUIRE);
+    if (!st || !AY_LOAD(&st->holds))
+        return false;
+    if (idle_ms && ay_os_now_ms() - AY_LOAD(&st->used_ms) < *idle_ms)
+        return false;
+    if (idle_ms ? pthread_mutex_trylock(&st->lock) != 0 : pthread_mutex_lock(&st->lock) != 0)
+        return false;
+    bool done = false;
+    if (st->holds) {
+        if (c == me)
+            flush_own(h, st, c);
+        else
+            drain_other(st, c);
+        st->holds = false;
+        AY_STORE(&st->drains, st->drains + 1);
+        done = true;
+    }
+    pthread_mutex_unlock(&st->lock);
+    return done;
+}
+
+AY_LATE_TEXT void ay_cpu_flush(void) {
+    if (!ay_cpu_mode)
+        return;
+    ay_heap_t *h = ay_tcache_heap();
+    unsigned me = ay_rseq_cid();
+    for (unsigned c = 0; c < ncaches; c++)
+        drain(h, c, me, NULL);
+}
+
+/* Drain cache c, which another thread may have: stop every header (so
+ * that every sequence misses), fence, then take the blocks with plain
+ * reads and writes, and start the headers again, empty, at batch 1. */
+AY_LATE_TEXT static void drain_other(cpu_state_t *st, unsigned c) {
+    char *region = region_of(c);
+    ay_heap_t *h = ay_heaps[0];
+    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
+        ay_cpu_list_t *l = list_at(region, b);
+        /* begin = ~0, end = 0: one store of the two words */
+        __atomic_store_n((uint64_t *)l, (uint64_t)UINT32_MAX, __ATOMIC_RELEASE);
+    }
+    if (!ay_rseq_fence()) { /* cannot be made safe here: start them again as they were */
+        for (unsigned b = 1; b < AY_NUM_BINS; b++) {
+            ay_cpu_list_t *l = list_at(region, b);
+            uint64_t be = slot_first[b] | (uint64_t)(slot_first[b] + capacity(b, st->batch[b]))
+                                              << 32;
+            __atomic_store_n((uint64_t *)l, be, __ATOMIC_RELEASE);
+        }
+        return;
+    }
+    void **slots = slots_of(region);
+    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
+        ay_cpu_list_t *l = list_at(region, b);
+        uint32_t cur = AY_LOAD(&l->cur), first = slot_first[b];
+        void *head = NULL;
+        for (uint32_t i = first; i < cur; i++) {
+            ay_link_set(slots[i], head);
+            head = slots[i];
+        }
+        give_back(h, b, head, cur > first ? cur - first : 0);
+        if (st->run[b].next != st->run[b].end)
+            ay_central_release_run(b - 1, &st->run[b]);
+        st->batch[b] = 1;
+        AY_STORE(&l->cur, first);
+        uint64_t be = first | (uint64_t)(first + capacity(b, 1)) << 32;
+        __atomic_store_n((uint64_t *)l, be, __ATOMIC_RELEASE);
+    }
+}
+
+AY_LATE_TEXT bool ay_cpu_drain_idle(uint64_t idle_ms) {
+    if (!ay_cpu_mode)
+        return false;
+    ay_heap_t *h = ay_tcache_heap();
+    unsigned me = ay_rseq_cid();
+    bool drained = false, busy = false;
+    for (unsigned c = 0; c < ncaches; c++) {
+        if (drain(h, c, me, &idle_ms))
+            drained = true;
+        else if (states[c] && AY_LOAD(&states[c]->holds))
+            busy = true;
+    }
+    return drained && !busy;
+}
+
+AY_LATE_TEXT AY_NO_SANITIZE_THREAD size_t ay_cpu_bytes(unsigned b) {
+    if (!ay_cpu_mode)
+        return 0;
+    size_t n = 0;
+    for (unsigned c = 0; c < ncaches; c++) {
+        cpu_state_t *st = __atomic_load_n(&states[c], __ATOMIC_ACQUIRE);
+        if (!st)
+            continue;
+        n += list_len(list_at(region_of(c), b));
+        n += (st->run[b].end - st->run[b].next) / ay_bin_size[b];
+    }
+    return n * ay_bin_size[b];
+}
+
+AY_LATE_TEXT void ay_cpu_counts(ay_cpu_counts_t *out) {
+    memset(out, 0, sizeof *out);
+    if (!ay_cpu_mode)
+        return;
+    for (unsigned c = 0; c < ncaches; c++) {
+        cpu_state_t *st = __atomic_load_n(&states[c], __ATOMIC_ACQUIRE);
+        if (!st)
+            continue;
+        out->caches++;
+        out->misses += AY_LOAD(&st->misses);
+        out->overflows += AY_LOAD(&st->overflows);
+        out->scavenges += AY_LOAD(&st->scavenges);
+        out->drains += AY_LOAD(&st->drains);
+    }
+}
+
+AY_LATE_TEXT void ay_cpu_lock_all(void) {
+    if (!ay_cpu_mode)
+        return;
+    pthread_mutex_lock(&states_lock);
+    for (unsigned c = 0; c < ncaches; c++)
+        if (states[c])
+            pthread_mutex_lock(&states[c]->lock);
+}
+
+AY_LATE_TEXT void ay_cpu_unlock_all(void) {
+    if (!ay_cpu_mode)
+        return;
+    for (unsigned c = 0; c < ncaches; c++)
+        if (states[c])
+            pthread_mutex_unlock(&states[c]->lock);
+    pthread_mutex_unlock(&states_lock);
+}
+
+AY_LATE_TEXT void ay_cpu_after_fork_child(void) {
+    if (!ay_cpu_mode)
+        return;
+    pthread_mutex_init(&states_lock, NULL);
+    for (unsigned c = 0; c < ncaches; c++)
+        if (states[c])
+            pthread_mutex_init(&states[c]->lock, NULL);
+}

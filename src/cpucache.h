@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/* cpucache.h - the per-CPU caches: the first tier when restartable
+ * sequences can run (rseq.h), in place of the thread caches (tcache.h).
+ *
+ * One cache per concurrency id (rseq's mm_cid: one per CPU the process runs
+ * on at a moment, dense from 0), so that cached memory follows the CPUs in
+ * use, not the threads: a process with 64 threads on 2 CPUs has 2 caches,
+ * and a block freed by one thread is handed out by the next malloc on that
+ * CPU, whichever thread makes it.
+ *
+ * Layout, as TCMalloc's per-CPU slabs: the cache of id c is the region at
+ * ay_cpu_base + (c << AY_CPU_SHIFT): first one list header per bin, at the
+ * bin's byte offset (the same offsets as a thread cache's bins: the size
+ * tables and the pagemap give them), then the slots, an array of block
+ * pointers.  Bin b owns the slots [first, first + max) (the same indices in
+ * every region, cpucache.c); its header says which of them are in use:
+ *   slots [begin, cur) hold free blocks, the newest at cur - 1;
+ *   end - begin is the list's capacity now (its limit, from the batch
+ *   policy, as a thread cache's); begin <= cur <= end <= first + max.
+ * A region is mapped zero, and a zero header misses both ways (cur <= begin
+ * and cur >= end): a region is set up by the slow path at its first use; a
+ * header being worked on by another thread is stopped: begin = ~0 and
+ * end = 0 (one 8-byte store), which every sequence misses on too.
+ *
+ * malloc pops and free pushes with one restartable sequence each: arm,
+ * read the id, find the header, check, move a slot, and commit by storing
+ * cur, the one store to the cache.  A sequence that is preempted, migrated
+ * or interrupted by a signal before that store restarts from the arming;
+ * after it, it is done.  The fast paths do nothing else to the cache.
+ *
+ * The checks of a thread cache's lists hold: a free block's first word
+ * holds its mark, p ^ ay_link_key (written by free inside its sequence,
+ * before the commit); malloc checks the mark of the block it pops and
+ * clears it, after the commit: a block freed twice before it was handed out
+ * again is popped twice, and its second pop finds the 0 the first left
+ * (a double free, reported before the block is handed out twice); a write
+ * after free into the first word is found there too.  free's sequence
+ * checks the pointer's low bits against the class's align mask (the
+ * header's top byte, as a thread-cache bin's), before it writes the mark.
+ *
+ * Everything else is the slow path's, under the cache's lock (cpucache.c):
+ * refill on a miss, give back on an overflow, the byte limit, flushes and
+ * drains.  The slow path works on its own region through single-slot
+ * sequences that also check the id (a thread that migrated stops and gives
+ * what it holds back to the central tier); on another region (a drain) it
+ * stops the header first and fences (ay_rseq_fence), so that no sequence
+ * that read the header before the stop can still commit.
+ */
+#ifndef ALLOY_CPUCACHE_H
+#define ALLOY_CPUCACHE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "rseq.h"
+#include "secure.h"
+#include "tcache.h"
+
+#define AY_CPU_SHIFT 20  /* bytes of one region: 1 MiB, headers and slots */
+#define AY_CPU_SLOT0 512 /* the first slot index: the headers' 4 KiB come first */
+_Static_assert(AY_NUM_BINS *AY_BIN_BYTES <= AY_CPU_SLOT0 * 8, "the headers fit before the slots");
+
+typedef struct ay_cpu_list {
+    uint32_t begin; /* first slot of the list; ~0 while stopped */
+    uint32_t end;   /* begin + capacity; 0 while stopped */
+    uint32_t cur;   /* slots [begin, cur) hold free blocks (the sequences' commit) */
+    uint32_t mask;  /* top byte: the class's align mask (tcache.h, AY_BIN_MASK_BYTE) */
+} ay_cpu_list_t;
+_Static_assert(sizeof(ay_cpu_list_t) == AY_BIN_BYTES, "a list header is a bin's size");
+
+/* Per-CPU mode is on (set once, at initialisation). */
+extern AY_HIDDEN bool ay_cpu_mode;
+/* The regions; region c at ay_cpu_base + (c << AY_CPU_SHIFT). */
+extern AY_HIDDEN char *ay_cpu_base;
+
+#if defined(__x86_64__)
+/* clang-format off */
+/* The start of a restartable sequence: its descriptor (from label s%= to
+ * label c%=, where the commit is done) and its abort handler (the
+ * signature, then a jump back to the arming) in sections of their own, then
+ * the arming (a store of the descriptor's address into the thread's
+ * rseq_cs, through scratch register %[t]), then label s%=.  %[rs] is the
+ * thread pointer's offset of the rseq area. */
+#define AY_RSEQ_START                                                   \
+    ".pushsection __rseq_cs, \"aw\"\n\t"                                \
+    ".balign 32\n"                                                      \
+    ".Lay_d%=:\n\t"                                                     \
+    ".long 0, 0\n\t"                                                    \
+    ".quad .Lay_s%=, .Lay_c%= - .Lay_s%=, .Lay_a%=\n\t"                 \
+    ".popsection\n\t"                                                   \
+    ".pushsection __rseq_failure, \"ax\"\n\t"                           \
+    ".byte 0x0f, 0xb9, 0x3d\n\t"                                        \
+    ".long " AY_STR(AY_RSEQ_SIG) "\n"                                   \
+    ".Lay_a%=:\n\t"                                                     \
+    "jmp .Lay_r%=\n\t"                                                  \
+    ".popsection\n"                                                     \
+    ".Lay_r%=:\n\t"                                                     \
+    "leaq .Lay_d%=(%%rip), %[t]\n\t"                                    \
+    "movq %[t], %%fs:" AY_STR(AY_RSEQ_CS) "(%[rs])\n"                   \
+    ".Lay_s%=:\n\t"
+/* The region of the calling thread's id into %[t]: %[base] + id << shift. */
+#define AY_RSEQ_REGION                                                  \
+    "movl %%fs:" AY_STR(AY_RSEQ_MM_CID) "(%[rs]), %k[t]\n\t"            \
+    "shlq $" AY_STR(AY_CPU_SHIFT) ", %[t]\n\t"                          \
+    "addq %[base], %[t]\n\t"
+/* The slow path's sequences work on cache %[c] only: a thread whose id is
+ * no longer c jumps to `moved`. */
+#define AY_RSEQ_SAME_ID                                                 \
+    "cmpl %%fs:" AY_STR(AY_RSEQ_MM_CID) "(%[rs]), %k[c]\n\t"            \
+    "jne %l[moved]\n\t"
+/* The commit's label, after the one store that commits. */
+#define AY_RSEQ_END ".Lay_c%=:\n"
+
+/* malloc's pop from the calling CPU's list at byte offset off (delta: the
+ * thread's, 0 or the distance to the null regions): the block, or a jump
+ * to miss. */
+#define AY_CPU_POP(p, off, delta, miss)                                 \
+    do {                                                                \
+        uintptr_t t_, c_;                                               \
+        __asm__ volatile goto(AY_RSEQ_START AY_RSEQ_REGION              \
+            "movl 8(%[t],%[o]), %k[c]\n\t"                              \
+            "cmpl (%[t],%[o]), %k[c]\n\t"                               \
+            "jbe %l[" #miss "]\n\t"                                     \
+            "subl $1, %k[c]\n\t"                                        \
+            "movq (%[t],%[c],8), %[p]\n\t"                              \
+            "movl %k[c], 8(%[t],%[o])\n"                                \
+            AY_RSEQ_END                                                 \
+            : [p] "=&r"(p), [t] "=&r"(t_), [c] "=&r"(c_)                \
+            : [rs] "r"(ay_rseq_off), [base] "r"(ay_cpu_base + (delta)), \
+              [o] "r"((uintptr_t)(off))                                 \
+            : "memory", "cc"                                            \
+            : miss);                                                    \
+    } while (0)
+
+/* free's push of block p, whose mark is `mark`, onto the calling CPU's list
+ * at byte offset off; a jump to miss when the list is full (or stopped, or
+ * bin 0) or p is not aligned as the class's blocks are. */
+#define AY_CPU_PUSH(p, mark, off, miss)                                 \
+    do {                                                                \
+        uintptr_t t_, c_;                                               \
+        __asm__ volatile goto(AY_RSEQ_START AY_RSEQ_REGION              \
+            "movl 8(%[t],%[o]), %k[c]\n\t"                              \
+            "cmpl 4(%[t],%[o]), %k[c]\n\t"                              \
+            "jae %l[" #miss "]\n\t"                                     \
+            "testb %b[p], 15(%[t],%[o])\n\t"                            \
+            "jne %l[" #miss "]\n\t"                                     \
+            "movq %[m], (%[p])\n\t"                                     \
+            "movq %[p], (%[t],%[c],8)\n\t"                              \
+            "addl $1, %k[c]\n\t"                                        \
+            "movl %k[c], 8(%[t],%[o])\n"                                \
+            AY_RSEQ_END                                                 \
+            : [t] "=&r"(t_), [c] "=&r"(c_)                              \
+            : [rs] "r"(ay_rseq_off), [base] "r"(ay_cpu_base),           \
+              [o] "r"((uintptr_t)(off)), [p] "r"(p), [m] "r"(mark)      \
+            : "memory", "cc"                                            \
+            : miss);                                                    \
+    } while (0)
+/* clang-format on */
+#else
+#define AY_CPU_POP(p, off, delta, miss) goto miss
+#define AY_CPU_PUSH(p, mark, off, miss) goto miss
+#endif
+
+/* The mark of a free block p in a per-CPU list. */
+AY_INLINE uintptr_t ay_cpu_mark(const void *p) { return (uintptr_t)p ^ ay_link_key; }
+
+/* ---- slow paths (cpucache.c) ---- */
+
+/* Decide the mode at initialisation: per-CPU caches when `percpu` allows
+ * and rseq can run (rseq.h); false keeps the thread caches. */
+bool ay_cpu_init(void);
+/* Why per-CPU mode is off ("" when it is on). */
+const char *ay_cpu_mode_why(void);
+/* malloc's miss on bin b: a block from the CPU's list after a refill (from
+ * the transfer cache or heap h's central cache), or NULL when out of
+ * memory. */
+void *ay_cpu_refill(struct ay_heap *h, unsigned b);
+/* free's slow path for small block p of bin b, checked: onto the CPU's
+ * list, after giving a batch back when it is full (an overflow). */
+void ay_cpu_push(struct ay_heap *h, unsigned b, void *p);
+/* malloc popped p and found no mark: report it (a double free, or a write
+ * after free). */
+AY_COLD __attribute__((noreturn)) void ay_cpu_bad_block(void *p);
+/* Give every block of the calling CPU's cache back to the central tier. */
+void ay_cpu_flush(void);
+/* Give back every cache that no slow path used for `idle_ms`; true when
+ * that drained some and left none holding blocks (the process is quiet). */
+bool ay_cpu_drain_idle(uint64_t idle_ms);
+/* Is p the newest block of the calling CPU's list of bin b?  (free's
+ * slow-path check, as a thread cache's last freed block) */
+bool ay_cpu_is_newest(unsigned b, const void *p);
+/* Bytes in bin b of every per-CPU cache (a racy read, for stats). */
+size_t ay_cpu_bytes(unsigned b);
+/* Counters, summed over the caches. */
+typedef struct ay_cpu_counts {
+    uint64_t caches, misses, overflows, scavenges, drains;
+} ay_cpu_counts_t;
+void ay_cpu_counts(ay_cpu_counts_t *out);
+/* Fork: every cache's lock, and the child's reset. */
+void ay_cpu_lock_all(void);
+void ay_cpu_unlock_all(void);
+void ay_cpu_after_fork_child(void);
+
+#endif
