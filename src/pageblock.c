@@ -66,7 +66,7 @@ bool ay_pageblock_grow(ay_pageheap_t *ph, uintptr_t npages) {
     /* the blocks for smaller requests get huge pages under thp:always only
      * (under auto, a heap with 64 MiB of small spans also grew in 2 MiB
      * huge blocks: in interleaved runs that made frag and malloc_test at
-     * 100 threads slower, not faster, BENCHMARKS.md, "Huge pages for busy
+     * 100 threads slower, not faster, docs/HISTORY.md, "Huge pages for busy
      * heaps, removed") */
     bool huge = own ? ay_conf.thp != AY_THP_NEVER : ay_conf.thp == AY_THP_ALWAYS;
     if (huge && !own)

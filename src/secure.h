@@ -14,8 +14,9 @@
  * longer steer malloc to an address of the writer's choice, and a link read
  * out of a freed block gives away neither the secret nor a heap address.
  * (glibc XORs with the address shifted right by 12; subtracting the address
- * mixes the same randomised bits in, and costs one instruction on each fast
- * path where the shift and its copy cost two: see README, "Hardening".)
+ * mixes the same randomised bits in with fewer instructions on the fast
+ * paths, which need no copy of the address to shift: docs/HARDENING.md,
+ * "What the release flavour checks, and how surely", counts them.)
  * Decoding anything but a link gives a value that is, with probability
  * 1 - 2^-17, not a user-space address (and never one for the words programs
  * write most: 0, small integers, small negative ones and pointers, because
@@ -79,8 +80,8 @@
 #endif
 static const bool ay_secure = AY_SECURE;
 /* The secure flavour's parts, each on with it; a build can turn one off
- * (-DAY_SECURE_QUARANTINE=0, ...) to measure what it costs (README,
- * "Hardening").  The tags and the checks on every free are the flavour. */
+ * (-DAY_SECURE_QUARANTINE=0, ...) to measure what it costs
+ * (docs/HARDENING.md, "What it costs").  The tags and the checks on every free are the flavour. */
 #ifndef AY_SECURE_QUARANTINE
 #define AY_SECURE_QUARANTINE AY_SECURE
 #endif
