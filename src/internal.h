@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "policy.h"
+#include "unchecked.h"
 
 #define AY_LIKELY(x) __builtin_expect(!!(x), 1)
 #define AY_UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -11,6 +11,7 @@
  * ay_os_random leaves errno as it found it. */
 #define _GNU_SOURCE
 #include "os.h"
+#include "unchecked.h"
 
 #include <errno.h>
 #include <elf.h>
