@@ -6,7 +6,6 @@
 #include "conf.h"
 #include "os.h"
 #include "pageblock.h"
-#include "secure.h"
 
 #define PURGE_BATCH 16 /* spans purged per round with the lock dropped */
 
@@ -75,7 +74,7 @@ void ay_pagedecay_run(ay_pageheap_t *ph, uint64_t now, bool all) {
                 batch[n++] = s;
             }
         }
-        pthread_mutex_unlock(&ph->lock);
+        ay_pagelist_unlock(ph);
         if (n == 0)
             return;
         for (unsigned i = 0; i < n; i++) {
@@ -83,7 +82,7 @@ void ay_pagedecay_run(ay_pageheap_t *ph, uint64_t now, bool all) {
                 clean[i] =
                     ay_os_purge((void *)batch[i]->start, AY_PAGES_BYTES(batch[i]->npages)) == 0;
             else
-                ay_chunk_unmap((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
+                ay_os_unmap_chunk((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
         }
         ay_pagelist_lock(ph);
         for (unsigned i = 0; i < n; i++) {
@@ -95,7 +94,7 @@ void ay_pagedecay_run(ay_pageheap_t *ph, uint64_t now, bool all) {
             batch[i]->dirty = !clean[i];
             ay_pagelist_coalesce(ph, batch[i], now);
         }
-        pthread_mutex_unlock(&ph->lock);
+        ay_pagelist_unlock(ph);
     }
 }
 

@@ -2,6 +2,7 @@
 /* pagekeep.c - kept spans and the resident sample that decides them (see
  * pagekeep.h).  The sample's mincore runs without the lock. */
 #include "pagekeep.h"
+#include "error.h"
 
 #include "os.h"
 
@@ -77,4 +78,10 @@ ay_span_t *ay_pagekeep_merge_oldest(ay_pageheap_t *ph, uintptr_t npages) {
             return ay_pagelist_best_fit(ph, npages, true);
     }
     return NULL;
+}
+
+void ay_pagekeep_validate(const ay_pageheap_t *ph) {
+    if (ph->keep_shift < AY_KEEP_SHIFT_MIN || ph->keep_shift > AY_KEEP_SHIFT_MAX ||
+        ph->resident_avg < 0 || ph->resident_avg > 256)
+        ay_fatal("pageheap: kept spans' sampling out of its bounds", ph);
 }

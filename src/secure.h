@@ -52,7 +52,7 @@
  * its second word, which says it is free already: a double free, and the
  * block's offset in its span); a quarantine of freed blocks; randomised
  * allocation order in a span; guard pages around page-heap chunks, direct
- * maps, metadata chunks and pagemap leaves (ay_chunk_map, below: around
+ * maps, metadata chunks and pagemap leaves (ay_os_map_chunk, os.h: around
  * each mapping, never around a block inside one); and checked copies
  * (checked.c: memcpy and its kin abort on a write past the destination
  * block, large blocks' included).  With the setting secure_tags:true, a tag word at
@@ -75,10 +75,7 @@
 #include "internal.h"
 #include "os.h"
 
-#ifndef AY_SECURE
-#define AY_SECURE 0
-#endif
-static const bool ay_secure = AY_SECURE;
+static const bool ay_secure = AY_SECURE; /* (AY_SECURE: internal.h) */
 /* The secure flavour's parts, each on with it; a build can turn one off
  * (-DAY_SECURE_QUARANTINE=0, ...) to measure what it costs
  * (docs/HARDENING.md, "What it costs").  The tags and the checks on every free are the flavour. */
@@ -87,9 +84,6 @@ static const bool ay_secure = AY_SECURE;
 #endif
 #ifndef AY_SECURE_RANDOM
 #define AY_SECURE_RANDOM AY_SECURE
-#endif
-#ifndef AY_SECURE_GUARDS
-#define AY_SECURE_GUARDS AY_SECURE
 #endif
 static const bool ay_secure_quarantine = AY_SECURE && AY_SECURE_QUARANTINE;
 static const bool ay_secure_random = AY_SECURE && AY_SECURE_RANDOM;
@@ -227,20 +221,6 @@ AY_INLINE void ay_tag_handed_out(void *p, size_t size) {
         *ay_tag_at(p, size) = ay_tag_live(p);
     else
         *ay_mark_at(p) = 0;
-}
-
-/* Memory from the OS for the page heap's chunks, direct maps, metadata
- * chunks and pagemap leaves: the secure flavour puts an inaccessible page
- * before and after each mapping, so that no linear overflow runs from one
- * into another. */
-AY_INLINE void *ay_chunk_map(size_t size, size_t align) {
-    return ay_secure_guards ? ay_os_map_guarded(size, align) : ay_os_map(size, align);
-}
-AY_INLINE void ay_chunk_unmap(void *p, size_t size) {
-    if (ay_secure_guards)
-        ay_os_unmap_guarded(p, size);
-    else
-        ay_os_unmap(p, size);
 }
 
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_thp.c - the thp setting (pageheap.h): which page-heap blocks are
+/* test_thp.c - the thp setting (pageblock.h): which page-heap blocks are
  * mapped with MADV_HUGEPAGE.  What the kernel was told shows in the
  * mapping's VmFlags in /proc/self/smaps ("hg": MADV_HUGEPAGE, "nh":
  * MADV_NOHUGEPAGE), whatever the kernel then gives; huge_blocks counts the

@@ -11,7 +11,7 @@
  *     rounds them (74 to 80), all writable; a memset one byte past them
  *     aborts with "memset(): heap overflow" (checked.c);
  *   - a block of its own (4 MiB) is its page-heap block, whose mapping has
- *     an inaccessible page just before and just after it (ay_chunk_map);
+ *     an inaccessible page just before and just after it (ay_os_map_chunk);
  *   - usable sizes leave room for the tag, and writing all of them is fine.
  * Built against liballoy_secure.a (test secure-parts) and, to show that the
  * checks can fail, against liballoy.a (test secure-parts-release, which
