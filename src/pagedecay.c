@@ -14,8 +14,10 @@
  * most of a large heap gets the excess purged at once, even if it then idles
  * without calling the allocator again (there is no background thread by
  * default); a program that only churns keeps its free pages for reuse.  A
- * tighter cap (a quarter of the active pages, 16 MiB) made bench_frag 35%
- * slower: pages purged when it shrinks fault back in when it regrows. */
+ * tighter cap costs a program whose heap shrinks and regrows (bench_frag)
+ * time: pages purged when it shrinks fault back in when it regrows
+ * (docs/ARCHITECTURE.md, "Returning memory to the OS", has the figure).
+ * The cap is a page heap's: a process of N heaps keeps N times it. */
 static size_t dirty_cap(const ay_pageheap_t *ph) {
     size_t floor_pages = ((size_t)64 << 20) >> AY_PAGE_SHIFT;
     return 2 * ph->active_pages > floor_pages ? 2 * ph->active_pages : floor_pages;

@@ -53,8 +53,9 @@ static void finish(ay_pageheap_t *ph, uint64_t now) {
  * ..., 16, 18, 20, ..., 32, 36, ..., 240, 256), so that a kept span serves
  * every request that rounds to its length; the pages past the request cost
  * address space, not memory, until they are written.  (Four lengths per
- * doubling, as rpmalloc's classes have, made the short sparse row 12%
- * bigger: BENCHMARKS.md.) */
+ * doubling, as rpmalloc's classes have, made the sparse row's RSS bigger:
+ * docs/HISTORY.md, "Targets for sparse buffers, small programs and
+ * memory".) */
 uintptr_t ay_pageheap_large_pages(uintptr_t npages) {
     if (npages < 8 || npages >= AY_MAX_SPAN_PAGES)
         return npages;
