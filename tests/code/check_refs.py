@@ -26,9 +26,10 @@ A reference is:
     backquotes aside; the name may stop before the heading's end at a
     comma, a colon, a dash or a parenthesis: "Process set-up" names
     "Process set-up, TLS and dlopen").
-  - a source file: `src/X.c`, `src/X.h`, or a bare `X.c`/`X.h`, in a
-    comment of a C file of src/: it must exist (src/X in the first case, a file of that
-    name under src/, tests/, tools/, bench/, sim/ or include/ in the
+  - a source file: `src/X.c` or `src/X.h` in a comment of any C, C++,
+    Python, shell or CMake file read, or a bare `X.c`/`X.h` in a comment of
+    a C file of src/: it must exist (src/X in the first case, a file of
+    that name under src/, tests/, tools/, bench/, sim/ or include/ in the
     other).
 
 --pending FILE names problems known and being fixed elsewhere, one a line
@@ -173,11 +174,13 @@ def source_names(root):
 
 
 COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"', re.S)
+HASH_COMMENT = re.compile(r'(?:^|(?<=\s))#(?![!{])[^\n]*', re.M)
 
 
-def source_refs(text):
-    """The matches of SOURCE_REF inside the comments of C text."""
-    for c in COMMENT.finditer(text):
+def source_refs(text, c_like=True):
+    """The matches of SOURCE_REF inside the comments of C text (or of a
+    script's # comments)."""
+    for c in (COMMENT if c_like else HASH_COMMENT).finditer(text):
         if c.group(0).startswith('"'):
             continue
         for m in SOURCE_REF.finditer(text, c.start(), c.end()):
@@ -218,12 +221,22 @@ def check_file(root, path, docs, sources, problems):
             count += 1
             if m.group(1) not in anchors:
                 problem(m.start(), f'#{m.group(1)}: {rel} has no heading with that anchor')
+    if not path.endswith('.md'):
+        # (the raw text: a joined line would lose where a # comment ends)
+        raw = read(path)
+        raw_starts = [0] + [i + 1 for i, ch in enumerate(raw) if ch == '\n']
+        for m in source_refs(raw, path.endswith(('.c', '.h', '.cpp', '.hpp'))):
+            if m.group(1).startswith('src/'):
+                count += 1
+                if not os.path.isfile(os.path.join(root, m.group(1))):
+                    problems.append(f'{rel}:{line_of(raw_starts, m.start())}: {m.group(1)}: '
+                                    f'no such source file')
     if rel.startswith('src' + os.sep) and path.endswith(('.c', '.h')):
         for m in source_refs(text):
             name = m.group(1)
             count += 1
-            if '/' in name and name.split('/')[0] not in TREES + ('include',):
-                continue  # a system header (linux/mman.h)
+            if name.startswith('src/') or '/' in name and name.split('/')[0] not in TREES + ('include',):
+                continue  # checked above, or a system header (linux/mman.h)
             if '/' in name:
                 ok = os.path.isfile(os.path.join(root, name))
             else:
