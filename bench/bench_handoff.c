@@ -42,17 +42,15 @@ typedef struct obj {
 typedef struct worker {
     _Alignas(64) obj_t *inbox; /* pushed by others, emptied by the owner */
     uint64_t pending;          /* objects in the inbox: + by senders, - by the owner */
-    _Alignas(64) pthread_t tid;
-    unsigned index;
+    _Alignas(64) unsigned index;
     uint64_t seed;
     uint64_t handed; /* objects this worker handed to others */
-    uint64_t start_ns, end_ns;
 } worker_t;
 
 static unsigned n_threads, handoff_pct;
 static uint64_t n_requests, ws_size;
 static worker_t *workers;
-static pthread_barrier_t barrier;
+static bench_team_t team;
 static unsigned n_done; /* workers that have served all their requests */
 
 static void inbox_push(worker_t *to, obj_t *o) {
@@ -82,8 +80,7 @@ static void *worker_main(void *arg) {
     if (!ring)
         bench_die("out of memory for the working set");
     uint64_t head = 0;
-    pthread_barrier_wait(&barrier);
-    w->start_ns = bench_now_ns();
+    bench_team_go(&team);
     for (uint64_t i = 0; i < n_requests; i++) {
         size_t sz = (size_t)bench_rand_log(&rng, 16, 2048);
         unsigned char *p = malloc(sz);
@@ -109,19 +106,18 @@ static void *worker_main(void *arg) {
         if (i % DRAIN_EVERY == DRAIN_EVERY - 1)
             inbox_drain(w);
     }
-    w->end_ns = bench_now_ns();
+    bench_team_end(&team);
     w->handed = handed;
     /* Keep emptying the inbox until every worker is done: a sender may be
      * waiting for room in it.  The final RSS is read by main while every
-     * working set is still live; nothing is handed off after the first
-     * barrier, so the last drain below empties the inbox for good. */
+     * working set is still live; nothing is handed off once every worker is
+     * done, so the last drain below empties the inbox for good. */
     __atomic_fetch_add(&n_done, 1, __ATOMIC_RELEASE);
     while (__atomic_load_n(&n_done, __ATOMIC_ACQUIRE) < n_threads) {
         inbox_drain(w);
         sched_yield();
     }
-    pthread_barrier_wait(&barrier);
-    pthread_barrier_wait(&barrier);
+    bench_team_done(&team);
     inbox_drain(w);
     for (uint64_t k = 0; k < ws_size; k++)
         free(ring[k]);
@@ -152,7 +148,6 @@ int main(int argc, char **argv) {
     workers = aligned_alloc(64, n_threads * sizeof *workers);
     if (!workers)
         bench_die("out of memory");
-    pthread_barrier_init(&barrier, NULL, n_threads + 1);
     for (unsigned i = 0; i < n_threads; i++) {
         worker_t *w = &workers[i];
         w->inbox = NULL;
@@ -160,32 +155,20 @@ int main(int argc, char **argv) {
         w->index = i;
         w->seed = seed * 1000003u + i;
         w->handed = 0;
-        if (pthread_create(&w->tid, NULL, worker_main, w))
-            bench_die("pthread_create failed");
     }
-    bench_usage_t u0 = bench_usage();
-    uint64_t cpu0 = bench_cpu_ns();
-    pthread_barrier_wait(&barrier);
-    pthread_barrier_wait(&barrier); /* every worker has served its requests */
-    uint64_t cpu1 = bench_cpu_ns();
+    bench_team_start(&team, n_threads, worker_main, workers, sizeof *workers);
+    bench_team_wait_done(&team); /* every worker has served its requests */
     size_t rss_end = bench_rss_now();
-    char usage_fields[256];
-    snprintf(usage_fields, sizeof usage_fields, "%s", bench_usage_fields(&u0));
-    pthread_barrier_wait(&barrier);
-    uint64_t t0 = UINT64_MAX, t1 = 0, handed = 0;
-    for (unsigned i = 0; i < n_threads; i++) {
-        pthread_join(workers[i].tid, NULL);
-        if (workers[i].start_ns < t0)
-            t0 = workers[i].start_ns;
-        if (workers[i].end_ns > t1)
-            t1 = workers[i].end_ns;
+    bench_team_release(&team);
+    bench_team_join(&team);
+    uint64_t handed = 0;
+    for (unsigned i = 0; i < n_threads; i++)
         handed += workers[i].handed;
-    }
-    double secs = (double)(t1 - t0) / 1e9, total = (double)n_requests * n_threads;
+    double secs = bench_team_secs(&team), total = (double)n_requests * n_threads;
     printf("res case=handoff_%u time_ms=%.2f ns_per_op=%.3f peak_rss=%zu rss_end=%zu "
            "handed_pct=%.1f cpu_ms=%.2f%s\n",
            handoff_pct, secs * 1e3, secs * 1e9 / total, bench_rss_peak(), rss_end,
-           100.0 * (double)handed / total, (double)(cpu1 - cpu0) / 1e6, usage_fields);
+           100.0 * (double)handed / total, team.cpu_ms, team.usage_fields);
     free(workers);
     return 0;
 }

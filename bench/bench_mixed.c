@@ -27,7 +27,6 @@
 #define MAX_SAMPLES 101
 
 typedef struct worker {
-    pthread_t tid;
     unsigned index;
     uint64_t seed;
     size_t live; /* bytes requested and not yet freed; owner writes */
@@ -38,8 +37,7 @@ static uint64_t n_ops, n_slots, large_max = 262144;
 static int small_only;
 static unsigned n_threads;
 static worker_t *workers;
-static pthread_barrier_t start_barrier;
-static uint64_t t_start = UINT64_MAX; /* earliest worker start, ns */
+static bench_team_t team;
 static struct sample {
     uint64_t t_ms;
     size_t rss, live;
@@ -64,7 +62,7 @@ static void take_sample(void) {
     for (unsigned i = 0; i < n_threads; i++)
         live += __atomic_load_n(&workers[i].live, __ATOMIC_RELAXED);
     struct sample *s = &samples[n_samples++];
-    s->t_ms = (bench_now_ns() - t_start) / 1000000;
+    s->t_ms = (bench_now_ns() - bench_team_first_start(&team)) / 1000000;
     s->rss = bench_rss_now();
     s->live = live;
 }
@@ -80,11 +78,7 @@ static void *worker_main(void *arg) {
     uint64_t every = n_ops / (MAX_SAMPLES - 1);
     if (every == 0)
         every = 1;
-    pthread_barrier_wait(&start_barrier);
-    uint64_t now = bench_now_ns(), seen = __atomic_load_n(&t_start, __ATOMIC_RELAXED);
-    while (now < seen && !__atomic_compare_exchange_n(&t_start, &seen, now, 0, __ATOMIC_RELAXED,
-                                                      __ATOMIC_RELAXED))
-        ;
+    bench_team_go(&team);
     for (uint64_t i = 0; i < n_ops; i++) {
         uint64_t k = i < n_slots ? i : bench_rand(&rng) % n_slots;
         if (slot[k]) {
@@ -105,8 +99,7 @@ static void *worker_main(void *arg) {
     if (w->index == 0)
         take_sample();
     /* the final RSS is read by main before anything is freed */
-    pthread_barrier_wait(&start_barrier);
-    pthread_barrier_wait(&start_barrier);
+    bench_team_done(&team);
     for (uint64_t k = 0; k < n_slots; k++)
         free(slot[k]);
     free(slot);
@@ -141,26 +134,17 @@ int main(int argc, char **argv) {
     workers = calloc(n_threads, sizeof *workers);
     if (!workers)
         bench_die("out of memory");
-    pthread_barrier_init(&start_barrier, NULL, n_threads + 1);
     for (unsigned i = 0; i < n_threads; i++) {
         workers[i].index = i;
         workers[i].seed = seed * 1000003u + i;
-        if (pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]))
-            bench_die("pthread_create failed");
     }
-    bench_usage_t u0 = bench_usage();
-    uint64_t cpu0 = bench_cpu_ns();
-    pthread_barrier_wait(&start_barrier);
-    pthread_barrier_wait(&start_barrier); /* all threads done with their ops */
-    uint64_t t_end = bench_now_ns(), cpu1 = bench_cpu_ns();
+    bench_team_start(&team, n_threads, worker_main, workers, sizeof *workers);
+    bench_team_wait_done(&team); /* all threads done with their ops */
     size_t rss_end = bench_rss_now(), live_end = 0;
-    char usage_fields[256];
-    snprintf(usage_fields, sizeof usage_fields, "%s", bench_usage_fields(&u0));
     for (unsigned i = 0; i < n_threads; i++)
         live_end += workers[i].live;
-    pthread_barrier_wait(&start_barrier);
-    for (unsigned i = 0; i < n_threads; i++)
-        pthread_join(workers[i].tid, NULL);
+    bench_team_release(&team);
+    bench_team_join(&team);
 
     char name[32];
     if (small_only)
@@ -175,12 +159,12 @@ int main(int argc, char **argv) {
     for (unsigned i = 0; i < n_samples; i++)
         printf("ts case=%s t_ms=%llu rss=%zu live=%zu\n", name, (unsigned long long)samples[i].t_ms,
                samples[i].rss, samples[i].live);
-    double secs = (double)(t_end - t_start) / 1e9;
+    double secs = bench_team_secs(&team);
     printf("res case=%s time_ms=%.2f ns_per_op=%.3f peak_rss=%zu rss_end=%zu live_end=%zu "
            "rss_growth_pct=%.2f cpu_ms=%.2f%s\n",
            name, secs * 1e3, secs * 1e9 / ((double)n_ops * n_threads), bench_rss_peak(), rss_end,
            live_end, base ? 100.0 * ((double)rss_end - (double)base) / (double)base : 0.0,
-           (double)(cpu1 - cpu0) / 1e6, usage_fields);
+           team.cpu_ms, team.usage_fields);
     free(workers);
     return 0;
 }

@@ -42,16 +42,14 @@ typedef struct batch {
 typedef struct worker {
     _Alignas(64) batch_t *mailbox; /* batches from the previous thread */
     unsigned pending;              /* batches in it: + by the sender, - by the owner */
-    _Alignas(64) pthread_t tid;
-    unsigned index;
+    _Alignas(64) unsigned index;
     uint64_t seed;
-    uint64_t start_ns, end_ns;
 } worker_t;
 
 static unsigned n_threads, pass_every;
 static uint64_t n_loops, per_loop, ws_size, min_size, max_size;
 static worker_t *workers;
-static pthread_barrier_t barrier;
+static bench_team_t team;
 static unsigned n_done; /* threads that have run all their loops */
 
 /* Free every block in w's mailbox, and the batches that held them. */
@@ -88,8 +86,7 @@ static void *worker_main(void *arg) {
     if (!ws)
         bench_die("out of memory for the working set");
     worker_t *next = &workers[(w->index + 1) % n_threads];
-    pthread_barrier_wait(&barrier);
-    w->start_ns = bench_now_ns();
+    bench_team_go(&team);
     for (uint64_t loop = 0; loop < n_loops; loop++) {
         for (uint64_t i = 0; i < per_loop; i++) {
             size_t sz = (size_t)bench_rand_log(&rng, min_size, max_size);
@@ -116,13 +113,13 @@ static void *worker_main(void *arg) {
         }
         mailbox_empty(w);
     }
-    w->end_ns = bench_now_ns();
+    bench_team_end(&team);
     __atomic_fetch_add(&n_done, 1, __ATOMIC_RELEASE);
     while (__atomic_load_n(&n_done, __ATOMIC_ACQUIRE) < n_threads) {
         mailbox_empty(w); /* the previous thread may wait for room */
         sched_yield();
     }
-    pthread_barrier_wait(&barrier); /* nothing is sent after this */
+    bench_team_done(&team); /* nothing is sent after this */
     mailbox_empty(w);
     for (uint64_t k = 0; k < ws_size; k++)
         free(ws[k]);
@@ -160,35 +157,21 @@ int main(int argc, char **argv) {
     workers = aligned_alloc(64, n_threads * sizeof *workers);
     if (!workers)
         bench_die("out of memory");
-    pthread_barrier_init(&barrier, NULL, n_threads + 1);
     for (unsigned i = 0; i < n_threads; i++) {
         worker_t *w = &workers[i];
         w->mailbox = NULL;
         w->pending = 0;
         w->index = i;
         w->seed = seed * 1000003u + i;
-        if (pthread_create(&w->tid, NULL, worker_main, w))
-            bench_die("pthread_create failed");
     }
-    bench_usage_t u0 = bench_usage();
-    uint64_t cpu0 = bench_cpu_ns();
-    pthread_barrier_wait(&barrier);
-    pthread_barrier_wait(&barrier); /* every worker has run its loops */
-    uint64_t cpu1 = bench_cpu_ns();
-    char usage_fields[256];
-    snprintf(usage_fields, sizeof usage_fields, "%s", bench_usage_fields(&u0));
-    uint64_t t0 = UINT64_MAX, t1 = 0;
-    for (unsigned i = 0; i < n_threads; i++) {
-        pthread_join(workers[i].tid, NULL);
-        if (workers[i].start_ns < t0)
-            t0 = workers[i].start_ns;
-        if (workers[i].end_ns > t1)
-            t1 = workers[i].end_ns;
-    }
-    double secs = (double)(t1 - t0) / 1e9, total = (double)n_loops * per_loop * n_threads;
+    bench_team_start(&team, n_threads, worker_main, workers, sizeof *workers);
+    bench_team_wait_done(&team); /* every worker has run its loops */
+    bench_team_release(&team);
+    bench_team_join(&team);
+    double secs = bench_team_secs(&team), total = (double)n_loops * per_loop * n_threads;
     printf("res case=rptest_t%u time_ms=%.2f ns_per_op=%.3f peak_rss=%zu cpu_ms=%.2f%s\n",
-           n_threads, secs * 1e3, secs * 1e9 / total, bench_rss_peak(), (double)(cpu1 - cpu0) / 1e6,
-           usage_fields);
+           n_threads, secs * 1e3, secs * 1e9 / total, bench_rss_peak(), team.cpu_ms,
+           team.usage_fields);
     free(workers);
     return 0;
 }

@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 typedef struct worker {
-    pthread_t tid;
     uint64_t seed;
     size_t live; /* bytes requested and not yet freed, at the end */
     char pad[64];
@@ -36,8 +35,7 @@ typedef struct worker {
 static uint64_t n_ops = 40000, n_slots = 2000, large_min = 8192, large_max = 524288;
 static unsigned n_threads = 2;
 static worker_t *workers;
-static pthread_barrier_t barrier;
-static uint64_t t_start = UINT64_MAX; /* earliest worker start, ns */
+static bench_team_t team;
 
 /* A size, and whether only its ends are written. */
 static size_t pick_size(uint64_t *rng, int *sparse) {
@@ -57,11 +55,7 @@ static void *worker_main(void *arg) {
     size_t *slot_size = calloc(n_slots, sizeof *slot_size);
     if (!slot || !slot_size)
         bench_die("out of memory for slots");
-    pthread_barrier_wait(&barrier);
-    uint64_t now = bench_now_ns(), seen = __atomic_load_n(&t_start, __ATOMIC_RELAXED);
-    while (now < seen && !__atomic_compare_exchange_n(&t_start, &seen, now, 0, __ATOMIC_RELAXED,
-                                                      __ATOMIC_RELAXED))
-        ;
+    bench_team_go(&team);
     size_t live = 0;
     for (uint64_t i = 0; i < n_ops; i++) {
         uint64_t k = i < n_slots ? i : bench_rand(&rng) % n_slots;
@@ -85,8 +79,7 @@ static void *worker_main(void *arg) {
         live += sz;
     }
     w->live = live;
-    pthread_barrier_wait(&barrier); /* main reads the time and RSS before anything is freed */
-    pthread_barrier_wait(&barrier);
+    bench_team_done(&team); /* main reads the RSS before anything is freed */
     for (uint64_t k = 0; k < n_slots; k++)
         free(slot[k]);
     free(slot);
@@ -117,31 +110,21 @@ int main(int argc, char **argv) {
     workers = calloc(n_threads, sizeof *workers);
     if (!workers)
         bench_die("out of memory");
-    pthread_barrier_init(&barrier, NULL, n_threads + 1);
-    for (unsigned i = 0; i < n_threads; i++) {
+    for (unsigned i = 0; i < n_threads; i++)
         workers[i].seed = seed * 1000003u + i;
-        if (pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]))
-            bench_die("pthread_create failed");
-    }
-    bench_usage_t u0 = bench_usage();
-    uint64_t cpu0 = bench_cpu_ns();
-    pthread_barrier_wait(&barrier);
-    pthread_barrier_wait(&barrier); /* every worker is done */
-    uint64_t t_end = bench_now_ns(), cpu1 = bench_cpu_ns();
+    bench_team_start(&team, n_threads, worker_main, workers, sizeof *workers);
+    bench_team_wait_done(&team); /* every worker is done */
     size_t rss_end = bench_rss_now(), live_end = 0;
-    char usage_fields[256];
-    snprintf(usage_fields, sizeof usage_fields, "%s", bench_usage_fields(&u0));
     for (unsigned i = 0; i < n_threads; i++)
         live_end += workers[i].live;
-    pthread_barrier_wait(&barrier);
-    for (unsigned i = 0; i < n_threads; i++)
-        pthread_join(workers[i].tid, NULL);
+    bench_team_release(&team);
+    bench_team_join(&team);
 
-    double secs = (double)(t_end - t_start) / 1e9;
+    double secs = bench_team_secs(&team);
     printf("res case=sparse time_ms=%.2f ns_per_op=%.3f peak_rss=%zu rss_end=%zu live_end=%zu "
            "cpu_ms=%.2f%s\n",
            secs * 1e3, secs * 1e9 / ((double)n_ops * n_threads), bench_rss_peak(), rss_end,
-           live_end, (double)(cpu1 - cpu0) / 1e6, usage_fields);
+           live_end, team.cpu_ms, team.usage_fields);
     free(workers);
     return 0;
 }

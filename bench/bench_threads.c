@@ -19,28 +19,24 @@
 #include <unistd.h>
 
 typedef struct worker {
-    pthread_t tid;
     uint64_t pairs;
     size_t size;
     hist_t hist;
-    uint64_t start_ns, end_ns;
 } worker_t;
 
-static pthread_barrier_t start_barrier, mid_barrier;
+static bench_team_t team;
 static unsigned group = 8;
 
 static void *worker_main(void *arg) {
     worker_t *w = arg;
     size_t size = w->size;
-    pthread_barrier_wait(&start_barrier);
-    w->start_ns = bench_now_ns();
+    bench_team_go(&team);
     for (uint64_t i = 0; i < w->pairs; i++) {
         volatile char *p = malloc(size);
         p[0] = (char)i;
         free((void *)p);
     }
-    w->end_ns = bench_now_ns();
-    pthread_barrier_wait(&mid_barrier);
+    bench_team_done(&team);
     uint64_t timed = w->pairs / 4 + 1;
     bench_time_pairs(&w->hist, timed, group, size);
     return NULL;
@@ -72,40 +68,25 @@ int main(int argc, char **argv) {
         worker_t *ws = calloc(n, sizeof *ws);
         if (!ws)
             bench_die("out of memory");
-        pthread_barrier_init(&start_barrier, NULL, n + 1);
-        pthread_barrier_init(&mid_barrier, NULL, n + 1);
         for (unsigned i = 0; i < n; i++) {
             ws[i].pairs = pairs;
             ws[i].size = (size_t)size;
-            if (pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]))
-                bench_die("pthread_create failed");
         }
-        bench_usage_t u0 = bench_usage();
-        pthread_barrier_wait(&start_barrier);
-        pthread_barrier_wait(&mid_barrier);
-        /* each worker stamps its own start: main may be descheduled at the barrier */
-        uint64_t t0 = UINT64_MAX, t1 = 0;
-        for (unsigned i = 0; i < n; i++) {
-            if (ws[i].start_ns < t0)
-                t0 = ws[i].start_ns;
-            if (ws[i].end_ns > t1)
-                t1 = ws[i].end_ns;
-        }
+        bench_team_start(&team, n, worker_main, ws, sizeof *ws);
+        bench_team_wait_done(&team);
+        bench_team_release(&team); /* (the timed pairs that follow are the workers' own) */
+        bench_team_join(&team);
         static hist_t all;
         hist_reset(&all);
-        for (unsigned i = 0; i < n; i++) {
-            pthread_join(ws[i].tid, NULL);
+        for (unsigned i = 0; i < n; i++)
             hist_merge(&all, &ws[i].hist);
-        }
-        double secs = (double)(t1 - t0) / 1e9;
+        double secs = bench_team_secs(&team);
         double tpn = bench_ticks_per_ns * group;
         printf("res case=threads_%u mops_per_s=%.3f ns_per_op=%.3f p50_ns=%.1f p99_ns=%.1f%s\n", n,
                (double)pairs * n / secs / 1e6, secs * 1e9 / ((double)pairs * n),
                (double)hist_quantile(&all, 0.5) / tpn, (double)hist_quantile(&all, 0.99) / tpn,
-               bench_usage_fields(&u0));
+               bench_usage_fields(&team.u0)); /* (the timed pairs included) */
         fflush(stdout);
-        pthread_barrier_destroy(&start_barrier);
-        pthread_barrier_destroy(&mid_barrier);
         free(ws);
     }
     printf("res case=process peak_rss=%zu\n", bench_rss_peak());

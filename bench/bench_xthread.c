@@ -31,13 +31,17 @@ typedef struct ring {
     uint64_t n;
     uint64_t seed;
     uint64_t checksum;
-    pthread_t prod, cons;
 } ring_t;
+
+/* A thread of the team: the producer or the consumer of a ring. */
+typedef struct role {
+    ring_t *ring;
+    int consumer;
+} role_t;
 
 static size_t base_size;
 static uint64_t batch = 64;
-static pthread_barrier_t start_barrier;
-static uint64_t first_start = UINT64_MAX; /* earliest producer start, ns */
+static bench_team_t team;
 
 static void backoff(unsigned *spins) {
     if (++*spins > 64) {
@@ -50,11 +54,6 @@ static void *producer_main(void *arg) {
     ring_t *r = arg;
     uint64_t rng = r->seed;
     uint64_t head = 0;
-    pthread_barrier_wait(&start_barrier);
-    uint64_t now = bench_now_ns(), seen = __atomic_load_n(&first_start, __ATOMIC_RELAXED);
-    while (now < seen && !__atomic_compare_exchange_n(&first_start, &seen, now, 0, __ATOMIC_RELAXED,
-                                                      __ATOMIC_RELAXED))
-        ;
     for (uint64_t i = 0; i < r->n; i++) {
         size_t sz =
             (size_t)bench_rand_range(&rng, base_size / 2 ? base_size / 2 : 1, base_size * 2);
@@ -77,7 +76,6 @@ static void *producer_main(void *arg) {
 static void *consumer_main(void *arg) {
     ring_t *r = arg;
     uint64_t tail = 0, sum = 0;
-    pthread_barrier_wait(&start_barrier);
     while (tail < r->n) {
         unsigned spins = 0;
         uint64_t head;
@@ -91,6 +89,17 @@ static void *consumer_main(void *arg) {
         __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
     }
     r->checksum = sum;
+    return NULL;
+}
+
+static void *role_main(void *arg) {
+    const role_t *role = arg;
+    bench_team_go(&team);
+    if (role->consumer)
+        consumer_main(role->ring);
+    else
+        producer_main(role->ring);
+    bench_team_done(&team);
     return NULL;
 }
 
@@ -119,7 +128,9 @@ int main(int argc, char **argv) {
     ring_t *rings = aligned_alloc(64, pairs * sizeof *rings);
     if (!rings)
         bench_die("out of memory");
-    pthread_barrier_init(&start_barrier, NULL, (unsigned)(2 * pairs + 1));
+    role_t *roles = calloc(2 * pairs, sizeof *roles);
+    if (!roles)
+        bench_die("out of memory");
     for (uint64_t i = 0; i < pairs; i++) {
         ring_t *r = &rings[i];
         r->head = r->tail = 0;
@@ -129,27 +140,22 @@ int main(int argc, char **argv) {
         r->mask = ring_size - 1;
         r->n = n;
         r->seed = 99 + i;
-        if (pthread_create(&r->prod, NULL, producer_main, r) ||
-            pthread_create(&r->cons, NULL, consumer_main, r))
-            bench_die("pthread_create failed");
+        roles[2 * i] = (role_t){r, 0};
+        roles[2 * i + 1] = (role_t){r, 1};
     }
-    bench_usage_t u0 = bench_usage();
-    uint64_t cpu0 = bench_cpu_ns();
-    pthread_barrier_wait(&start_barrier);
-    for (uint64_t i = 0; i < pairs; i++) {
-        pthread_join(rings[i].prod, NULL);
-        pthread_join(rings[i].cons, NULL);
-    }
-    uint64_t t1 = bench_now_ns(), t0 = first_start;
-    double secs = (double)(t1 - t0) / 1e9;
+    bench_team_start(&team, (unsigned)(2 * pairs), role_main, roles, sizeof *roles);
+    bench_team_wait_done(&team);
+    bench_team_release(&team);
+    bench_team_join(&team);
+    double secs = bench_team_secs(&team);
     uint64_t total = pairs * n;
     printf("res case=pairs_%llu mops_per_s=%.3f ns_per_op=%.3f time_ms=%.2f peak_rss=%zu "
            "cpu_ms=%.2f%s\n",
            (unsigned long long)pairs, (double)total / secs / 1e6, secs * 1e9 / (double)total,
-           secs * 1e3, bench_rss_peak(), (double)(bench_cpu_ns() - cpu0) / 1e6,
-           bench_usage_fields(&u0));
+           secs * 1e3, bench_rss_peak(), team.cpu_ms, team.usage_fields);
     for (uint64_t i = 0; i < pairs; i++)
         free(rings[i].slots);
     free(rings);
+    free(roles);
     return 0;
 }

@@ -285,3 +285,90 @@ int bench_parse_mode(const char *s, const char *what, const char *a, const char 
         return 1;
     bench_die("%s: unknown mode '%s' (want %s or %s)", what, s, a, b);
 }
+
+/* The thread harness (common.h).  Each worker's index, for its stamps. */
+static _Thread_local unsigned team_index;
+typedef struct team_arg {
+    bench_team_t *team;
+    unsigned index;
+    void *(*fn)(void *);
+    void *arg;
+} team_arg_t;
+
+static void *team_main(void *p) {
+    team_arg_t a = *(team_arg_t *)p;
+    free(p);
+    team_index = a.index;
+    return a.fn(a.arg);
+}
+
+void bench_team_start(bench_team_t *t, unsigned n, void *(*fn)(void *), void *args, size_t size) {
+    memset(t, 0, sizeof *t);
+    t->n = n;
+    t->first_ns = UINT64_MAX;
+    t->tids = calloc(n, sizeof *t->tids);
+    t->start_ns = calloc(n, sizeof *t->start_ns);
+    t->end_ns = calloc(n, sizeof *t->end_ns);
+    if (!t->tids || !t->start_ns || !t->end_ns)
+        bench_die("out of memory for %u threads", n);
+    pthread_barrier_init(&t->barrier, NULL, n + 1);
+    for (unsigned i = 0; i < n; i++) {
+        team_arg_t *a = malloc(sizeof *a);
+        if (!a)
+            bench_die("out of memory for %u threads", n);
+        *a = (team_arg_t){t, i, fn, (char *)args + (size_t)i * size};
+        if (pthread_create(&t->tids[i], NULL, team_main, a))
+            bench_die("pthread_create failed");
+    }
+    t->u0 = bench_usage();
+    t->cpu0 = bench_cpu_ns();
+}
+
+void bench_team_go(bench_team_t *t) {
+    pthread_barrier_wait(&t->barrier);
+    uint64_t now = bench_now_ns(), seen = __atomic_load_n(&t->first_ns, __ATOMIC_RELAXED);
+    t->start_ns[team_index] = now;
+    while (now < seen && !__atomic_compare_exchange_n(&t->first_ns, &seen, now, 0, __ATOMIC_RELAXED,
+                                                      __ATOMIC_RELAXED))
+        ;
+}
+
+void bench_team_end(bench_team_t *t) { t->end_ns[team_index] = bench_now_ns(); }
+
+void bench_team_done(bench_team_t *t) {
+    if (!t->end_ns[team_index])
+        bench_team_end(t);
+    pthread_barrier_wait(&t->barrier); /* every worker is done */
+    pthread_barrier_wait(&t->barrier); /* main has read what is live */
+}
+
+void bench_team_wait_done(bench_team_t *t) {
+    pthread_barrier_wait(&t->barrier); /* go */
+    pthread_barrier_wait(&t->barrier); /* done */
+    t->cpu_ms = (double)(bench_cpu_ns() - t->cpu0) / 1e6;
+    snprintf(t->usage_fields, sizeof t->usage_fields, "%s", bench_usage_fields(&t->u0));
+}
+
+void bench_team_release(bench_team_t *t) { pthread_barrier_wait(&t->barrier); }
+
+void bench_team_join(bench_team_t *t) {
+    t->t0 = UINT64_MAX;
+    t->t1 = 0;
+    for (unsigned i = 0; i < t->n; i++) {
+        pthread_join(t->tids[i], NULL);
+        if (t->start_ns[i] < t->t0)
+            t->t0 = t->start_ns[i];
+        if (t->end_ns[i] > t->t1)
+            t->t1 = t->end_ns[i];
+    }
+    pthread_barrier_destroy(&t->barrier);
+    free(t->tids);
+    free(t->start_ns);
+    free(t->end_ns);
+}
+
+uint64_t bench_team_first_start(const bench_team_t *t) {
+    return __atomic_load_n(&t->first_ns, __ATOMIC_RELAXED);
+}
+
+double bench_team_secs(const bench_team_t *t) { return (double)(t->t1 - t->t0) / 1e9; }

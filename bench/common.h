@@ -13,6 +13,7 @@
  */
 #ifndef ALLOY_BENCH_COMMON_H
 #define ALLOY_BENCH_COMMON_H
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -101,6 +102,54 @@ bench_usage_t bench_usage(void);
  *     invol_ctx_switches=INVOL"
  * Returns a static buffer, overwritten by the next call. */
 const char *bench_usage_fields(const bench_usage_t *since);
+
+/* The thread harness of the multi-threaded programs: n workers that start
+ * their timed work together and are timed from the earliest start to the
+ * latest end (each stamps its own: main may be descheduled at a barrier),
+ * with the process's CPU time and usage counters over the same span.
+ *
+ *   main                                   worker i (fn(arg i))
+ *   bench_team_start(&t, n, fn, args, sz)
+ *                                          set-up; bench_team_go(&t)
+ *                                          the timed work
+ *                                          [bench_team_end(&t)]
+ *   bench_team_wait_done(&t)               bench_team_done(&t)
+ *   read what is live (RSS, counters)
+ *   bench_team_release(&t)                 (returns) clean-up, untimed
+ *   bench_team_join(&t)
+ *
+ * bench_team_start creates the threads, worker i getting args + i * sz,
+ * then reads the usage counters and CPU time; bench_team_go waits for every
+ * worker and main, and stamps the worker's start; bench_team_end stamps its
+ * end (bench_team_done does, when it was not called: a worker that must
+ * keep serving others after its own work calls it first); bench_team_done
+ * waits until every worker is done, then until main has read what it
+ * wanted; bench_team_wait_done returns once every worker is done, with
+ * cpu_ms and usage_fields set; bench_team_join joins them and sets t0 and
+ * t1, the earliest start and the latest end. */
+typedef struct bench_team {
+    unsigned n;
+    pthread_t *tids;
+    uint64_t *start_ns, *end_ns; /* each worker's stamps */
+    pthread_barrier_t barrier;
+    uint64_t first_ns; /* the earliest start so far (atomic) */
+    bench_usage_t u0;
+    uint64_t cpu0;
+    double cpu_ms;          /* process CPU time, start to done (wait_done) */
+    char usage_fields[256]; /* bench_usage_fields, start to done (wait_done) */
+    uint64_t t0, t1;        /* earliest start, latest end (join) */
+} bench_team_t;
+void bench_team_start(bench_team_t *t, unsigned n, void *(*fn)(void *), void *args, size_t size);
+void bench_team_go(bench_team_t *t);
+void bench_team_end(bench_team_t *t);
+void bench_team_done(bench_team_t *t);
+void bench_team_wait_done(bench_team_t *t);
+void bench_team_release(bench_team_t *t);
+void bench_team_join(bench_team_t *t);
+/* The earliest start so far, for samples taken while the workers run. */
+uint64_t bench_team_first_start(const bench_team_t *t);
+/* Wall time from the earliest start to the latest end, in seconds (after join). */
+double bench_team_secs(const bench_team_t *t);
 
 /* splitmix64: small, fast, good enough for choosing sizes. */
 static inline uint64_t bench_rand(uint64_t *state) {

@@ -102,9 +102,9 @@ typedef struct model {
     model_list_t tc[AY_NUM_CLASSES];
     model_transfer_t transfer[AY_NUM_CLASSES]; /* the transfer caches (cfg.transfer_bytes) */
     uint32_t k_halves;
-    ay_tc_clock_t clock; /* misses and overflows since the last byte-limit check */
-    uint64_t now_ms;     /* the time of the op being replayed (sim_clock_ms) */
-    uint64_t decay_ms;   /* when the last decay round ran */
+    ay_tc_clock_t clock;    /* misses and overflows since the last byte-limit check */
+    uint64_t now_ms;        /* the time of the op being replayed (sim_clock_ms) */
+    uint64_t last_round_ms; /* when the last decay round ran */
     uint64_t committed;
     int measuring;
     int oom;
@@ -432,14 +432,15 @@ static void transfer_insert(model_t *m, unsigned cls, model_batch_t b) {
  * every transfer cache releases the batches below its low-water mark, in
  * class order. */
 static void transfer_tick(model_t *m) {
-    if (!ay_policy_decay_round_due(m->now_ms, m->decay_ms, model_decay_ms(m)))
+    if (!ay_policy_decay_round_due(m->now_ms, m->last_round_ms, model_decay_ms(m)))
         return;
-    m->decay_ms = m->now_ms;
+    m->last_round_ms = m->now_ms;
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
         model_transfer_t *r = &m->transfer[c];
-        for (uint32_t k = ay_policy_transfer_decay(r->count, r->low, 0); k > 0; k--)
+        ay_transfer_round_t round = ay_policy_transfer_decay(r->count, r->low, 0);
+        for (uint32_t k = round.release; k > 0; k--)
             transfer_release_oldest(m, r);
-        r->low = r->count;
+        r->low = round.low;
     }
 }
 

@@ -20,6 +20,7 @@
  * Only the secure flavour defines these names (AY_SECURE); the release and
  * debug libraries leave them to libc, and so does a secure build with
  * -DAY_SECURE_CHECKED=0 (to measure what the checks cost). */
+#define AY_DEFINES_CHECKED_COPIES 1 /* (memcpy here is the exported one: unchecked.h) */
 #include "secure.h"
 
 #ifndef AY_SECURE_CHECKED

@@ -15,7 +15,6 @@
 #include "meta.h"
 #include "os.h"
 #include "pagemap.h"
-#include "secure.h"
 #include "topology.h"
 
 void ay_direct_init(ay_direct_t *d, ay_usage_t *usage) {
@@ -32,7 +31,7 @@ static void account(ay_direct_t *d, ptrdiff_t delta) {
 }
 
 ay_span_t *ay_direct_alloc(ay_direct_t *d, size_t bytes, size_t align) {
-    void *p = ay_chunk_map(bytes, align); /* behind guard pages (secure) */
+    void *p = ay_os_map_chunk(bytes, align); /* behind guard pages (secure) */
     if (!p)
         return NULL;
     ay_topology_place(p, bytes, d->node); /* NUMA: before any touch */
@@ -40,7 +39,7 @@ ay_span_t *ay_direct_alloc(ay_direct_t *d, size_t bytes, size_t align) {
     if (!s || ay_pagemap_ensure((uintptr_t)p, 1) != 0) {
         if (s)
             ay_span_delete(s);
-        ay_chunk_unmap(p, bytes);
+        ay_os_unmap_chunk(p, bytes);
         return NULL;
     }
     s->start = (uintptr_t)p;
@@ -59,7 +58,7 @@ ay_span_t *ay_direct_alloc(ay_direct_t *d, size_t bytes, size_t align) {
 static void unmap(ay_direct_t *d, ay_span_t *s) {
     size_t bytes = AY_PAGES_BYTES(s->npages);
     ay_pagemap_set1(s->start, NULL, 0);
-    ay_chunk_unmap((void *)s->start, bytes);
+    ay_os_unmap_chunk((void *)s->start, bytes);
     account(d, -(ptrdiff_t)bytes);
     ay_span_delete(s);
 }

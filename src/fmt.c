@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "os.h"
+#include "unchecked.h"
 
 void ay_fmt_init(ay_fmt_t *f, alloy_write_cb *cb, void *opaque) {
     f->len = 0;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "policy.h"
+#include "unchecked.h"
 
 #define AY_LIKELY(x) __builtin_expect(!!(x), 1)
 #define AY_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -52,6 +53,17 @@
 #define AY_DEBUG_LEVEL 0
 #endif
 static const int ay_debug = AY_DEBUG_LEVEL;
+/* The secure flavour (liballoy_secure, built with AY_SECURE=1: secure.h),
+ * and the one part of it that a module below secure.h needs: guard pages
+ * around the mappings of chunks (AY_SECURE_GUARDS, os.h's
+ * ay_os_map_chunk).  A secure build can turn it off (-DAY_SECURE_GUARDS=0)
+ * to measure what it costs; secure.h has the other parts' switches. */
+#ifndef AY_SECURE
+#define AY_SECURE 0
+#endif
+#ifndef AY_SECURE_GUARDS
+#define AY_SECURE_GUARDS AY_SECURE
+#endif
 
 /* Bins of the thread cache are indexed by class + 1; bin 0 means "not
  * cacheable" (large requests, pages alloy does not own) and is always empty,

@@ -12,7 +12,7 @@
  *
  * Every flavour lays the blocks out alike: a block has no guard page of its
  * own.  In the secure flavour the page heap's blocks and the direct maps
- * have a guard page at each end of their mapping (ay_chunk_map, secure.h),
+ * have a guard page at each end of their mapping (ay_os_map_chunk, os.h),
  * and a write past a large block's end by memcpy, memset and their kin
  * aborts (checked.c), as it does for a small block.
  *

@@ -12,7 +12,6 @@
 
 #include "internal.h"
 #include "os.h"
-#include "secure.h"
 #include "span.h"
 
 #define META_CHUNK ((size_t)256 * 1024)
@@ -51,7 +50,7 @@ static void *meta_bump(size_t size) {
  * old chunk's tail is left unused). */
 static void *meta_grow(size_t size) {
     size_t chunk = size > META_CHUNK ? (size + AY_PAGE_SIZE - 1) & ~(AY_PAGE_SIZE - 1) : META_CHUNK;
-    char *c = ay_chunk_map(chunk, AY_PAGE_SIZE); /* behind guard pages (secure) */
+    char *c = ay_os_map_chunk(chunk, AY_PAGE_SIZE); /* behind guard pages (secure) */
     if (!c)
         return NULL;
     pthread_mutex_lock(&meta_lock);

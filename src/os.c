@@ -11,6 +11,7 @@
  * ay_os_random leaves errno as it found it. */
 #define _GNU_SOURCE
 #include "os.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <elf.h>
@@ -116,6 +117,17 @@ void *ay_os_map_guarded(size_t size, size_t align) {
 void ay_os_unmap_guarded(void *p, size_t size) {
     size_t page = (size_t)1 << 12;
     ay_os_unmap((char *)p - page, size + 2 * page);
+}
+
+void *ay_os_map_chunk(size_t size, size_t align) {
+    return AY_SECURE && AY_SECURE_GUARDS ? ay_os_map_guarded(size, align) : ay_os_map(size, align);
+}
+
+void ay_os_unmap_chunk(void *p, size_t size) {
+    if (AY_SECURE && AY_SECURE_GUARDS)
+        ay_os_unmap_guarded(p, size);
+    else
+        ay_os_unmap(p, size);
 }
 
 int ay_os_protect(void *p, size_t size, int accessible) {

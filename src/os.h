@@ -52,11 +52,16 @@ void ay_os_unmap(void *p, size_t size);
  * (the stats' os_failures). */
 uint64_t ay_os_failures(void);
 /* ay_os_map with an inaccessible guard page just before and just after the
- * `size` bytes it returns (the secure flavour's page-heap chunks, direct
- * maps, metadata chunks and pagemap leaves: ay_chunk_map, secure.h), and
- * its unmap, guards included. */
+ * `size` bytes it returns, and its unmap, guards included. */
 void *ay_os_map_guarded(size_t size, size_t align);
 void ay_os_unmap_guarded(void *p, size_t size);
+/* Memory from the OS for the page heap's blocks, direct maps, metadata
+ * chunks and pagemap leaves, and its unmap: in the secure flavour (with
+ * AY_SECURE_GUARDS, internal.h) behind guard pages (ay_os_map_guarded), so
+ * that no linear overflow runs from one mapping into another; elsewhere
+ * ay_os_map. */
+void *ay_os_map_chunk(size_t size, size_t align);
+void ay_os_unmap_chunk(void *p, size_t size);
 /* Make a range inaccessible (a guard) or read-write again.  0 or -errno
  * (counted in ay_os_failures). */
 int ay_os_protect(void *p, size_t size, int accessible);

@@ -9,7 +9,6 @@
 #include "os.h"
 #include "pagemap.h"
 #include "topology.h"
-#include "secure.h"
 
 #define UNMAP_BATCH 16 /* wholly free blocks taken off the lists per round */
 
@@ -45,9 +44,9 @@ static unsigned release_free_blocks(ay_pageheap_t *ph, uintptr_t min_pages) {
                 n++;
             }
         }
-        pthread_mutex_unlock(&ph->lock);
+        ay_pagelist_unlock(ph);
         for (unsigned i = 0; i < n; i++)
-            ay_chunk_unmap((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
+            ay_os_unmap_chunk((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
         total += n;
         if (n < UNMAP_BATCH)
             return total;
@@ -66,7 +65,7 @@ bool ay_pageblock_grow(ay_pageheap_t *ph, uintptr_t npages) {
     /* the blocks for smaller requests get huge pages under thp:always only
      * (under auto, a heap with 64 MiB of small spans also grew in 2 MiB
      * huge blocks: in interleaved runs that made frag and malloc_test at
-     * 100 threads slower, not faster, BENCHMARKS.md, "Huge pages for busy
+     * 100 threads slower, not faster, docs/HISTORY.md, "Huge pages for busy
      * heaps, removed") */
     bool huge = own ? ay_conf.thp != AY_THP_NEVER : ay_conf.thp == AY_THP_ALWAYS;
     if (huge && !own)
@@ -77,9 +76,9 @@ bool ay_pageblock_grow(ay_pageheap_t *ph, uintptr_t npages) {
      * go back first, rather than pile up while sizes vary */
     if (own)
         release_free_blocks(ph, AY_HUGE_PAGES);
-    void *block = ay_chunk_map(AY_PAGES_BYTES(pages), align);
+    void *block = ay_os_map_chunk(AY_PAGES_BYTES(pages), align);
     if (!block && release_free_blocks(ph, 1))
-        block = ay_chunk_map(AY_PAGES_BYTES(pages), align);
+        block = ay_os_map_chunk(AY_PAGES_BYTES(pages), align);
     if (!block)
         return false;
     if (huge || ay_conf.thp == AY_THP_NEVER)
@@ -91,7 +90,7 @@ bool ay_pageblock_grow(ay_pageheap_t *ph, uintptr_t npages) {
             ay_span_delete(s);
         if (rec)
             ay_span_delete(rec);
-        ay_chunk_unmap(block, AY_PAGES_BYTES(pages));
+        ay_os_unmap_chunk(block, AY_PAGES_BYTES(pages));
         return false;
     }
     rec->start = (uintptr_t)block; /* the block's record */
@@ -106,12 +105,12 @@ bool ay_pageblock_grow(ay_pageheap_t *ph, uintptr_t npages) {
     ph->mapped_pages += pages;
     ph->huge_blocks += huge;
     ay_pagelist_insert(ph, s, now);
-    pthread_mutex_unlock(&ph->lock);
+    ay_pagelist_unlock(ph);
     return true;
 }
 
 /* Forget every span record in block b: walk it page by page.  Under the lock. */
-static void forget_block_spans(ay_pageheap_t *ph, const ay_span_t *b) {
+static void forget_block_spans(const ay_span_t *b) {
     uintptr_t end = b->start + AY_PAGES_BYTES(b->npages);
     for (uintptr_t a = b->start; a < end;) {
         ay_span_t *s = ay_pagemap_span((void *)a);
@@ -129,7 +128,7 @@ static void forget_block_spans(ay_pageheap_t *ph, const ay_span_t *b) {
 
 void ay_pageblock_forget_all(ay_pageheap_t *ph, ay_span_t *out) {
     for (ay_span_t *b = ph->blocks.next; b != &ph->blocks; b = b->next)
-        forget_block_spans(ph, b);
+        forget_block_spans(b);
     while (!ay_list_empty(&ph->blocks)) {
         ay_span_t *b = ph->blocks.next;
         ay_list_remove(b);
@@ -141,7 +140,7 @@ void ay_pageblock_unmap_all(ay_span_t *blocks) {
     while (!ay_list_empty(blocks)) {
         ay_span_t *b = blocks->next;
         ay_list_remove(b);
-        ay_chunk_unmap((void *)b->start, AY_PAGES_BYTES(b->npages));
+        ay_os_unmap_chunk((void *)b->start, AY_PAGES_BYTES(b->npages));
         ay_span_delete(b);
     }
 }

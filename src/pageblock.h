@@ -36,7 +36,7 @@
 bool ay_pageblock_grow(ay_pageheap_t *ph, uintptr_t npages);
 /* Under the lock: free span s, off the lists, is a whole block; forget the
  * block (its pages, its records) and return its range for the caller to
- * unmap (ay_chunk_unmap) once the lock is dropped. */
+ * unmap (ay_os_unmap_chunk) once the lock is dropped. */
 void ay_pageblock_drop(ay_pageheap_t *ph, ay_span_t *s, uintptr_t *start, uintptr_t *npages);
 /* Under the lock: forget every span record of every block of ph, whatever
  * its state, and move the blocks' records from ph's list onto `out` (a

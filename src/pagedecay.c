@@ -6,7 +6,6 @@
 #include "conf.h"
 #include "os.h"
 #include "pageblock.h"
-#include "secure.h"
 
 #define PURGE_BATCH 16 /* spans purged per round with the lock dropped */
 
@@ -15,8 +14,10 @@
  * most of a large heap gets the excess purged at once, even if it then idles
  * without calling the allocator again (there is no background thread by
  * default); a program that only churns keeps its free pages for reuse.  A
- * tighter cap (a quarter of the active pages, 16 MiB) made bench_frag 35%
- * slower: pages purged when it shrinks fault back in when it regrows. */
+ * tighter cap costs a program whose heap shrinks and regrows (bench_frag)
+ * time: pages purged when it shrinks fault back in when it regrows
+ * (docs/ARCHITECTURE.md, "Returning memory to the OS", has the figure).
+ * The cap is a page heap's: a process of N heaps keeps N times it. */
 static size_t dirty_cap(const ay_pageheap_t *ph) {
     size_t floor_pages = ((size_t)64 << 20) >> AY_PAGE_SHIFT;
     return 2 * ph->active_pages > floor_pages ? 2 * ph->active_pages : floor_pages;
@@ -75,7 +76,7 @@ void ay_pagedecay_run(ay_pageheap_t *ph, uint64_t now, bool all) {
                 batch[n++] = s;
             }
         }
-        pthread_mutex_unlock(&ph->lock);
+        ay_pagelist_unlock(ph);
         if (n == 0)
             return;
         for (unsigned i = 0; i < n; i++) {
@@ -83,7 +84,7 @@ void ay_pagedecay_run(ay_pageheap_t *ph, uint64_t now, bool all) {
                 clean[i] =
                     ay_os_purge((void *)batch[i]->start, AY_PAGES_BYTES(batch[i]->npages)) == 0;
             else
-                ay_chunk_unmap((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
+                ay_os_unmap_chunk((void *)gone[i][0], AY_PAGES_BYTES(gone[i][1]));
         }
         ay_pagelist_lock(ph);
         for (unsigned i = 0; i < n; i++) {
@@ -95,7 +96,7 @@ void ay_pagedecay_run(ay_pageheap_t *ph, uint64_t now, bool all) {
             batch[i]->dirty = !clean[i];
             ay_pagelist_coalesce(ph, batch[i], now);
         }
-        pthread_mutex_unlock(&ph->lock);
+        ay_pagelist_unlock(ph);
     }
 }
 

@@ -41,7 +41,7 @@ static void finish(ay_pageheap_t *ph, uint64_t now) {
     bool due = ay_pagedecay_due(ph, now, false);
     if (ay_debug >= 3)
         ay_pageheap_validate(ph);
-    pthread_mutex_unlock(&ph->lock);
+    ay_pagelist_unlock(ph);
     if (due)
         decay(ph, false);
 }
@@ -53,8 +53,9 @@ static void finish(ay_pageheap_t *ph, uint64_t now) {
  * ..., 16, 18, 20, ..., 32, 36, ..., 240, 256), so that a kept span serves
  * every request that rounds to its length; the pages past the request cost
  * address space, not memory, until they are written.  (Four lengths per
- * doubling, as rpmalloc's classes have, made the short sparse row 12%
- * bigger: BENCHMARKS.md.) */
+ * doubling, as rpmalloc's classes have, made the sparse row's RSS bigger:
+ * docs/HISTORY.md, "Targets for sparse buffers, small programs and
+ * memory".) */
 uintptr_t ay_pageheap_large_pages(uintptr_t npages) {
     if (npages < 8 || npages >= AY_MAX_SPAN_PAGES)
         return npages;
@@ -82,7 +83,7 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
                         (s = ay_pagekeep_merge_oldest(ph, want)) != NULL ||
                         (s = ay_pagelist_best_fit(ph, want, false)) != NULL))
             break;
-        pthread_mutex_unlock(&ph->lock);
+        ay_pagelist_unlock(ph);
         if (records && !ay_pageblock_grow(ph, want)) {
             if (merged)
                 return NULL;
@@ -91,7 +92,7 @@ ay_span_t *ay_pageheap_alloc(ay_pageheap_t *ph, uintptr_t npages, uintptr_t alig
             ay_pagelist_lock(ph);
             bool any = ph->kept_pages != 0;
             ay_pagekeep_merge_all(ph, ay_os_now_ms());
-            pthread_mutex_unlock(&ph->lock);
+            ay_pagelist_unlock(ph);
             if (!any)
                 return NULL;
             merged = true;
@@ -258,16 +259,19 @@ void ay_pageheap_release_all(ay_pageheap_t *ph) {
     ay_pageblock_forget_all(ph, &blocks);
     while (ph->spare)
         ay_span_delete(ay_pagelist_record_take(ph));
-    pthread_mutex_unlock(&ph->lock);
+    ay_pagelist_unlock(ph);
     ay_pageblock_unmap_all(&blocks);
 }
 
 /* ---- invariants, lock, fork ---- */
 
-void ay_pageheap_validate(ay_pageheap_t *ph) { ay_pagelist_validate(ph); }
+void ay_pageheap_validate(ay_pageheap_t *ph) {
+    ay_pagelist_validate(ph);
+    ay_pagekeep_validate(ph);
+}
 
 void ay_pageheap_lock(ay_pageheap_t *ph) { ay_pagelist_lock(ph); }
-void ay_pageheap_unlock(ay_pageheap_t *ph) { pthread_mutex_unlock(&ph->lock); }
+void ay_pageheap_unlock(ay_pageheap_t *ph) { ay_pagelist_unlock(ph); }
 void ay_pageheap_after_fork_child(ay_pageheap_t *ph) {
     pthread_mutex_init(&ph->lock, NULL);
     ay_pagedecay_after_fork_child(ph);

@@ -36,8 +36,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "pageblock.h"
-#include "pagekeep.h"
 #include "pagelist.h"
 #include "span.h"
 #include "usage.h"
@@ -78,8 +76,10 @@ bool ay_pageheap_idle(const ay_pageheap_t *ph, uint64_t now);
  * nothing of ph may be in use, and no purge under way: see ay_heap_pin). */
 void ay_pageheap_release_all(ay_pageheap_t *ph);
 
-/* Check every invariant of the page heap's modules (pagelist.h); aborts on
- * a violation (debug builds). */
+/* Under the lock, abort on a violation of the invariants that
+ * ay_pagelist_validate (the lists, the page counters, the purging list,
+ * the blocks) and ay_pagekeep_validate (the sampling's bounds) check; the
+ * debug flavour runs it at the end of its allocations and frees. */
 void ay_pageheap_validate(ay_pageheap_t *ph);
 
 /* Take ph's lock (ay_pagelist_lock): tried, then spun on for a short while

@@ -2,6 +2,7 @@
 /* pagekeep.c - kept spans and the resident sample that decides them (see
  * pagekeep.h).  The sample's mincore runs without the lock. */
 #include "pagekeep.h"
+#include "error.h"
 
 #include "os.h"
 
@@ -25,9 +26,10 @@ void ay_pagekeep_learn(ay_pageheap_t *ph, const ay_span_t *s, int resident) {
     /* resident_avg: 0..256, weight 1/8 to the new sample */
     int frac = (int)((uintptr_t)resident * 256 / s->npages);
     /* a sample on the side of the threshold the average is on doubles the
-     * interval to the next one (a settled heap pays few mincore calls:
-     * sparse made 33k of them in 400k frees); one on the other side brings
-     * it back to the shortest */
+     * interval to the next one, so that a settled heap pays few mincore
+     * calls (docs/HISTORY.md, "The last steps before this run, each against
+     * the build before it", counts them); one on the other side brings it
+     * back to the shortest */
     bool agrees = (frac <= KEEP_RESIDENT_MAX) == (ph->resident_avg <= KEEP_RESIDENT_MAX);
     AY_STORE(&ph->keep_shift,
              agrees ? ph->keep_shift + (ph->keep_shift < AY_KEEP_SHIFT_MAX) : AY_KEEP_SHIFT_MIN);
@@ -77,4 +79,10 @@ ay_span_t *ay_pagekeep_merge_oldest(ay_pageheap_t *ph, uintptr_t npages) {
             return ay_pagelist_best_fit(ph, npages, true);
     }
     return NULL;
+}
+
+void ay_pagekeep_validate(const ay_pageheap_t *ph) {
+    if (ph->keep_shift < AY_KEEP_SHIFT_MIN || ph->keep_shift > AY_KEEP_SHIFT_MAX ||
+        ph->resident_avg < 0 || ph->resident_avg > 256)
+        ay_fatal("pageheap: kept spans' sampling out of its bounds", ph);
 }

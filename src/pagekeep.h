@@ -47,5 +47,9 @@ void ay_pagekeep_merge_all(ay_pageheap_t *ph, uint64_t now);
  * them makes a dirty fit, which is returned (on the lists); NULL when none
  * does. */
 ay_span_t *ay_pagekeep_merge_oldest(ay_pageheap_t *ph, uintptr_t npages);
+/* Under the lock, abort on a violation of the sampling's bounds:
+ * AY_KEEP_SHIFT_MIN <= keep_shift <= AY_KEEP_SHIFT_MAX, 0 <= resident_avg
+ * <= 256. */
+void ay_pagekeep_validate(const ay_pageheap_t *ph);
 
 #endif

@@ -40,7 +40,7 @@ bool ay_pagelist_reserve(ay_pageheap_t *ph) {
             return false;
         ay_pagelist_lock(ph);
         ay_pagelist_record_give(ph, s);
-        pthread_mutex_unlock(&ph->lock);
+        ay_pagelist_unlock(ph);
     }
     return true;
 }
@@ -251,4 +251,15 @@ void ay_pagelist_validate(ay_pageheap_t *ph) {
     if (dirty != ph->free_dirty_pages || kept != ph->kept_pages || clean != ph->free_clean_pages ||
         fifo != dirty || ph->active_pages + dirty + clean + ph->purging_pages != ph->mapped_pages)
         ay_fatal("pageheap: page counters do not add up", ph);
+    size_t purging = 0;
+    for (ay_span_t *s = ph->purging.dnext; s != &ph->purging; s = s->dnext) {
+        if (s->state != AY_SPAN_FREE)
+            ay_fatal("pageheap: a span being purged is not free", (void *)s->start);
+        purging += s->npages;
+    }
+    size_t blocks = 0;
+    for (ay_span_t *b = ph->blocks.next; b != &ph->blocks; b = b->next)
+        blocks += b->npages;
+    if (purging != ph->purging_pages || blocks != ph->mapped_pages)
+        ay_fatal("pageheap: the purging list or the blocks disagree with their counters", ph);
 }

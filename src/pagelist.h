@@ -81,6 +81,8 @@ typedef struct ay_pageheap {
 /* Take ph's lock: tried, then spun on for a short while before the thread
  * sleeps (lock.h).  Every path of the page heap takes it so, and fork too. */
 static inline void ay_pagelist_lock(ay_pageheap_t *ph) { (void)ay_lock_take(&ph->lock); }
+/* Release ph's lock. */
+static inline void ay_pagelist_unlock(ay_pageheap_t *ph) { pthread_mutex_unlock(&ph->lock); }
 
 /* The size list of a span of npages pages. */
 static inline unsigned ay_pagelist_index(uintptr_t npages) {
@@ -143,8 +145,13 @@ void ay_pagelist_split_tail(ay_pageheap_t *ph, ay_span_t *s, uintptr_t pages, bo
  * the smallest dirty one.  Under the lock; the span stays on the lists. */
 ay_span_t *ay_pagelist_best_fit(ay_pageheap_t *ph, uintptr_t npages, bool dirty_only);
 
-/* Check the invariants of the lists and the counters above; aborts on a
- * violation.  Under the lock. */
+/* Under the lock, abort on a violation of: the bitmap against the size
+ * lists; each free span on its length's list, inside its block, its first
+ * and last page (and, kept or not, its second) mapped as above, not next
+ * to a free span unless kept, dirty if kept; the decay FIFO holding dirty
+ * free spans only; the page counters against the lists and adding up; the
+ * purging list (free spans) against purging_pages; the blocks' pages
+ * against mapped_pages. */
 void ay_pagelist_validate(ay_pageheap_t *ph);
 
 #endif

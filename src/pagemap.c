@@ -12,7 +12,6 @@
 #include <pthread.h>
 
 #include "os.h"
-#include "secure.h"
 
 uintptr_t ay_pagemap_root[(uintptr_t)1 << AY_PM_ROOT_BITS];
 ay_pm_leaf_t ay_pagemap_zero; /* read-only in practice: setters never touch it */
@@ -29,7 +28,7 @@ int ay_pagemap_ensure(uintptr_t start, uintptr_t npages) {
             continue;
         pthread_mutex_lock(&pm_lock);
         if (!ay_pagemap_root[i]) {
-            ay_pm_leaf_t *leaf = ay_chunk_map(sizeof(ay_pm_leaf_t), AY_PAGE_SIZE);
+            ay_pm_leaf_t *leaf = ay_os_map_chunk(sizeof(ay_pm_leaf_t), AY_PAGE_SIZE);
             if (!leaf) {
                 pthread_mutex_unlock(&pm_lock);
                 return -1;

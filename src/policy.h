@@ -267,11 +267,16 @@ static inline uint32_t ay_policy_transfer_take(uint32_t count) { return count - 
 static inline uint32_t ay_policy_transfer_low(uint32_t low, uint32_t count) {
     return low < count ? low : count;
 }
-/* How many oldest batches a decay round releases from a transfer cache of `count`
- * batches with low-water mark `low` (every batch when all); the mark is
- * then the batches left. */
-static inline uint32_t ay_policy_transfer_decay(uint32_t count, uint32_t low, int all) {
-    return all ? count : low < count ? low : count;
+/* A decay round on a transfer cache of `count` batches with low-water mark
+ * `low`: the oldest `release` batches go back to their spans (every batch
+ * when all), and the mark is then the batches left, `low`. */
+typedef struct {
+    uint32_t release; /* oldest batches to give back */
+    uint32_t low;     /* the low-water mark after the round */
+} ay_transfer_round_t;
+static inline ay_transfer_round_t ay_policy_transfer_decay(uint32_t count, uint32_t low, int all) {
+    uint32_t release = all ? count : low < count ? low : count;
+    return (ay_transfer_round_t){release, count - release};
 }
 /* Is a decay round (not `all`) due at now_ms, the last one at last_ms? */
 static inline int ay_policy_decay_round_due(uint64_t now_ms, uint64_t last_ms, int64_t decay_ms) {

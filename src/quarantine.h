@@ -27,9 +27,9 @@
  * K, and a thread that frees a little of many classes (a short-lived one)
  * fills no more than a little: with a K of 16 for every class up to 4 KiB
  * a thread held up to 2 x 4 KiB per class, which each new thread first
- * fetched from its central caches and gave back at its exit.  (A most K of
- * 8 and of 64 were measured, within the same bound, and did not pay:
- * docs/BENCHMARKS.md.)  No system call, no walk of the blocks.
+ * fetched from its central caches and gave back at its exit.  (Other most
+ * Ks, within the same bound, were measured: docs/BENCHMARKS.md, "The
+ * secure flavour, part by part".)  No system call, no walk of the blocks.
  *
  * A waiting block's free mark (its second word; with secure_tags:true, its
  * tag word) says "free", so that a second free of it is caught at the free

@@ -65,7 +65,7 @@ void *ay_realloc_in(ay_heap_t *h, void *p, size_t size) {
     if (same_heap && fits_in_place(s, p, usable, size))
         return sampled_resized(s, p, size);
     /* (not in the secure flavour: mremap moves or cuts the map and not the
-     * guard pages around it, ay_chunk_map) */
+     * guard pages around it, ay_os_map_chunk) */
     if (!ay_secure_guards && same_heap && s->state == AY_SPAN_DIRECT &&
         size > AY_PAGES_BYTES(AY_LARGE_MAX_PAGES)) {
         void *q = ay_large_resize(s, size);

@@ -10,6 +10,7 @@
  * derived value is computed here and nowhere else (the list is in
  * report.h); nothing is allocated. */
 #include "report.h"
+#include "unchecked.h"
 
 #include <stddef.h>
 #include <string.h>

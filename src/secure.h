@@ -14,8 +14,9 @@
  * longer steer malloc to an address of the writer's choice, and a link read
  * out of a freed block gives away neither the secret nor a heap address.
  * (glibc XORs with the address shifted right by 12; subtracting the address
- * mixes the same randomised bits in, and costs one instruction on each fast
- * path where the shift and its copy cost two: see README, "Hardening".)
+ * mixes the same randomised bits in with fewer instructions on the fast
+ * paths, which need no copy of the address to shift: docs/HARDENING.md,
+ * "What the release flavour checks, and how surely", counts them.)
  * Decoding anything but a link gives a value that is, with probability
  * 1 - 2^-17, not a user-space address (and never one for the words programs
  * write most: 0, small integers, small negative ones and pointers, because
@@ -51,7 +52,7 @@
  * its second word, which says it is free already: a double free, and the
  * block's offset in its span); a quarantine of freed blocks; randomised
  * allocation order in a span; guard pages around page-heap chunks, direct
- * maps, metadata chunks and pagemap leaves (ay_chunk_map, below: around
+ * maps, metadata chunks and pagemap leaves (ay_os_map_chunk, os.h: around
  * each mapping, never around a block inside one); and checked copies
  * (checked.c: memcpy and its kin abort on a write past the destination
  * block, large blocks' included).  With the setting secure_tags:true, a tag word at
@@ -74,21 +75,15 @@
 #include "internal.h"
 #include "os.h"
 
-#ifndef AY_SECURE
-#define AY_SECURE 0
-#endif
-static const bool ay_secure = AY_SECURE;
+static const bool ay_secure = AY_SECURE; /* (AY_SECURE: internal.h) */
 /* The secure flavour's parts, each on with it; a build can turn one off
- * (-DAY_SECURE_QUARANTINE=0, ...) to measure what it costs (README,
- * "Hardening").  The tags and the checks on every free are the flavour. */
+ * (-DAY_SECURE_QUARANTINE=0, ...) to measure what it costs
+ * (docs/HARDENING.md, "What it costs").  The tags and the checks on every free are the flavour. */
 #ifndef AY_SECURE_QUARANTINE
 #define AY_SECURE_QUARANTINE AY_SECURE
 #endif
 #ifndef AY_SECURE_RANDOM
 #define AY_SECURE_RANDOM AY_SECURE
-#endif
-#ifndef AY_SECURE_GUARDS
-#define AY_SECURE_GUARDS AY_SECURE
 #endif
 static const bool ay_secure_quarantine = AY_SECURE && AY_SECURE_QUARANTINE;
 static const bool ay_secure_random = AY_SECURE && AY_SECURE_RANDOM;
@@ -226,20 +221,6 @@ AY_INLINE void ay_tag_handed_out(void *p, size_t size) {
         *ay_tag_at(p, size) = ay_tag_live(p);
     else
         *ay_mark_at(p) = 0;
-}
-
-/* Memory from the OS for the page heap's chunks, direct maps, metadata
- * chunks and pagemap leaves: the secure flavour puts an inaccessible page
- * before and after each mapping, so that no linear overflow runs from one
- * into another. */
-AY_INLINE void *ay_chunk_map(size_t size, size_t align) {
-    return ay_secure_guards ? ay_os_map_guarded(size, align) : ay_os_map(size, align);
-}
-AY_INLINE void ay_chunk_unmap(void *p, size_t size) {
-    if (ay_secure_guards)
-        ay_os_unmap_guarded(p, size);
-    else
-        ay_os_unmap(p, size);
 }
 
 #endif

@@ -7,6 +7,7 @@
  * empty. */
 #define _GNU_SOURCE
 #include "symbolize.h"
+#include "unchecked.h"
 
 #include <elf.h>
 #include <errno.h>

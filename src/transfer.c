@@ -230,9 +230,10 @@ static void decay_one(ay_transfer_t *x, unsigned cls, bool all) {
     to_release_t s;
     s.n = 0;
     transfer_lock(x);
-    for (uint32_t k = ay_policy_transfer_decay(x->count, x->low, all); k > 0; k--)
+    ay_transfer_round_t round = ay_policy_transfer_decay(x->count, x->low, all);
+    for (uint32_t k = round.release; k > 0; k--)
         take_oldest(x, &s);
-    AY_STORE(&x->low, x->count);
+    AY_STORE(&x->low, round.low);
     pthread_mutex_unlock(&x->lock);
     release_all(cls, &s);
 }

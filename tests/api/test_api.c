@@ -77,7 +77,7 @@ int main(void) {
         memset(p, 0x5a, size);
         free(p);
     }
-    /* above 32 KiB, whole pages in every flavour (README, "Alignment") */
+    /* above 32 KiB, whole pages in every flavour (README, "Guarantees and bad input") */
     size_t bigs[] = {32769, 40000, 262144, 262145, 300000, 1 << 20, (1 << 20) + 1, 5u << 20};
     for (unsigned i = 0; i < sizeof bigs / sizeof bigs[0]; i++) {
         unsigned char *p = malloc(bigs[i]);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_thp.c - the thp setting (pageheap.h): which page-heap blocks are
+/* test_thp.c - the thp setting (pageblock.h): which page-heap blocks are
  * mapped with MADV_HUGEPAGE.  What the kernel was told shows in the
  * mapping's VmFlags in /proc/self/smaps ("hg": MADV_HUGEPAGE, "nh":
  * MADV_NOHUGEPAGE), whatever the kernel then gives; huge_blocks counts the
@@ -8,8 +8,8 @@
  *
  *   auto    the blocks for small spans are left to the kernel (neither
  *           mark), even past 64 MiB of small spans (a heap that busy was
- *           once given huge blocks: BENCHMARKS.md, "Huge pages for busy
- *           heaps, removed"); a block of 4 MiB is marked;
+ *           once given huge blocks: docs/HISTORY.md, "Huge pages for
+ *           busy heaps, removed"); a block of 4 MiB is marked;
  *   always  the first small block's mapping is marked, and the later ones
  *           are 2 MiB blocks, marked;
  *   never   nothing is marked (nh on small and large blocks alike).

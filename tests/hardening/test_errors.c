@@ -123,8 +123,9 @@ int main(void) {
     expect("free of a stack address", free_stack, "invalid pointer");
     expect("free of a wild address", free_wild, "invalid pointer");
     expect("free inside a large block", free_large_interior, "not the start of a block");
-    /* (the secure flavour's freed large block waits with its guards, and is
-     * known as freed: pageheap.h) */
+    /* (a freed large block's first page still maps to its span, free in the
+     * page heap, in every flavour: pagelist.h; so its second free is a
+     * double free) */
     const char *large_twice = "double free", *realloc_freed = "realloc(): double free";
     expect("double free of a large block", free_large_twice, large_twice);
     expect("double free of a direct map", free_direct_twice, "invalid pointer");

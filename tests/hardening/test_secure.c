@@ -11,12 +11,17 @@
  *     rounds them (74 to 80), all writable; a memset one byte past them
  *     aborts with "memset(): heap overflow" (checked.c);
  *   - a block of its own (4 MiB) is its page-heap block, whose mapping has
- *     an inaccessible page just before and just after it (ay_chunk_map);
+ *     an inaccessible page just before and just after it (ay_os_map_chunk):
+ *     the kernel says so (a guard region's bit in /proc/self/pagemap where
+ *     madvise(MADV_GUARD_INSTALL) made it, a mapping without access in
+ *     /proc/self/maps where mprotect did), and touching it faults; memory
+ *     that merely happens to be unmapped there is no guard;
  *   - usable sizes leave room for the tag, and writing all of them is fine.
  * Built against liballoy_secure.a (test secure-parts) and, to show that the
  * checks can fail, against liballoy.a (test secure-parts-release, which
  * must fail). */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdint.h>
@@ -29,6 +34,35 @@
 #include "alloy.h"
 #include "check.h"
 #include "child.h"
+
+/* Is the page at a a guard: in a mapping without access (/proc/self/maps:
+ * mprotect's guard), or marked a guard region in /proc/self/pagemap (bit
+ * 58: madvise's MADV_GUARD_INSTALL, Linux 6.13 and later)?  Unmapped memory
+ * is not. */
+static int is_guard_page(uintptr_t a) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return 0;
+    char line[512], perms[8] = "";
+    int mapped = 0;
+    while (!mapped && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && a >= lo && a < hi)
+            mapped = 1;
+    }
+    fclose(f);
+    if (!mapped)
+        return 0;
+    if (strncmp(perms, "---", 3) == 0)
+        return 1;
+    int fd = open("/proc/self/pagemap", O_RDONLY);
+    uint64_t entry = 0;
+    int ok = fd >= 0 && pread(fd, &entry, sizeof entry, (off_t)(a / 4096 * sizeof entry)) ==
+                            (ssize_t)sizeof entry;
+    if (fd >= 0)
+        close(fd);
+    return ok && (entry >> 58 & 1);
+}
 
 static char *volatile hidden;
 static volatile char sink;
@@ -119,8 +153,9 @@ int main(void) {
     CHECK(((uintptr_t)own & ((2u << 20) - 1)) == 0);
     CHECK(malloc_usable_size(own) == 4u << 20);
     memset(own, 1, 4u << 20);
-    CHECK(dies_touching(own - 1));
-    CHECK(dies_touching(own + malloc_usable_size(own)));
+    CHECK(is_guard_page((uintptr_t)own - 1) && dies_touching(own - 1));
+    CHECK(is_guard_page((uintptr_t)own + malloc_usable_size(own)) &&
+          dies_touching(own + malloc_usable_size(own)));
     free(own);
 
     /* the usable size is all usable (the tag is beyond it) */

@@ -30,6 +30,18 @@ no layer table: the `alloy` command is a dispatcher (alloy.c), a file per
 subcommand and the helpers they share (docs/ALLOY-COMMAND.md, "The command's
 files"), and the rule that keeps it so is that its graph has no cycle.
 
+Calls of the libc-level names that src/ defines are edges too: a function
+of src/ defined at file scope without `static` (or AY_INLINE) whose name is
+not ay_*/alloy_* (override.c's malloc and free, checked.c's memcpy and read,
+glibc_api.c's mallinfo2, ...) is the module's, and a call of it from any
+function of another module (static ones included) is an edge to that
+module.  A header of src/ that redeclares such a name with an asm label
+(`void *memcpy(...) __asm__("ay_unchecked_memcpy")`, src/unchecked.h) sends
+the calls to the function the label names.  The modules that the doc names
+in a line "Calls through the process's names: `hot/*`." call the process's
+malloc, whichever it is (the hot-path allocators), and their calls of the
+libc names are not edges.
+
 It fails when:
   - a module of src/ is in no layer, or the table names a module that does
     not exist;
@@ -119,6 +131,24 @@ def layer_table(doc):
         for name in re.findall(r'`([^`]+)`', cells[2]):
             table[name] = int(cells[0])
     return table
+
+
+def process_names_exempt(doc):
+    """The module patterns of the doc's line "Calls through the process's
+    names: `a`, `b`."."""
+    m = re.search(r"^Calls through the process's names:([^\n]*)", doc, re.M)
+    return re.findall(r'`([^`]+)`', m.group(1)) if m else []
+
+
+def strip_comments_only(text):
+    """The text without comments, strings kept (an asm label is one)."""
+    text = re.sub(r'/\*.*?\*/', lambda m: '\n' * m.group(0).count('\n'), text, flags=re.S)
+    return re.sub(r'//[^\n]*', '', text)
+
+
+RENAME = re.compile(r'\b(\w+)\s*\([^;{}()]*\)\s*__asm__\s*\(\s*"(\w+)"\s*\)\s*;')
+LIBC_DEFN = definition_re(TOOLS_NAME)
+LIBC_CALL = TOOLS_CALL
 
 
 def read_tree(top, strip=strip_comments):
@@ -221,12 +251,51 @@ class Graph:
                                              f'defines: a header declares only its own module\'s '
                                              f'functions')
 
+    def libc_edges(self, raw, exempt):
+        """Calls of the libc-level names that the tree defines (see the
+        module's comment): raw is {file: text with comments}, for the asm
+        labels of the renames."""
+        names = {}
+        for rel, text in sorted(self.files.items()):
+            for m in LIBC_DEFN.finditer(text):
+                head, name = m.group(0), m.group(1)
+                if re.match(r'(static|AY_INLINE)\b', head) or re.match(r'(ay|alloy)_', name) \
+                        or name == 'main':
+                    continue
+                names.setdefault(name, set()).add(module(rel))
+        renames = {}
+        for rel, text in sorted(raw.items()):
+            if rel.endswith('.h'):
+                for name, label in RENAME.findall(text):
+                    if name in names:
+                        renames[name] = (label, rel)
+        for rel, text in sorted(self.files.items()):
+            a = module(rel)
+            if any(a == e or (e.endswith('/*') and os.path.dirname(a) + '/*' == e) for e in exempt):
+                continue
+            for fn, body, _ in definitions(text, LIBC_DEFN):
+                for callee in sorted(set(LIBC_CALL.findall(body)) & set(names)):
+                    if callee in renames:
+                        label, header = renames[callee]
+                        for b in sorted(self.defined.get(label, ())):
+                            if b != a:
+                                self.calls += 1
+                                self.edge(a, b, f'{self.top}/{rel}: {fn} calls {callee} '
+                                                f'({header} renames it {label})')
+                        continue
+                    for b in sorted(names[callee]):
+                        if b != a:
+                            self.calls += 1
+                            self.edge(a, b, f'{self.top}/{rel}: {fn} calls {callee}, '
+                                            f'the libc name that module {b} defines')
+
     def edge_count(self):
         return sum(len(v) for v in self.edges.values())
 
 
 def check_src(root, problems):
-    table = layer_table(read(os.path.join(root, 'docs', 'ARCHITECTURE.md')))
+    doc = read(os.path.join(root, 'docs', 'ARCHITECTURE.md'))
+    table = layer_table(doc)
     if not table:
         problems.append('docs/ARCHITECTURE.md has no layer table under "## Layers"')
         table = {}
@@ -246,6 +315,7 @@ def check_src(root, problems):
             problems.append(f'docs/ARCHITECTURE.md names module {name}, which src/ does not have')
     g.include_edges()
     g.call_edges(DEFN, CALL, lambda rel, is_static: True)
+    g.libc_edges(read_tree(os.path.join(root, 'src'), strip_comments_only), process_names_exempt(doc))
     g.cycles()
     g.own_declarations(DECL)
     return (f'check_layers: {len(g.modules)} modules, {g.edge_count()} module edges (from '

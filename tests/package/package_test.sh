@@ -287,7 +287,7 @@ deploy)
     lib=$L/liballoy.so.0
     alloy=$root/usr/bin/alloy
 
-    # maps_has PID : the process maps liballoy (DEPLOYING.md, "Which allocator?")
+    # maps_has PID : the process maps liballoy (DEPLOYING.md, "Which allocator is a process using?")
     maps_has() { grep -q 'liballoy\.so' "/proc/$1/maps" 2>/dev/null; }
     # start_bg PROG CMD... : start CMD in the background, and wait until the
     # process is PROG (CMD may be env ... PROG) and the dynamic loader has

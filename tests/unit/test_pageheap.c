@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* test_pageheap.c - the page heap, the direct maps and the pagemap, driven
  * directly on a private heap: best fit, split, coalesce, alignment, decay,
- * whether a span's pages are known to be zero, kept spans, direct maps. */
+ * whether a span's pages are known to be zero, kept spans, direct maps.
+ * With an argument, ay_pageheap_validate on a heap with one counter made
+ * wrong, which must abort: `blocks` (mapped_pages against the blocks),
+ * `purging` (purging_pages against the purging list), `keep` (keep_shift
+ * out of its bounds). */
 #include <string.h>
 
 #include "check.h"
 #include "conf.h"
 #include "heap.h"
 #include "os.h"
+#include "pageblock.h"
+#include "pagekeep.h"
 #include "pagemap.h"
 
 static ay_heap_t h;
@@ -15,7 +21,7 @@ static ay_heap_t h;
 #define PG(n) ((uintptr_t)(n) << AY_PAGE_SHIFT)
 
 /* Free s with every page written first: the heap's sampled resident
- * fraction of freed LARGE spans (pageheap.c, mincore on one freed medium
+ * fraction of freed LARGE spans (pagekeep.c, mincore on one freed medium
  * span in 8 to 256) then stays high whichever spans the sample hits, so the heap
  * merges them, as the sections below expect. */
 static void free_written(ay_pageheap_t *ph, ay_span_t *s) {
@@ -39,12 +45,35 @@ static bool cycle_16(ay_pageheap_t *ph, bool all_written) {
     return true;
 }
 
-int main(void) {
+/* A heap with one span taken, validated, then one counter made wrong and
+ * validated again: aborts (main's argument, the file's comment). */
+static int corrupt(const char *what) {
+    ay_pageheap_t *ph = &h.pages;
+    ay_span_t *s = ay_pageheap_alloc(ph, 4, 1, AY_SPAN_LARGE, 0);
+    CHECK(s != NULL);
+    ay_pageheap_validate(ph);
+    if (strcmp(what, "blocks") == 0) {
+        ph->blocks.next->npages += 256; /* a block's record disagrees with mapped_pages */
+    } else if (strcmp(what, "purging") == 0) {
+        ph->purging_pages += 4;
+        ph->mapped_pages += 4; /* (the page counters still add up) */
+    } else if (strcmp(what, "keep") == 0) {
+        ph->keep_shift = AY_KEEP_SHIFT_MAX + 1;
+    } else {
+        return 2;
+    }
+    ay_pageheap_validate(ph);
+    return 0; /* not reached when the check works */
+}
+
+int main(int argc, char **argv) {
     ay_conf.decay_ms = -1; /* no purging unless asked */
     h.cached = true;       /* a private heap, used through its page heap only */
     ay_pageheap_init(&h.pages, &h.usage);
     ay_direct_init(&h.direct, &h.usage);
     ay_pageheap_t *ph = &h.pages;
+    if (argc > 1)
+        return corrupt(argv[1]);
     /* a heap whose freed LARGE spans are resident merges them (the kept
      * spans of a sparse one are checked below) */
     ph->resident_avg = 256;

@@ -161,9 +161,12 @@ int main(void) {
     CHECK_EQ_U(ay_policy_transfer_low(3, 7), 3);
     /* decay: the batches below the mark, every one when all; due every
      * AY_DECAY_ROUND_MS, never under decay_ms:-1 */
-    CHECK_EQ_U(ay_policy_transfer_decay(5, 2, 0), 2);
-    CHECK_EQ_U(ay_policy_transfer_decay(5, 2, 1), 5);
-    CHECK_EQ_U(ay_policy_transfer_decay(1, 3, 0), 1);
+    CHECK_EQ_U(ay_policy_transfer_decay(5, 2, 0).release, 2);
+    CHECK_EQ_U(ay_policy_transfer_decay(5, 2, 0).low, 3);
+    CHECK_EQ_U(ay_policy_transfer_decay(5, 2, 1).release, 5);
+    CHECK_EQ_U(ay_policy_transfer_decay(5, 2, 1).low, 0);
+    CHECK_EQ_U(ay_policy_transfer_decay(1, 3, 0).release, 1);
+    CHECK_EQ_U(ay_policy_transfer_decay(1, 3, 0).low, 0);
     CHECK(!ay_policy_decay_round_due(1099, 1000, 1000));
     CHECK(ay_policy_decay_round_due(1100, 1000, 1000));
     CHECK(!ay_policy_decay_round_due(9000, 1000, -1));
