@@ -7,9 +7,18 @@
 # the main ctest run (e.g. -R stats), and then skip the sanitizer flavours.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/install-deps.sh
-tools/build.sh -DALLOY_WERROR=ON
-ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
+# Each step's time goes to stderr at the end ("test.sh: ... took M:SS").
+took=()
+step() { # step NAME COMMAND...: run it, note its time
+  local name=$1 t0=$SECONDS
+  shift
+  "$@"
+  took+=("$name $(((SECONDS - t0) / 60)):$(printf %02d $(((SECONDS - t0) % 60)))")
+}
+step deps tools/install-deps.sh
+step build tools/build.sh -DALLOY_WERROR=ON
+step ctest ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
 if [ $# -eq 0 ]; then
-  tools/sanitize.sh
+  step sanitizers tools/sanitize.sh
 fi
+echo "test.sh: took ${took[*]/%/,} in all $((SECONDS / 60)):$(printf %02d $((SECONDS % 60)))" >&2
