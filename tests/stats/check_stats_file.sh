@@ -65,6 +65,18 @@ for bad in "$dir/no-such-dir/r.txt" /proc/version/r.txt; do
         ok "$(printf '%s\n' "$err" | grep '^alloy: stats_file')"
     fi
 done
+# the reason in words: a directory missing, or one under /proc, which exists
+# but takes no new file
+for c in "$dir/no-such-dir/r.txt:no such directory" "/proc/r.txt:a kernel file system" \
+    "/proc/self/r.txt:a kernel file system"; do
+    bad=${c%%:*} why=${c#*:}
+    run "stats_print:true,stats_file:$bad" /bin/true
+    if ! printf '%s\n' "$err" | grep -q "^alloy: stats_file: cannot create $bad (.*$why"; then
+        fail "$bad: the warning does not say '$why': '$(printf '%s\n' "$err" | head -1)'"
+    else
+        ok "$(printf '%s\n' "$err" | grep '^alloy: stats_file')"
+    fi
+done
 run "stats_print:true,stats_file:$dir/no-such-dir/r.txt" /bin/true
 [ $st -eq 0 ] && ok "the program runs on: exit status 0" || fail "status $st"
 
