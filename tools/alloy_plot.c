@@ -102,7 +102,8 @@ int cmd_plot(int argc, char **argv) {
     if (!out)
         out = default_out(files[0]);
     if (!force && access(out, F_OK) == 0)
-        die(EXIT_USAGE, "%s exists: not replaced (name another chart with -o, or replace it with --force)",
+        die(EXIT_USAGE,
+            "%s exists: not replaced (name another chart with -o, or replace it with --force)",
             out);
 
     const char *python = getenv("ALLOY_PLOT_PYTHON");

@@ -493,6 +493,17 @@ def top(alloy, prog, d):
         fail("alloy top --json: %r" % s)
     ok("alloy top --json: the breakdown adds up to resident %d; allocated %d"
        % (s["resident"], s["allocated"]))
+    # refreshed, into a pipe: plain screens one after another, no escape codes
+    q = subprocess.Popen([alloy, "top", str(p.pid)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(2.5)
+    q.terminate()
+    out, err = q.communicate(timeout=WAIT)
+    screens = out.count(b"alloy top - pid %d" % p.pid)
+    if b"\033" in out or screens < 2 or err:
+        fail("alloy top into a pipe: %d screens, escape codes %s, stderr %r:\n%r"
+             % (screens, b"\033" in out, err, out[:300]))
+    ok("alloy top into a pipe: %d screens, no escape codes" % screens)
     stop_server(p, seg)
     ok("the segment is removed at exit")
 
