@@ -463,16 +463,31 @@ static void emit_classes(ay_emit_t *e, const ay_report_src_t *src) {
 
 void ay_report_print(ay_emit_t *e, const ay_report_src_t *src, unsigned flags) {
     bool full = e->json || (flags & AY_REPORT_FULL);
-    char title[80];
+    /* "___ alloy V statistics[ (full)], pid P (CMD) ___": the process, for
+     * the reports of a tree of processes (alloy run --follow-children) */
+    char title[160];
     sbuf_t b = {title, 0, sizeof title};
     title[0] = 0;
     sb_str(&b, "___ alloy ");
     sb_str(&b, src->version);
-    sb_str(&b, full ? " statistics (full) ___" : " statistics ___");
+    sb_str(&b, full ? " statistics (full)" : " statistics");
+    if (src->pid) {
+        sb_str(&b, ", pid ");
+        sb_u64(&b, src->pid);
+        sb_str(&b, " (");
+        for (const char *c = src->cmd; *c && b.len + 1 < b.cap; c++) /* control bytes as ? */
+            sb_str(&b, (unsigned char)*c < 0x20 || *c == 0x7f ? "?" : (char[2]){*c, 0});
+        sb_str(&b, ")");
+    }
+    sb_str(&b, " ___");
     ay_emit_line(e, title);
     ay_emit_only(e, AY_EMIT_JSON);
     ay_emit_begin(e, "alloy");
     ay_emit_str(e, "version", src->version);
+    if (src->pid) {
+        ay_emit_u64(e, "pid", src->pid);
+        ay_emit_str(e, "cmd", src->cmd);
+    }
     ay_emit_u64(e, "nclasses", src->nclasses);
     ay_emit_only(e, AY_EMIT_BOTH);
     emit_opt(e, &src->opt);

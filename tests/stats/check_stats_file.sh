@@ -14,7 +14,7 @@ rm -rf "$dir" && mkdir -p "$dir" || exit 1
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 ok() { echo "ok: $*"; }
-head_re='^___ alloy .* statistics ___$'
+head_re='^___ alloy .* statistics, pid [0-9]+ [(].*[)] ___$'
 # run CONF PROG ARGS...: status in $st, stderr in $err
 run() {
     local conf=$1

@@ -24,7 +24,7 @@ import subprocess
 import sys
 
 SUMMARY_MAX = 30
-HEADER = re.compile(r"^___ alloy \S+ statistics( \(full\))? ___$")
+HEADER = re.compile(r"^___ alloy \S+ statistics( \(full\))?, pid [1-9][0-9]* \(.+\) ___$")
 BREAKDOWN = ("in_use", "tcache", "central", "span_tails", "pageheap_free", "metadata", "total")
 
 
@@ -126,7 +126,7 @@ def check_full(d):
     text = read(os.path.join(d, "full.txt"))
     doc = json.loads(read(os.path.join(d, "report.json")))["alloy"]
     lines = text.rstrip("\n").split("\n")
-    if lines[0] != f"___ alloy {doc['version']} statistics (full) ___":
+    if lines[0] != f"___ alloy {doc['version']} statistics (full), pid {doc['pid']} ({doc['cmd']}) ___":
         fail(f"first line: {lines[0]!r}")
     # central's line names its sparse part when there is one, as the JSON has it
     m = re.search(r"^  central: .*%(?:  \((\S+) of it in spans <25% used\))?$", text, re.M)
