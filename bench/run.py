@@ -9,7 +9,8 @@ The workload programs (bench_*.c, malloc_test.c) call the ordinary malloc
 family; the allocator is chosen with LD_PRELOAD, and each program reports which
 library `malloc` resolved to, so a preload that did not take is caught.  A run
 that crashes, fails or exceeds --timeout is recorded as such and the sweep goes
-on.  Progress goes to stderr, and only when stderr is a terminal.
+on.  Progress goes to stderr: on a terminal, one status line rewritten in
+place; otherwise a plain line as each workload starts.
 
 usage: bench/run.py [--build-dir build] [--mode smoke|short|full]
                     [--allocators glibc,jemalloc,...] [--workloads sizes,...]
@@ -441,7 +442,8 @@ def parse_perf(path):
 
 
 class Progress:
-    """One status line on stderr, rewritten in place; silent unless a tty.
+    """One status line on stderr, rewritten in place on a tty; elsewhere (a pipe,
+    a log) a plain line as each workload starts, with no escape codes.
     The estimate of the time left uses each workload's own mean run time so far
     (workloads differ by orders of magnitude), else the mean of all runs."""
 
@@ -449,6 +451,7 @@ class Progress:
         self.remaining = dict(remaining)          # workload -> runs still to do
         self.total = sum(remaining.values())
         self.enabled, self.done = enabled, 0
+        self.workload = None                      # the last one a plain line named
         self.spent = {}                           # workload -> (seconds, runs)
         self.t0 = time.monotonic()
 
@@ -464,9 +467,15 @@ class Progress:
         return "%dm%02ds" % divmod(int(left), 60)
 
     def show(self, what):
-        if not self.enabled:
-            return
         el = int(time.monotonic() - self.t0)
+        if not self.enabled:
+            w = what.split(" ", 1)[0]
+            if w != self.workload:
+                self.workload = w
+                print("run.py: [%d/%d] %s  elapsed %dm%02ds  left ~%s" % (
+                    self.done + 1, self.total, w, el // 60, el % 60, self.eta()),
+                    file=sys.stderr, flush=True)
+            return
         sys.stderr.write("\r\033[K[%d/%d] %s  elapsed %dm%02ds  left ~%s" % (
             self.done + 1, self.total, what, el // 60, el % 60, self.eta()))
         sys.stderr.flush()

@@ -138,6 +138,7 @@ static void text(ay_emit_t *e, const char *s) {
 static void newline(ay_emit_t *e) {
     ay_fmt_str(&e->f, "\n");
     e->column = 0;
+    e->lines++;
 }
 
 static void indent(ay_emit_t *e, unsigned level) {

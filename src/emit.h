@@ -50,6 +50,7 @@ typedef struct ay_emit {
     bool first[AY_EMIT_DEPTH];   /* no member written yet at this depth */
     uint8_t kind[AY_EMIT_DEPTH]; /* what the container at this depth is */
     unsigned column;             /* text: characters on the current line */
+    unsigned lines;              /* text: lines written so far */
     const ay_emit_col_t *cols;   /* the table being written */
     unsigned ncols;
     char cell[AY_EMIT_COLS][AY_EMIT_CELL]; /* text: the row being built */

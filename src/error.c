@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* error.c - fatal errors and warnings (see error.h).
  *
- * Invariants: every message is one line, "alloy: ...\n", built in an
+ * Invariants: every message is one line, "alloy: ...\n" (control bytes in
+ * its text, which may come from ALLOY_CONF or a path, written as \xNN), built in an
  * ay_fmt_t on the stack (more than its 512 bytes go out in more than one
  * write); nothing here allocates, takes a lock or uses stdio, so it can run
  * inside malloc, before initialisation and in a fork child; ay_fatal and
@@ -14,9 +15,11 @@
 void ay_msg_begin(ay_fmt_t *f) {
     ay_fmt_init(f, NULL, NULL);
     ay_fmt_str(f, "alloy: ");
+    f->escape = true; /* the text may come from outside (ALLOY_CONF, a path) */
 }
 
 void ay_msg_end(ay_fmt_t *f) {
+    f->escape = false;
     ay_fmt_str(f, "\n");
     ay_fmt_flush(f);
 }

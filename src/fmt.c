@@ -20,6 +20,7 @@ void ay_fmt_init(ay_fmt_t *f, alloy_write_cb *cb, void *opaque) {
     f->len = 0;
     f->cb = cb;
     f->opaque = opaque;
+    f->escape = false;
 }
 
 void ay_fmt_flush(ay_fmt_t *f) {
@@ -32,7 +33,7 @@ void ay_fmt_flush(ay_fmt_t *f) {
     f->len = 0;
 }
 
-void ay_fmt_mem(ay_fmt_t *f, const char *s, size_t n) {
+static void put(ay_fmt_t *f, const char *s, size_t n) {
     while (n > 0) {
         if (f->len == sizeof f->buf)
             ay_fmt_flush(f);
@@ -44,6 +45,23 @@ void ay_fmt_mem(ay_fmt_t *f, const char *s, size_t n) {
         s += k;
         n -= k;
     }
+}
+
+void ay_fmt_mem(ay_fmt_t *f, const char *s, size_t n) {
+    if (!f->escape)
+        return put(f, s, n);
+    static const char hex[] = "0123456789abcdef";
+    size_t plain = 0; /* bytes of s before i that need no escape */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != 0x7f)
+            continue;
+        put(f, s + plain, i - plain);
+        char esc[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+        put(f, esc, 4);
+        plain = i + 1;
+    }
+    put(f, s + plain, n - plain);
 }
 
 void ay_fmt_str(ay_fmt_t *f, const char *s) { ay_fmt_mem(f, s, strlen(s)); }

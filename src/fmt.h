@@ -8,6 +8,7 @@
  * the caller must flush before the ay_fmt_t goes. */
 #ifndef ALLOY_FMT_H
 #define ALLOY_FMT_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,9 +19,13 @@ typedef struct ay_fmt {
     size_t len;
     alloy_write_cb *cb; /* NULL: write(2) to stderr */
     void *opaque;
+    bool escape; /* control bytes go out as \xNN (a message's text, error.h) */
 } ay_fmt_t;
 
 void ay_fmt_init(ay_fmt_t *f, alloy_write_cb *cb, void *opaque);
+/* n bytes of s; with f->escape, each control byte (below 0x20, and 0x7f)
+ * as the four characters \xNN, so that text from outside (ALLOY_CONF, a
+ * file name) cannot move a terminal's cursor or end a line. */
 void ay_fmt_mem(ay_fmt_t *f, const char *s, size_t n);
 void ay_fmt_str(ay_fmt_t *f, const char *s);
 void ay_fmt_u64(ay_fmt_t *f, uint64_t v);

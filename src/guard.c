@@ -57,9 +57,12 @@ static uintptr_t slot_page(unsigned i) {
     return ay_guard_lo + AY_PAGES_BYTES(2 * (uintptr_t)i + 1);
 }
 
+/* The countdown: the objects handed out before the next sample, from 0 to
+ * 2n - 2 (mean n - 1, so one in n on average); always 0 with n = 1, so
+ * every slow-path malloc of at most a page is sampled. */
 static void rearm(void) {
     uint64_t n = ay_conf.guard_sample;
-    AY_STORE(&ay_guard_countdown, (int64_t)(1 + ay_random() % (2 * n - 1))); /* mean n */
+    AY_STORE(&ay_guard_countdown, (int64_t)(ay_random() % (2 * n - 1)));
 }
 
 void ay_guard_charge(uint32_t objects) {
@@ -121,9 +124,10 @@ static void where_close(where_t *w) {
 /* "  <what> by thread <tid>:", then a line per frame: "    #i <address> in
  * <function> (<object>+<offset>)", the offset being what `addr2line -f -e
  * <object> <offset>` reads (for the call instruction: the return address
- * less one), the function the ELF symbol that covers it. */
+ * less one; for frame #0 of an access, `first_exact`, the faulting
+ * instruction itself), the function the ELF symbol that covers it. */
 static void line_trace(const char *what, uint32_t tid, const void *const *trace, unsigned n,
-                       where_t *w) {
+                       bool first_exact, where_t *w) {
     ay_fmt_t f;
     ay_msg_begin(&f);
     ay_fmt_str(&f, "  ");
@@ -134,7 +138,7 @@ static void line_trace(const char *what, uint32_t tid, const void *const *trace,
     ay_msg_end(&f);
     uintptr_t pcs[TRACE_FRAMES];
     for (unsigned i = 0; i < n; i++)
-        pcs[i] = (uintptr_t)trace[i] - 1;
+        pcs[i] = (uintptr_t)trace[i] - (i == 0 && first_exact ? 0 : 1);
     if (w)
         ay_symbolize(w->maps, w->maps_len, pcs, n, w->syms, false);
     for (unsigned i = 0; i < n; i++) {
@@ -159,9 +163,17 @@ static void line_trace(const char *what, uint32_t tid, const void *const *trace,
     }
 }
 
+/* The stack of a faulting access: frame #0 the instruction, then its callers. */
+typedef struct access {
+    uint32_t tid;
+    unsigned frames;
+    const void *trace[TRACE_FRAMES];
+} access_t;
+
 /* "alloy: guarded block: <what> at <addr> (<n> bytes <where> the block
- * <user> of <size> bytes)", then where it was allocated and freed. */
-static void report(const char *what, uintptr_t addr, const slot_t *s) {
+ * <user> of <size> bytes)", then the stack of the access (`a`, for a
+ * fault), and where the block was allocated and freed. */
+static void report(const char *what, uintptr_t addr, const slot_t *s, const access_t *a) {
     ay_fmt_t f;
     ay_msg_begin(&f);
     ay_fmt_str(&f, "guarded block: ");
@@ -188,12 +200,16 @@ static void report(const char *what, uintptr_t addr, const slot_t *s) {
         ay_fmt_str(&f, " bytes)");
     }
     ay_msg_end(&f);
-    if (!s || s->state == SLOT_UNUSED)
+    bool block = s && s->state != SLOT_UNUSED;
+    if (!block && !(a && a->frames))
         return;
     where_t *w = where_open();
-    line_trace("allocated", s->alloc_tid, s->alloc_trace, s->alloc_frames, w);
-    if (s->state == SLOT_FREED)
-        line_trace("freed", s->free_tid, s->free_trace, s->free_frames, w);
+    if (a && a->frames)
+        line_trace("accessed", a->tid, a->trace, a->frames, true, w);
+    if (block)
+        line_trace("allocated", s->alloc_tid, s->alloc_trace, s->alloc_frames, false, w);
+    if (block && s->state == SLOT_FREED)
+        line_trace("freed", s->free_tid, s->free_trace, s->free_frames, false, w);
     where_close(w);
 }
 
@@ -236,7 +252,16 @@ static void on_segv(int sig, siginfo_t *info, void *ctx) {
         ay_fmt_str(&f, "SIGSEGV: an access to a guarded page");
 #endif
         ay_msg_end(&f);
-        report(what, addr, s);
+        access_t a = {ay_os_tid(), 0, {0}};
+#if defined(__x86_64__)
+        const greg_t *r = ((ucontext_t *)ctx)->uc_mcontext.gregs;
+        uintptr_t pcs[TRACE_FRAMES];
+        a.frames = ay_unwind_from(pcs, TRACE_FRAMES, (uintptr_t)r[REG_RIP], (uintptr_t)r[REG_RSP],
+                                  (uintptr_t)r[REG_RBP]);
+        for (unsigned i = 0; i < a.frames; i++)
+            a.trace[i] = (const void *)pcs[i];
+#endif
+        report(what, addr, s, &a);
         sigaction(SIGSEGV, &previous, NULL); /* the access faults again, as it would have */
         return;
     }
@@ -271,6 +296,8 @@ AY_STARTUP_TEXT void ay_guard_init(void) {
     slots = s;
     fifo = q;
     nslots = n;
+    if (ay_conf.guard_sample == 1)
+        ay_conf.tcache = false; /* every malloc through the slow path, which samples it */
     int is_main = 0;
     if (ay_unwind_object_range((uintptr_t)&ay_guard_alloc, &self_lo, &self_hi, &is_main) != 0 ||
         is_main)
@@ -334,7 +361,7 @@ static slot_t *live_slot(const void *p, const char *fn) {
                                                      : NULL;
     if (AY_LIKELY(!what))
         return s;
-    report(what, (uintptr_t)p, s);
+    report(what, (uintptr_t)p, s, NULL);
     ay_fatal_in(fn, what, p);
 }
 

@@ -4,7 +4,8 @@
  * default, in every flavour.
  *
  * With guard_sample:N, about one allocation in N of at most a page gets a
- * page of its own, with an inaccessible page on each side, in a region
+ * page of its own (with N = 1, every one, from the first, while a slot is
+ * free: the thread caches are then off, as with the debugging fills), with an inaccessible page on each side, in a region
  * reserved at start-up (guard_slots pages, each between two guards).  The
  * block sits at the end of its page (16- or 8-aligned as malloc promises),
  * so an overflow runs into the guard after it at once.  When the block is
@@ -30,7 +31,9 @@
  * object a thread cache takes from a central cache, so N counts fresh
  * allocations; a block that a thread recycles through its own cache is
  * not counted.  When the countdown runs out, that slow-path malloc (of at
- * most a page) is the sampled one.  When off, the cost is one test on
+ * most a page) is the sampled one.  A fault's report also gives the stack
+ * of the access: the faulting instruction and its callers, walked from the
+ * registers the signal's context holds (ay_unwind_from).  When off, the cost is one test on
  * malloc's slow path and one compare on free's.
  *
  * Lock: one, a leaf, taken for slot bookkeeping only (mprotect runs

@@ -53,6 +53,29 @@ const char *ay_outfile_reason(int err) {
     }
 }
 
+/* ENOENT from open(O_CREAT) means a missing directory, or a directory
+ * that takes no new files: /proc, /sys and the kernel's other file systems
+ * (their files are the kernel's).  Which one, for `path`'s directory. */
+static const char *reason_at(const char *path, int err) {
+    if (err != ENOENT)
+        return ay_outfile_reason(err);
+    char dir[1024];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (!slash || n >= sizeof dir)
+        return ay_outfile_reason(err);
+    memcpy(dir, path, n);
+    dir[n ? n : 1] = 0;
+    if (!n)
+        dir[0] = '/';
+    int fd = ay_os_open(dir, O_RDONLY | O_DIRECTORY, 0);
+    if (fd < 0)
+        return ay_outfile_reason(err);
+    ay_os_close(fd);
+    return "the directory exists but no file can be created in it: a kernel file system, "
+           "as /proc and /sys are";
+}
+
 void ay_outfile_warn(const char *who, const char *before, const char *file, const char *after,
                      int err, const char *then) {
     ay_fmt_t f;
@@ -63,7 +86,7 @@ void ay_outfile_warn(const char *who, const char *before, const char *file, cons
     ay_fmt_str(&f, file);
     ay_fmt_str(&f, after);
     if (err) {
-        const char *why = ay_outfile_reason(err);
+        const char *why = reason_at(file, err);
         ay_fmt_str(&f, " (");
         ay_fmt_str(&f, why);
         if (!strcmp(why, "error")) {

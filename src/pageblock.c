@@ -54,11 +54,19 @@ static unsigned release_free_blocks(ay_pageheap_t *ph, uintptr_t min_pages) {
 }
 
 /* Without the lock: map a new block of at least npages pages (a multiple of
- * 256), and put it on the free lists.  When the OS refuses, the wholly free
- * blocks are given back and the map is tried once more.  false when out of
- * memory. */
+ * 256, or of 16 for a request between half a block and a block), and put it
+ * on the free lists.  When the OS refuses, the wholly free blocks are given
+ * back and the map is tried once more.  false when out of memory. */
 bool ay_pageblock_grow(ay_pageheap_t *ph, uintptr_t npages) {
     uintptr_t pages = (npages + AY_BLOCK_PAGES - 1) / AY_BLOCK_PAGES * AY_BLOCK_PAGES;
+    /* a request of more than half a block and at most a block gets a block
+     * of about its size: in a block of 256 pages, what it leaves, less than
+     * it, serves only smaller requests, and its address space goes unused
+     * while they do not come (a block of 600,000 bytes took 1 MiB of it).
+     * Above a block, the rest of the last 1 MiB serves the next request,
+     * freed blocks serve larger ones, and huge pages cover whole 2 MiB. */
+    if (npages > AY_BLOCK_PAGES / 2 && npages < AY_BLOCK_PAGES)
+        pages = (npages + AY_OWN_BLOCK_STEP - 1) / AY_OWN_BLOCK_STEP * AY_OWN_BLOCK_STEP;
     /* a block for a request of 2 MiB or more is used whole: 2 MiB aligned,
      * with transparent huge pages, it faults in 2 MiB at a time */
     bool own = pages >= AY_HUGE_PAGES;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* pageblock.h - the page heap's blocks: memory taken from the OS and given
- * back.  A block is 256 pages (1 MiB), or, for a request of more pages, that
- * request rounded up to a multiple of 256 pages; its record (DEAD, on ph's
+ * back.  A block is 256 pages (1 MiB); for a request of more pages, that
+ * request rounded up to a multiple of 256 pages; for a request of more than
+ * half a block and less than a block, that request rounded up to a multiple
+ * of 16 pages (64 KiB), so that it costs about its size in address space; its record (DEAD, on ph's
  * `blocks` list) holds its range, and every span carved from it points to
  * that record (s->block).  A block is mapped, placed on the heap's NUMA node
  * and given its pagemap leaves and span records before the lock is taken,
@@ -29,7 +31,8 @@
 
 #include "pagelist.h"
 
-#define AY_HUGE_PAGES 512 /* 2 MiB: blocks this large get transparent huge pages */
+#define AY_HUGE_PAGES 512    /* 2 MiB: blocks this large get transparent huge pages */
+#define AY_OWN_BLOCK_STEP 16 /* pages: a block of its own is a multiple of this */
 
 /* Without the lock: map a new block of at least npages pages and put it on
  * ph's free lists, clean.  false when out of memory. */

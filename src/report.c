@@ -212,15 +212,32 @@ static const ay_emit_col_t waste_cols[] = {
 #define NWASTE_COLS (sizeof waste_cols / sizeof waste_cols[0])
 
 #define TOP_WASTE 5
+#define SUMMARY_LINES 30 /* the summary's lines at most, whatever its figures' widths */
 
 /* ---- the report ---- */
+
+/* A count of halves as the setting is written: 4 -> "2", 5 -> "2.5". */
+static void fmt_halves(char out[24], uint64_t halves) {
+    sbuf_t b = {out, 0, 24};
+    out[0] = 0;
+    sb_u64(&b, halves / 2);
+    if (halves % 2)
+        sb_str(&b, ".5");
+}
 
 static void emit_opt(ay_emit_t *e, const ay_report_opt_t *o) {
     ay_emit_begin_inline(e, "opt");
     ay_emit_str(e, "batch_policy", o->batch_policy);
     ay_emit_bytes(e, "batch_budget", o->batch_budget);
     ay_emit_u64(e, "batch_cap", o->batch_cap);
+    /* text: the setting as ALLOY_CONF writes it (2.5); JSON: its halves (5) */
+    char k[24];
+    fmt_halves(k, o->return_threshold_halves);
+    ay_emit_only(e, AY_EMIT_TEXT);
+    ay_emit_str(e, "return_threshold", k);
+    ay_emit_only(e, AY_EMIT_JSON);
     ay_emit_u64(e, "return_threshold_halves", o->return_threshold_halves);
+    ay_emit_only(e, AY_EMIT_BOTH);
     ay_emit_bool(e, "tcache", o->tcache);
     ay_emit_bytes(e, "tcache_max_bytes", o->tcache_max_bytes);
     ay_emit_i64(e, "decay_ms", o->decay_ms);
@@ -315,7 +332,8 @@ static void emit_class_row(ay_emit_t *e, unsigned cls, const alloy_class_stats_t
     ay_emit_end(e);
 }
 
-static void emit_top_waste(ay_emit_t *e, const ay_report_src_t *src) {
+/* The classes that waste the most, at most `rows` of them (1 to TOP_WASTE). */
+static void emit_top_waste(ay_emit_t *e, const ay_report_src_t *src, unsigned rows) {
     unsigned top[TOP_WASTE], n = 0;
     uint64_t topw[TOP_WASTE];
     alloy_class_stats_t c;
@@ -339,6 +357,8 @@ static void emit_top_waste(ay_emit_t *e, const ay_report_src_t *src) {
             topw[at] = w;
         }
     }
+    if (n > rows)
+        n = rows;
     char caption[96];
     sbuf_t b = {caption, 0, sizeof caption};
     caption[0] = 0;
@@ -444,16 +464,31 @@ static void emit_classes(ay_emit_t *e, const ay_report_src_t *src) {
 
 void ay_report_print(ay_emit_t *e, const ay_report_src_t *src, unsigned flags) {
     bool full = e->json || (flags & AY_REPORT_FULL);
-    char title[80];
+    /* "___ alloy V statistics[ (full)], pid P (CMD) ___": the process, for
+     * the reports of a tree of processes (alloy run --follow-children) */
+    char title[160];
     sbuf_t b = {title, 0, sizeof title};
     title[0] = 0;
     sb_str(&b, "___ alloy ");
     sb_str(&b, src->version);
-    sb_str(&b, full ? " statistics (full) ___" : " statistics ___");
+    sb_str(&b, full ? " statistics (full)" : " statistics");
+    if (src->pid) {
+        sb_str(&b, ", pid ");
+        sb_u64(&b, src->pid);
+        sb_str(&b, " (");
+        for (const char *c = src->cmd; *c && b.len + 1 < b.cap; c++) /* control bytes as ? */
+            sb_str(&b, (unsigned char)*c < 0x20 || *c == 0x7f ? "?" : (char[2]){*c, 0});
+        sb_str(&b, ")");
+    }
+    sb_str(&b, " ___");
     ay_emit_line(e, title);
     ay_emit_only(e, AY_EMIT_JSON);
     ay_emit_begin(e, "alloy");
     ay_emit_str(e, "version", src->version);
+    if (src->pid) {
+        ay_emit_u64(e, "pid", src->pid);
+        ay_emit_str(e, "cmd", src->cmd);
+    }
     ay_emit_u64(e, "nclasses", src->nclasses);
     ay_emit_only(e, AY_EMIT_BOTH);
     emit_opt(e, &src->opt);
@@ -465,8 +500,15 @@ void ay_report_print(ay_emit_t *e, const ay_report_src_t *src, unsigned flags) {
     ay_emit_end(e);
     emit_breakdown(e, &src->totals);
     emit_counters(e, &src->totals);
-    if (!e->json)
-        emit_top_waste(e, src);
+    if (!e->json) {
+        /* the summary keeps to SUMMARY_LINES: the waste table (a caption, a
+         * header, its rows) and the last line get what the lines above it,
+         * whose count depends on the widths of the counters, leave */
+        unsigned used = e->lines + 3, rows = TOP_WASTE;
+        if (!full)
+            rows = used + 1 >= SUMMARY_LINES ? 1 : SUMMARY_LINES - used;
+        emit_top_waste(e, src, rows < TOP_WASTE ? rows : TOP_WASTE);
+    }
     if (full && !(flags & AY_REPORT_NO_HEAPS)) {
         unsigned nodes[MAX_NODES];
         emit_nodes(e, src, nodes, emit_heaps(e, src, nodes));
@@ -574,7 +616,7 @@ static unsigned diff_opt(ay_emit_t *e, const ay_report_opt_t *a, const ay_report
     } num[] = {
         {"batch_budget", a->batch_budget, b->batch_budget, true},
         {"batch_cap", a->batch_cap, b->batch_cap, false},
-        {"return_threshold_halves", a->return_threshold_halves, b->return_threshold_halves, false},
+        {"return_threshold", a->return_threshold_halves, b->return_threshold_halves, false},
         {"tcache", a->tcache, b->tcache, false},
         {"tcache_max_bytes", a->tcache_max_bytes, b->tcache_max_bytes, true},
         {"decay_ms", (uint64_t)a->decay_ms, (uint64_t)b->decay_ms, false},
@@ -605,11 +647,14 @@ static unsigned diff_opt(ay_emit_t *e, const ay_report_opt_t *a, const ay_report
         bool is_bool = !strcmp(num[i].key, "tcache") || !strcmp(num[i].key, "background_thread") ||
                        !strcmp(num[i].key, "numa");
         bool is_ms = !strcmp(num[i].key, "decay_ms");
+        bool is_halves = !strcmp(num[i].key, "return_threshold");
         for (int side = 0; side < 2; side++) {
             uint64_t v = side ? num[i].y : num[i].x;
             char *out = side ? y : x;
             if (is_bool)
                 strcpy(out, v ? "true" : "false");
+            else if (is_halves)
+                fmt_halves(out, v);
             else if (is_ms && (int64_t)v < 0)
                 strcpy(out, "-1");
             else if (num[i].bytes)

@@ -48,6 +48,8 @@ typedef struct ay_report_opt {
 typedef struct ay_report_src ay_report_src_t;
 struct ay_report_src {
     char version[32];
+    unsigned pid; /* the process reported on, and its name (/proc/PID/comm); */
+    char cmd[64]; /* 0 and "" for a saved report that has none */
     unsigned nclasses;
     ay_report_opt_t opt;
     alloy_stats_t totals;

@@ -335,6 +335,11 @@ ALLOY_API void alloy_stats_print(alloy_write_cb *cb, void *opaque, const char *o
     ay_ensure_init();
     memset(&src, 0, sizeof src);
     memcpy(src.version, ALLOY_VERSION_STRING, sizeof ALLOY_VERSION_STRING);
+    src.pid = ay_os_pid();
+    long len = ay_os_read_file("/proc/self/comm", src.cmd, sizeof src.cmd);
+    while (len > 0 && src.cmd[len - 1] == '\n')
+        len--;
+    src.cmd[len > 0 ? len : 0] = 0;
     src.nclasses = AY_NUM_CLASSES;
     const char *policy = ay_policy_name(ay_conf.batch.policy);
     size_t n = strlen(policy);

@@ -516,19 +516,19 @@ static rule_t rule_for(uintptr_t pc) {
     return r;
 }
 
-/* 1: done (pcs[0..*n) filled); 0: a frame needs libgcc. */
-__attribute__((noinline)) static int walk_cached(uintptr_t *pcs, unsigned max, uintptr_t skip_lo,
-                                                 uintptr_t skip_hi, unsigned *n) {
-    uintptr_t pc, sp, bp;
-    __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
-                     : "=r"(pc), "=r"(sp), "=r"(bp));
+/* The walk from a frame's registers: exec, the instruction the frame is
+ * executing, and its rsp and rbp.  The first `drop` return addresses are
+ * not stored.  1: done (pcs[0..*n) filled); 0: a frame needs libgcc. */
+static int walk_regs(uintptr_t exec, uintptr_t sp, uintptr_t bp, unsigned drop, uintptr_t *pcs,
+                     unsigned max, uintptr_t skip_lo, uintptr_t skip_hi, unsigned *n) {
     int skipping = 1;
-    unsigned k = 0;
-    uintptr_t exec = pc; /* the instruction the frame is executing */
+    unsigned k = *n;
     for (unsigned depth = 0; depth < 1024 && k < max; depth++) {
         rule_t r = rule_for(exec);
-        if (r.flags & RULE_COMPLEX)
+        if (r.flags & RULE_COMPLEX) {
+            *n = k;
             return 0;
+        }
         if (r.flags & (RULE_NOFDE | RULE_END))
             break;
         uintptr_t cfa = ((r.flags & RULE_CFA_RBP) ? bp : sp) + (uintptr_t)(intptr_t)r.cfa_off;
@@ -541,8 +541,8 @@ __attribute__((noinline)) static int walk_cached(uintptr_t *pcs, unsigned max, u
         if (ra == 0)
             break;
         exec = ra - 1;
-        if (depth == 0)
-            continue; /* walk_cached's own return address, into ay_unwind */
+        if (depth < drop)
+            continue;
         if (skipping && ra - skip_lo >= skip_hi - skip_lo)
             skipping = 0;
         if (!skipping)
@@ -550,6 +550,26 @@ __attribute__((noinline)) static int walk_cached(uintptr_t *pcs, unsigned max, u
     }
     *n = k;
     return 1;
+}
+
+/* 1: done (pcs[0..*n) filled); 0: a frame needs libgcc. */
+__attribute__((noinline)) static int walk_cached(uintptr_t *pcs, unsigned max, uintptr_t skip_lo,
+                                                 uintptr_t skip_hi, unsigned *n) {
+    uintptr_t pc, sp, bp;
+    __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+                     : "=r"(pc), "=r"(sp), "=r"(bp));
+    *n = 0;
+    /* the first return address is walk_cached's own, into ay_unwind */
+    return walk_regs(pc, sp, bp, 1, pcs, max, skip_lo, skip_hi, n);
+}
+
+unsigned ay_unwind_from(uintptr_t *pcs, unsigned max, uintptr_t pc, uintptr_t sp, uintptr_t bp) {
+    if (max == 0)
+        return 0;
+    pcs[0] = pc;
+    unsigned n = 1;
+    walk_regs(pc, sp, bp, 0, pcs, max, 0, 0, &n); /* a frame it cannot describe ends the stack */
+    return n;
 }
 
 __attribute__((noinline)) unsigned ay_unwind(uintptr_t *pcs, unsigned max, uintptr_t skip_lo,

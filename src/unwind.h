@@ -44,6 +44,15 @@ unsigned ay_unwind(uintptr_t *pcs, unsigned max, uintptr_t skip_lo, uintptr_t sk
  * tests compare the two). */
 unsigned ay_unwind_libgcc(uintptr_t *pcs, unsigned max, uintptr_t skip_lo, uintptr_t skip_hi);
 
+/* The stack of an interrupted frame, as a signal handler finds it in its
+ * ucontext: pcs[0] = pc, the instruction that was executing (not a return
+ * address), then the return addresses of its callers, walked from its rsp
+ * and rbp by the same rules (a frame they cannot describe, or a frame
+ * without unwind information, ends the stack).  Returns how many were
+ * stored (at least 1 when max > 0).  Reads only the stack it walks and the
+ * objects' unwind tables: no lock, no malloc. */
+unsigned ay_unwind_from(uintptr_t *pcs, unsigned max, uintptr_t pc, uintptr_t sp, uintptr_t bp);
+
 /* The address range of the object (executable or shared library) that
  * contains `addr`: its lowest and highest loaded addresses.  Returns 0, or
  * -1 when no object contains it; *is_main tells whether it is the main

@@ -8,7 +8,7 @@
  *       a saved JSON report as tables, or the change between two (alloy_stats.c)
  *   alloy prof [--top N] [--folded] [--alloc] [--objects] FILE.heap
  *       a heap profile, symbolised (alloy_prof.c)
- *   alloy plot [-o OUT] FILE [FILE2]   a timeline's chart and summary (alloy_plot.c)
+ *   alloy plot [--force] [-o OUT] FILE [FILE2]   a timeline's chart and summary (alloy_plot.c)
  *   alloy top [--once|--json] PID      a process's live statistics (alloy_top.c)
  *   alloy bench ARGS...     the benchmark suite (bench/run.py), build tree only
  *   alloy sim ARGS...       the alloy-sim simulator
@@ -103,10 +103,11 @@ static const char usage_text[] =
     "      A heap profile, symbolised: the top N functions by live bytes, or\n"
     "      folded stacks for flame graphs.\n"
     "\n"
-    "  alloy plot [-o OUT.svg|OUT.png] FILE [FILE2]\n"
+    "  alloy plot [--force] [-o OUT.svg|OUT.png] FILE [FILE2]\n"
     "      A timeline (alloy run --timeline) as a stacked area chart of resident\n"
     "      memory, with a summary of the phases where RSS grew fastest; given two,\n"
-    "      both overlaid.  Needs python3-matplotlib.\n"
+    "      both overlaid.  OUT defaults to FILE's name with .svg; a chart that\n"
+    "      exists is replaced only with --force.  Needs python3-matplotlib.\n"
     "\n"
     "  alloy top [--once|--json] PID\n"
     "      The live statistics of a process run with --live (stats_shm:true),\n"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* alloy_plot.c - `alloy plot`: a timeline's chart and its summary.
  *
- *   alloy plot [-o OUT.svg|OUT.png] FILE [FILE2]
+ *   alloy plot [--force] [-o OUT.svg|OUT.png] FILE [FILE2]
  *
  * FILE is a timeline (alloy run --timeline FILE, or timeline_file).  The
  * chart is drawn by matplotlib, through /usr/bin/python3 (Debian's
@@ -9,9 +9,12 @@
  * then runs tools/alloy_plot.py, which is compiled in (alloy_plot_py.h), as
  * `python3 -c SCRIPT OUT FILE [FILE2]`.  The script prints the summary, the
  * phases where RSS grew fastest, on stdout.  OUT defaults to FILE with its
- * extension replaced by .svg.
+ * extension replaced by .svg.  A chart that exists is not replaced unless
+ * --force says so (one line, status 2), as the library never overwrites a
+ * file.
  *
- * Exit status: 0; 2 for bad usage or a file that is not a timeline; 1 when
+ * Exit status: 0; 2 for bad usage, a file that is not a timeline, or a chart
+ * that exists (without --force); 1 when
  * Python 3 or matplotlib is missing (the message names the package).
  * ALLOY_PLOT_PYTHON names another interpreter (for the tests).
  */
@@ -71,6 +74,7 @@ static char *default_out(const char *file) {
 int cmd_plot(int argc, char **argv) {
     const char *out = NULL, *files[2];
     int nfiles = 0;
+    bool force = false;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
@@ -79,6 +83,8 @@ int cmd_plot(int argc, char **argv) {
             out = argv[++i];
         } else if (!strncmp(a, "--output=", 9)) {
             out = a + 9;
+        } else if (!strcmp(a, "--force") || !strcmp(a, "-f")) {
+            force = true;
         } else if (a[0] == '-' && a[1]) {
             usage_error("unknown option '%s'", a);
         } else if (nfiles == 2) {
@@ -88,13 +94,17 @@ int cmd_plot(int argc, char **argv) {
         }
     }
     if (!nfiles)
-        usage_error("which timeline? alloy plot [-o OUT.svg|OUT.png] FILE [FILE2]");
+        usage_error("which timeline? alloy plot [--force] [-o OUT.svg|OUT.png] FILE [FILE2]");
     if (out && !has_ext(out, ".svg") && !has_ext(out, ".png"))
         usage_error("-o %s: the chart is an .svg or a .png file", out);
     for (int i = 0; i < nfiles; i++)
         check_timeline(files[i]);
     if (!out)
         out = default_out(files[0]);
+    if (!force && access(out, F_OK) == 0)
+        die(EXIT_USAGE,
+            "%s exists: not replaced (name another chart with -o, or replace it with --force)",
+            out);
 
     const char *python = getenv("ALLOY_PLOT_PYTHON");
     if (!python || !*python)

@@ -158,19 +158,31 @@ def explain(tl, a, b):
     text = "alloy's resident grew %s" % mib(grew)
     if large_d > best_d:
         share = 100.0 * large_d / grew
-        text += ": %.0f%% of it in large blocks (above 256 KiB), in use" % min(100.0, share)
+        text += ": %s in large blocks (above 256 KiB), in use" % portion(large_d, grew)
     elif best is not None:
         share = 100.0 * best_d / grew
         where = "in use" if best_use >= best_d / 2 else "cached (free in thread or central caches)"
-        text += ": %.0f%% of it in size class %d (class %d), %s" % (min(100.0, share), best[1],
-                                                                   best[0], where)
+        text += ": %s in size class %d (class %d), %s" % (portion(best_d, grew), best[1],
+                                                         best[0], where)
     else:
         share = 0.0
     if share < 50:
-        parts = sorted(((rb[k] - ra[k], label) for k, label, _ in PARTS), reverse=True)
-        text += "; by part: " + ", ".join("%.0f%% %s" % (100.0 * d / grew, label)
-                                          for d, label in parts[:2] if d > 0)
+        # the parts that changed most, in MiB: one part can grow by more than
+        # the total when another shrinks (blocks taken from the caches)
+        parts = sorted(((rb[k] - ra[k], label) for k, label, _ in PARTS),
+                       key=lambda p: abs(p[0]), reverse=True)
+        text += "; by part: " + ", ".join("%s %s%s" % (label, "+" if d > 0 else "-",
+                                                       mib(abs(d)))
+                                          for d, label in parts[:2] if d != 0)
     return text
+
+
+def portion(d, grew):
+    """d bytes of a growth of grew, as a share of it; in MiB when d is more
+    than grew (other parts shrank meanwhile)."""
+    if d <= grew:
+        return "%.0f%% of it" % (100.0 * d / grew)
+    return "%s (more than that: other parts shrank)" % mib(d)
 
 
 def summary(tl, phases):

@@ -520,6 +520,15 @@ static void load_header(const jnode_t *a, ay_report_src_t *src) {
     if (strlen(version) >= sizeof src->version)
         fail("not an alloy statistics report: alloy.version is too long");
     strcpy(src->version, version);
+    /* the process, added later: a report from before has none */
+    if (member(a, "pid")) {
+        uint64_t pid = need_u64(a, "alloy", "pid");
+        const char *cmd = need(a, "alloy", "cmd", J_STR)->str;
+        if (pid == 0 || pid > INT32_MAX || strlen(cmd) >= sizeof src->cmd)
+            fail("not an alloy statistics report: alloy.pid or alloy.cmd is out of range");
+        src->pid = (unsigned)pid;
+        strcpy(src->cmd, cmd);
+    }
     uint64_t nclasses = need_u64(a, "alloy", "nclasses");
     if (nclasses == 0 || nclasses > 4096)
         fail("not an alloy statistics report: alloy.nclasses is %llu",

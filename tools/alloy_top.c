@@ -2,6 +2,8 @@
 /* alloy_top.c - `alloy top`: the live statistics of a running process.
  *
  *   alloy top PID          a screen refreshed every second, as top's; q quits
+ *                          (into a pipe or a file: one plain screen after
+ *                          another, without escape codes, until killed)
  *   alloy top --once PID   one screen, for scripts
  *   alloy top --json PID   the snapshot as one JSON object
  *
@@ -463,7 +465,9 @@ static bool quit_key(unsigned ms) {
 }
 
 static int top_loop(top_seg_t *t, bool utf8) {
-    term_raw();
+    bool tty = isatty(1); /* else plain screens, one after another */
+    if (tty)
+        term_raw();
     for (;;) {
         if (!seg_refresh(t)) {
             term_restore();
@@ -479,8 +483,17 @@ static int top_loop(top_seg_t *t, bool utf8) {
         if (!sc.o)
             fail("out of memory");
         render(&sc, t, &s);
-        fputs("\nq quits\n", sc.o);
+        if (tty)
+            fputs("\nq quits\n", sc.o);
         fclose(sc.o);
+        if (!tty) {
+            fputs(text, stdout);
+            fputs("\n", stdout);
+            fflush(stdout);
+            free(text);
+            sleep_ms(1000);
+            continue;
+        }
         fputs("\033[H", stdout);
         for (char *line = text, *nl; *line; line = nl + 1) {
             nl = strchr(line, '\n');

@@ -35,5 +35,7 @@ echo "headline.sh: building liballoy.so, the alloy command and the workload prog
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target alloy alloy_cmd bench_programs >/dev/null
 [ -z "$peers" ] || wait "$peers" || true
+echo "headline.sh: benchmarking, 3 interleaved runs of each workload under each allocator" \
+     "(a minute or two on 2 cores; run.py shows its progress on stderr)" >&2
 exec /usr/bin/python3 bench/run.py --build-dir build --mode short --reps 3 \
     --allocators glibc,jemalloc,tcmalloc,mimalloc,mimalloc3,snmalloc,rpmalloc,alloy "$@"

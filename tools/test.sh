@@ -8,12 +8,22 @@
 # thread caches instead of per-CPU caches) and the sanitizer flavours.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/install-deps.sh
-tools/build.sh -DALLOY_WERROR=ON
-ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
+# Each step's time goes to stderr at the end ("test.sh: ... took M:SS").
+took=()
+step() { # step NAME COMMAND...: run it, note its time
+  local name=$1 t0=$SECONDS
+  shift
+  "$@"
+  took+=("$name $(((SECONDS - t0) / 60)):$(printf %02d $(((SECONDS - t0) % 60)))")
+}
+step deps tools/install-deps.sh
+step build tools/build.sh -DALLOY_WERROR=ON
+step ctest ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
 if [ $# -eq 0 ]; then
   # once more with thread caches, the per-CPU caches' fallback (the C
   # library's rseq switch turns the per-CPU mode off: src/rseq.h)
-  GLIBC_TUNABLES=glibc.pthread.rseq=0 ctest --test-dir build --output-on-failure -j"$(nproc)"
-  tools/sanitize.sh
+  step ctest-thread-caches env GLIBC_TUNABLES=glibc.pthread.rseq=0 \
+    ctest --test-dir build --output-on-failure -j"$(nproc)"
+  step sanitizers tools/sanitize.sh
 fi
+echo "test.sh: took ${took[*]/%/,} in all $((SECONDS / 60)):$(printf %02d $((SECONDS % 60)))" >&2

@@ -48,9 +48,9 @@ static volatile char *hide(char *p) {
     return hidden;
 }
 
-/* A guarded block of `size` bytes: with guard_sample:1 every slow-path
- * malloc is sampled once a refill has charged the countdown, so a few
- * sizes of fresh classes are enough. */
+/* A guarded block of `size` bytes: with guard_sample:1 every malloc of at
+ * most a page is sampled while a slot is free (the loop is for the rate
+ * and grow modes' larger N). */
 __attribute__((noinline)) static char *guarded(size_t size) {
     for (int i = 0; i < 64; i++) {
         char *p = malloc(size);

@@ -59,7 +59,7 @@ bad_usage() {
 }
 
 # has_report TEXT : TEXT holds alloy's exit-time statistics report: its header
-# line (`___ alloy VERSION statistics ___`) and a byte count
+# line (`___ alloy VERSION statistics, pid PID (CMD) ___`) and a byte count
 has_report() {
     printf '%s\n' "$1" | grep -Eq '^___ alloy [^ ]+ statistics' &&
         printf '%s\n' "$1" | grep -Eq '^  allocated: +[0-9]'
@@ -119,6 +119,21 @@ check_run_children() {
     [ "$(reports "$err")" = 1 ] || fail "run --stats: $(reports "$err") reports, want 1 (the script's): $err"
     expect_rc 0 "run --stats --follow-children" env -u ALLOY_CONF "$alloy" run --stats --follow-children -- "$prog"
     [ "$(reports "$err")" = 3 ] || fail "--follow-children: $(reports "$err") reports, want 3: $err"
+    # each report names its process: the script, then its two echo children
+    local heads
+    heads=$(printf '%s\n' "$err" | grep -E '^___ alloy [^ ]+ statistics' |
+        sed -nE 's/^___ alloy [^ ]+ statistics, pid ([0-9]+) \((.*)\) ___$/\2 \1/p')
+    [ "$(cut -d' ' -f1 <<<"$heads" | sort | tr '\n' ' ')" = "echo echo two-children.sh " ] &&
+        [ "$(cut -d' ' -f2 <<<"$heads" | sort -u | wc -l)" = 3 ] ||
+        fail "--follow-children: the reports do not each name their pid and command: '$heads'"
+    expect_rc 0 "run --stats=json --stats-file j.%p.json --follow-children" \
+        env -u ALLOY_CONF "$alloy" run --stats=json --stats-file "$d/j.%p.json" --follow-children -- "$prog"
+    for f in "$d"/j.*.json; do
+        python3 -c 'import json, sys; a = json.load(open(sys.argv[1]))["alloy"]
+sys.exit(not (str(a["pid"]) == sys.argv[2] and a["cmd"] in ("echo", "two-children.sh")))' \
+            "$f" "$(basename "$f" .json | cut -d. -f2)" ||
+            fail "--follow-children --stats=json: $f does not name its pid and command"
+    done
     expect_rc 0 "run --stats=json --stats-file" env -u ALLOY_CONF "$alloy" run --stats=json --stats-file "$d/r.json" -- "$prog"
     [ "$out" = one ] && [ "$err" = two ] || fail "--stats-file: the program's output is '$out' / '$err'"
     "$alloy" stats --summary "$d/r.json" >/dev/null || fail "--stats-file: alloy stats cannot read $d/r.json"

@@ -352,9 +352,32 @@ def check_png(path):
     return w, h
 
 
+def parts_timeline(path):
+    """A timeline in which RSS grows by 16 MiB while alloy's resident grows by
+    1 MiB: the program takes 8 MiB of blocks from the thread caches, so in
+    use grows by 8 MiB and the thread caches shrink by 7."""
+    M = 1 << 20
+    head = {"alloy_timeline": 1, "version": "0", "pid": 1, "cmd": "parts", "interval_ms": 100,
+            "start_unix_ms": 0, "nclasses": 208, "prof": 0}
+    rec = {"rss": 10 * M, "resident": 10 * M, "in_use": 1 * M, "tcache": 8 * M, "central": 0,
+           "span_tails": 0, "pageheap_free": 0, "metadata": 1 * M, "allocated": 1 * M,
+           "active": 9 * M, "mapped": 12 * M, "large": 0, "peak_active": 9 * M}
+    with open(path, "w") as f:
+        f.write(json.dumps(head) + "\n")
+        for i in range(11):
+            r = dict(rec, t=0.1 * i, seq=i + 1)
+            if i >= 5:
+                r.update(rss=26 * M, resident=11 * M, in_use=9 * M, tcache=1 * M, allocated=9 * M)
+            f.write(json.dumps(r) + "\n")
+
+
 def plot(alloy, d):
+    os.makedirs(d, exist_ok=True)
     t = os.path.join(d, "t.jsonl")
     svg, png, two = (os.path.join(d, n) for n in ("t.svg", "t.png", "two.svg"))
+    for f in (svg, png, two):
+        if os.path.exists(f):
+            os.unlink(f)
     p = run([alloy, "plot", t, "-o", svg])
     if p.returncode != 0:
         fail("alloy plot: %d %r" % (p.returncode, p.stderr))
@@ -373,6 +396,31 @@ def plot(alloy, d):
         fail("alloy plot A B: %d %r %r" % (p.returncode, p.stdout, p.stderr))
     check_svg(two, 3)
     ok("two timelines: overlaid, SVG parsed (three panels)")
+    # a chart that exists is not replaced, but with --force
+    before = os.stat(svg).st_mtime_ns
+    p = run([alloy, "plot", t, "-o", svg])
+    if p.returncode != 2 or len(p.stderr.splitlines()) != 1 or "exists" not in p.stderr \
+            or "--force" not in p.stderr or os.stat(svg).st_mtime_ns != before:
+        fail("alloy plot onto an existing chart: %d %r" % (p.returncode, p.stderr))
+    ok("an existing chart is kept: %s" % p.stderr.strip())
+    p = run([alloy, "plot", "--force", t, "-o", svg])
+    if p.returncode != 0 or os.stat(svg).st_mtime_ns == before:
+        fail("alloy plot --force: %d %r" % (p.returncode, p.stderr))
+    check_svg(svg, 1)
+    ok("--force replaces it")
+    # parts that change by more than the total are given in MiB, not as
+    # shares of it above 100%
+    parts = os.path.join(d, "parts.jsonl")
+    parts_timeline(parts)
+    out = os.path.join(d, "parts.svg")
+    if os.path.exists(out):
+        os.unlink(out)
+    p = run([alloy, "plot", parts, "-o", out])
+    phase = [line for line in p.stdout.splitlines() if "phase 1:" in line]
+    if p.returncode != 0 or not phase or any(int(x) > 100 for x in re.findall(r"(\d+)%", p.stdout)) \
+            or "in use +8.0 MiB" not in phase[0] or "thread caches -7.0 MiB" not in phase[0]:
+        fail("alloy plot %s: %d\n%s%s" % (parts, p.returncode, p.stdout, p.stderr))
+    ok("parts in MiB: %s" % phase[0].strip())
 
 
 def plot_errors(alloy, d):
@@ -445,6 +493,17 @@ def top(alloy, prog, d):
         fail("alloy top --json: %r" % s)
     ok("alloy top --json: the breakdown adds up to resident %d; allocated %d"
        % (s["resident"], s["allocated"]))
+    # refreshed, into a pipe: plain screens one after another, no escape codes
+    q = subprocess.Popen([alloy, "top", str(p.pid)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(2.5)
+    q.terminate()
+    out, err = q.communicate(timeout=WAIT)
+    screens = out.count(b"alloy top - pid %d" % p.pid)
+    if b"\033" in out or screens < 2 or err:
+        fail("alloy top into a pipe: %d screens, escape codes %s, stderr %r:\n%r"
+             % (screens, b"\033" in out, err, out[:300]))
+    ok("alloy top into a pipe: %d screens, no escape codes" % screens)
     stop_server(p, seg)
     ok("the segment is removed at exit")
 
@@ -559,7 +618,7 @@ def doc(alloy, path, d):
     if not m:
         fail("%s has no summary block" % path)
     timeline = os.path.join(os.path.dirname(path), "observing-grow.jsonl")
-    p = run([alloy, "plot", timeline, "-o", os.path.join(d, "doc.svg")])
+    p = run([alloy, "plot", "--force", timeline, "-o", os.path.join(d, "doc.svg")])
     got = "".join(line + "\n" for line in p.stdout.splitlines() if not line.startswith("chart:"))
     if p.returncode != 0 or got != m.group(1):
         fail("alloy plot %s prints:\n%s\nthe docs show:\n%s" % (timeline, got, m.group(1)))

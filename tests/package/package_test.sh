@@ -54,7 +54,7 @@ expect_rc() {
     if [ "$rc" -eq "$want" ]; then ok "$name (exit $rc)"; else fail "$name: exit $rc, want $want; stderr: $err"; fi
 }
 # has_report TEXT : TEXT holds alloy's statistics report: its header line
-# (`___ alloy VERSION statistics ___`) and a byte count
+# (`___ alloy VERSION statistics, pid PID (CMD) ___`) and a byte count
 has_report() {
     printf '%s\n' "$1" | grep -Eq '^___ alloy [^ ]+ statistics' &&
         printf '%s\n' "$1" | grep -Eq '^ *allocated: +[0-9]'

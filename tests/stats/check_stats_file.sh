@@ -14,7 +14,7 @@ rm -rf "$dir" && mkdir -p "$dir" || exit 1
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 ok() { echo "ok: $*"; }
-head_re='^___ alloy .* statistics ___$'
+head_re='^___ alloy .* statistics, pid [0-9]+ [(].*[)] ___$'
 # run CONF PROG ARGS...: status in $st, stderr in $err
 run() {
     local conf=$1
@@ -61,6 +61,18 @@ for bad in "$dir/no-such-dir/r.txt" /proc/version/r.txt; do
     if [ $st -ne 3 ] || [ "$(nwarn)" != 1 ] || ! printf '%s\n' "$err" | grep -Eq "$head_re" ||
         ! printf '%s\n' "$err" | grep -q "^alloy: stats_file: cannot create $bad ([a-z]"; then
         fail "an unwritable path $bad: status $st, stderr '$err'"
+    else
+        ok "$(printf '%s\n' "$err" | grep '^alloy: stats_file')"
+    fi
+done
+# the reason in words: a directory missing, or one under /proc, which exists
+# but takes no new file
+for c in "$dir/no-such-dir/r.txt:no such directory" "/proc/r.txt:a kernel file system" \
+    "/proc/self/r.txt:a kernel file system"; do
+    bad=${c%%:*} why=${c#*:}
+    run "stats_print:true,stats_file:$bad" /bin/true
+    if ! printf '%s\n' "$err" | grep -q "^alloy: stats_file: cannot create $bad (.*$why"; then
+        fail "$bad: the warning does not say '$why': '$(printf '%s\n' "$err" | head -1)'"
     else
         ok "$(printf '%s\n' "$err" | grep '^alloy: stats_file')"
     fi

@@ -20,6 +20,7 @@ import json, sys
 d = json.load(open(sys.argv[1]) if len(sys.argv) > 1 else sys.stdin)["alloy"]
 s = d["stats"]
 assert d["version"], "version"
+assert d["pid"] > 0 and d["cmd"], (d.get("pid"), d.get("cmd"))  # the process
 assert s["allocated"] >= 3 << 20, s
 assert s["allocated"] <= s["active"] <= s["resident"] <= s["mapped"], s
 heaps = d["heaps"]

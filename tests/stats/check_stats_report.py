@@ -4,12 +4,16 @@
 
     check_stats_report.py summary DIR          DIR/summary.txt (from stats_dump --out DIR)
     check_stats_report.py summary-of CMD...    the summary CMD prints on stderr
+    check_stats_report.py setting-of K V CMD... that summary's settings line shows K V
+    check_stats_report.py wide ALLOY DIR       DIR/report.json with every total at
+                                               2^64-1, summarised by alloy stats
     check_stats_report.py full DIR             DIR/full.txt against DIR/report.json
     check_stats_report.py render ALLOY DIR     alloy stats report.json == full.txt
     check_stats_report.py diff ALLOY DIR       alloy stats A A: no change; A after: changes
     check_stats_report.py errors ALLOY DIR     bad files: one line on stderr, status 2
 
-The summary must fit in SUMMARY_MAX lines and hold every section; the full
+The summary must fit in SUMMARY_MAX lines, whatever its figures' widths, hold
+every section, and show each setting as ALLOY_CONF writes it; the full
 report must have one aligned row per heap and per class in use, matching
 the JSON of the same moment.  Uses the standard library only.
 """
@@ -20,7 +24,7 @@ import subprocess
 import sys
 
 SUMMARY_MAX = 30
-HEADER = re.compile(r"^___ alloy \S+ statistics( \(full\))? ___$")
+HEADER = re.compile(r"^___ alloy \S+ statistics( \(full\))?, pid [1-9][0-9]* \(.+\) ___$")
 BREAKDOWN = ("in_use", "tcache", "central", "span_tails", "pageheap_free", "metadata", "total")
 
 
@@ -43,6 +47,9 @@ def check_summary(text, want_waste_rows=None):
     for section in ("opt:", "stats:", "resident_breakdown:", "counters:", "waste:"):
         if not any(l.startswith(section) for l in lines):
             fail(f"no {section} section in the summary:\n{text}")
+    # the settings as ALLOY_CONF writes them (return_threshold 2, not its halves)
+    if "_halves" in text or not re.search(r"\breturn_threshold [0-9]+(\.5)?[,\n]", text):
+        fail(f"the settings line does not show return_threshold as the setting is written:\n{text}")
     for key in ("allocated", "active", "resident", "mapped", "peak_active"):
         if not re.search(rf"^  {key}: +[0-9]", text, re.M):
             fail(f"no {key} total in the summary")
@@ -119,7 +126,7 @@ def check_full(d):
     text = read(os.path.join(d, "full.txt"))
     doc = json.loads(read(os.path.join(d, "report.json")))["alloy"]
     lines = text.rstrip("\n").split("\n")
-    if lines[0] != f"___ alloy {doc['version']} statistics (full) ___":
+    if lines[0] != f"___ alloy {doc['version']} statistics (full), pid {doc['pid']} ({doc['cmd']}) ___":
         fail(f"first line: {lines[0]!r}")
     # central's line names its sparse part when there is one, as the JSON has it
     m = re.search(r"^  central: .*%(?:  \((\S+) of it in spans <25% used\))?$", text, re.M)
@@ -282,6 +289,31 @@ def main():
         if p.returncode != 0:
             fail(f"{sys.argv[2:]}: status {p.returncode}: {p.stderr}")
         check_summary(p.stderr)
+        return
+    if what == "setting-of":
+        key, value = sys.argv[2], sys.argv[3]
+        p = run(sys.argv[4:])
+        if p.returncode != 0:
+            fail(f"{sys.argv[4:]}: status {p.returncode}: {p.stderr}")
+        check_summary(p.stderr)
+        opt = p.stderr.split("stats:")[0]
+        if not re.search(rf"\b{key} {re.escape(value)}[,\n]", opt):
+            fail(f"the settings line does not show {key} {value}:\n{opt}")
+        print(f"setting ok: {key} {value}")
+        return
+    if what == "wide":
+        alloy, d = sys.argv[2], sys.argv[3]
+        doc = json.loads(read(os.path.join(d, "report.json")))
+        for k, v in doc["alloy"]["stats"].items():
+            if isinstance(v, int):
+                doc["alloy"]["stats"][k] = (1 << 64) - 1
+        wide = os.path.join(d, "wide.json")
+        with open(wide, "w") as f:
+            json.dump(doc, f)
+        p = run([alloy, "stats", "--summary", wide])
+        if p.returncode != 0:
+            fail(f"alloy stats --summary {wide}: status {p.returncode}: {p.stderr}")
+        check_summary(p.stdout)
         return
     if what == "full":
         check_full(sys.argv[2])
