@@ -66,8 +66,9 @@ static bool cached_for(const ay_tcache_t *tc, const ay_heap_t *h) {
  * start-up, which calls malloc, crashes in alloy's first call to a function
  * it intercepts.  So the first malloc looks first: when ASan's runtime is in
  * the process and the process's malloc is alloy's (override.c's), it says so
- * and stops.  (Linking liballoy.so or liballoy.a without --whole-archive
- * leaves ASan's malloc in place: it is found first, and alloy_* still work.)
+ * and stops.  (Linking liballoy.so leaves ASan's malloc in place: it is found
+ * first, and alloy_* still work; liballoy.a is one object, and always brings
+ * alloy's malloc.)
  * The sanitizer flavours have no override.c, so the alias is NULL there. */
 extern __attribute__((weak)) void __asan_init(void);
 extern __attribute__((weak, visibility("hidden"))) void *ay_override_malloc(size_t);
@@ -76,8 +77,8 @@ AY_COLD static void check_not_under_asan(void) {
     void *(*volatile global_malloc)(size_t) = malloc;
     if (&__asan_init != NULL && ay_override_malloc != NULL && global_malloc == ay_override_malloc)
         ay_fatal("AddressSanitizer is in this process, and alloy's malloc replaced its own: ASan "
-                 "cannot run with another malloc. Link the program without alloy's malloc (not "
-                 "liballoy.a with --whole-archive), or run alloy's own tests under ASan with "
+                 "cannot run with another malloc. Link the program with liballoy.so (liballoy.a "
+                 "always brings alloy's malloc), or run alloy's own tests under ASan with "
                  "tools/sanitize.sh",
                  NULL);
 }

@@ -39,10 +39,9 @@
 
 void *ay_malloc_slow(size_t size);
 
-/* malloc's fast path.  With free's (free.h), a pair of them (64 bytes) is 43
- * instructions in the release build, 2 of them the heap profiler's
- * countdown and 5 the hardening's (README, "Hardening", "Costs"); every
- * instruction below is counted (tools/fastpath-instructions.sh).  The bin
+/* malloc's fast path with thread caches.  Every instruction below is
+ * counted, with free's (free.h), by tools/fastpath-instructions.sh
+ * (docs/ARCHITECTURE.md, "One malloc(64)", gives the figure).  The bin
  * is the cache plus the offset the size table gives (no shift).  The head
  * is never NULL (an empty list is AY_LIST_END: secure.h), so its first word
  * can be read at once.  The one branch tests that the link in it decodes to

@@ -54,8 +54,10 @@ static const ay_conf_key_t keys[] = {
      "slow-path event of any thread after that (a thread cache's miss or overflow, a thread's "
      "exit, a large block), or by the background thread; 0 purges at once, -1 never. After "
      "this long plus 100 ms with no miss, overflow or exit, the next one also gives back every "
-     "block the transfer caches hold, and purges every free page. Dirty free pages above "
-     "max(64 MiB, twice the active pages) are purged at once."},
+     "block the transfer caches hold, and purges every free page. A page heap's dirty free pages "
+     "above "
+     "max(64 MiB, twice its active pages) are purged at once (the cap is per heap: N heaps can "
+     "hold N times it)."},
     {"background_thread", AY_CONF_BOOL, AT(background_thread), 0, 0, 1, "false", NULL,
      "Purge from a background thread as well, so that a process that stops calling malloc "
      "(or only hits its thread caches) also shrinks."},
@@ -93,7 +95,8 @@ static const ay_conf_key_t keys[] = {
     {"guard_sample", AY_CONF_COUNT, AT(guard_sample), 0, 0, (uint64_t)1 << 30, "0", NULL,
      "Sampled guarded allocations: about one allocation in N (of at most a page, counted as "
      "thread caches take objects in) gets a page of its own between inaccessible pages; a use "
-     "after free or an overflow there is reported on SIGSEGV. 0 turns it off."},
+     "after free or an overflow there is reported on SIGSEGV. 0 turns it off; 1 guards every "
+     "allocation of at most a page while a slot is free (the caches are then off)."},
     {"guard_slots", AY_CONF_COUNT, AT(guard_slots), 0, 1, 65536, "256", NULL,
      "Guarded pages reserved for guard_sample (each with a guard page): how many sampled "
      "blocks can be live, or freed and still inaccessible, at once."},

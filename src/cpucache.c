@@ -228,8 +228,8 @@ bool ay_cpu_init(void) {
                       : "the debug flavour keeps thread caches (it walks them)";
         return false;
     }
-    if (!ay_conf.tcache || ay_conf.junk || ay_conf.zero) {
-        why_off = "caches off (tcache:false, junk or zero)";
+    if (!ay_conf.tcache || ay_conf.junk || ay_conf.zero || ay_conf.guard_sample == 1) {
+        why_off = "caches off (tcache:false, junk, zero, or guard_sample:1)";
         return false;
     }
     if (!ay_rseq_usable(&why)) {

@@ -6,7 +6,8 @@
  * every other case to the slow path through its room count (tcache.h).
  * Bad input: freeing a pointer alloy does not own, a freed block, or a
  * pointer into a block aborts with a message naming the pointer, as soon as
- * it is seen (README, "Hardening", says which flavour sees what when).
+ * it is seen (README, "What happens on bad input", says which flavour sees
+ * what when).
  */
 #ifndef ALLOY_FREE_H
 #define ALLOY_FREE_H
@@ -99,8 +100,8 @@ miss:
  *    that has it is free already, wherever it is (a double free; the slow
  *    path names it).  Not its first word's link: a program that stores a
  *    byte or an int at p just before free(p) would make that 8-byte load
- *    wait for the store (no store forwarding; bench_threads -t 2 took
- *    0.38 s with it, 0.26 s with the mark, release 0.21 s);
+ *    wait for the store (no store forwarding: docs/ARCHITECTURE.md, "One
+ *    free(p)", has the measurement);
  *  - its offset in its span (multiply-shift), for a class whose align
  *    mask does not prove it (AY_QLIST_CHECK_OFFSET: all but the powers of
  *    two up to 256): p + 16 in a 48-byte block.

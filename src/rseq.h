@@ -43,7 +43,7 @@
 
 /* The signature that precedes every abort handler (glibc's). */
 #define AY_RSEQ_SIG 0x53053053
-/* Offsets of the fields in struct rseq (include/uapi/linux/rseq.h). */
+/* Offsets of the fields in struct rseq (the kernel's uapi linux/rseq.h). */
 #define AY_RSEQ_CPU_ID 4
 #define AY_RSEQ_CS 8
 #define AY_RSEQ_MM_CID 24

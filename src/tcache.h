@@ -199,7 +199,7 @@ AY_INLINE void ay_bin_undo_free(ay_bin_t *bin) {
  * policy, and the simulator models them, but no request maps to them: it
  * gets pages from the page heap (large.h), whose free runs any size can
  * reuse, where a class's freed objects served only requests of that class
- * (docs/BENCHMARKS.md, "Touched pages serve any size"). */
+ * (docs/ARCHITECTURE.md, "Touched pages serve any size"). */
 #define AY_MAX_BINNED_SIZE ((size_t)32768)
 #define AY_LOOKUP_A_MAX ((size_t)AY_BAND1_END)
 #define AY_LOOKUP_B_MAX ((size_t)AY_BAND3_END)
