@@ -26,6 +26,8 @@
 #include "pagemap.h"
 #include "secure.h"
 
+AY_COLD void *ay_malloc_bad(void *p) { ay_cpu_bad_block(p); }
+
 void *ay_oom(void) {
     ay_ensure_init(); /* abort_on_error is a setting */
     if (ay_conf.abort_on_error)

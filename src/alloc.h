@@ -38,6 +38,9 @@
 #include "tcache.h"
 
 void *ay_malloc_slow(size_t size);
+/* malloc's fast path in per-CPU mode popped block p, which had no mark:
+ * report it (never returns). */
+void *ay_malloc_bad(void *p);
 
 /* malloc's fast path with thread caches.  Every instruction below is
  * counted, with free's (free.h), by tools/fastpath-instructions.sh
@@ -65,12 +68,12 @@ AY_INLINE void *ay_malloc_fast_cpu(size_t size) {
     if (AY_UNLIKELY(left < 0))
         goto miss;
     AY_CPU_POP(p, off, ay_tls.cpu_delta, miss);
-    if (AY_UNLIKELY(*(uintptr_t *)p != ay_cpu_mark(p)))
-        ay_cpu_bad_block(p);
-    *(uintptr_t *)p = 0;
+    AY_CPU_CLAIM(p, bad);
     return p;
 miss:
     return ay_malloc_slow(size);
+bad:
+    return ay_malloc_bad(p);
 }
 
 AY_INLINE void *ay_malloc_fast(size_t size) {

@@ -458,9 +458,10 @@ void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
     for (;;) {
         unsigned c = ay_rseq_cid();
         cpu_state_t *st = state_of(c);
-        if (!st)
+        /* never waits for the lock: its holder may be this thread, in a
+         * signal handler's malloc, or a thread preempted on this CPU */
+        if (!st || pthread_mutex_trylock(&st->lock) != 0)
             return NULL; /* the caller allocates uncached */
-        pthread_mutex_lock(&st->lock);
         ay_cpu_list_t *l = list_at(region_of(c), b);
         void *p;
         int r = seq_pop(c, l, &p);
@@ -502,8 +503,9 @@ void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
         if (miss)
             scavenge_maybe(h, st, c, bytes_in);
         pthread_mutex_unlock(&st->lock);
-        /* a popped block has its mark (cpucache.h); a fetched one a link */
-        if (!miss && AY_UNLIKELY(*(uintptr_t *)p != ay_cpu_mark(p)))
+        /* a popped block has its mark (cpucache.h), cleared as malloc's
+         * fast path clears it; a fetched one a link */
+        if (!miss && AY_UNLIKELY((*(uintptr_t *)p ^= ay_cpu_mark(p)) != 0))
             ay_cpu_bad_block(p);
         ay_link_clear(p); /* handed out */
         if (miss)
@@ -516,12 +518,13 @@ void ay_cpu_push(ay_heap_t *h, unsigned b, void *p) {
     for (;;) {
         unsigned c = ay_rseq_cid();
         cpu_state_t *st = state_of(c);
-        if (!st) { /* no memory for the cache's state: straight to its span */
+        /* no memory for the cache's state, or its lock taken (as in
+         * ay_cpu_refill): the block goes to the transfer cache */
+        if (!st || pthread_mutex_trylock(&st->lock) != 0) {
             ay_link_set(p, NULL);
-            ay_central_release(b - 1, p, 1);
+            give_back(h, b, p, 1);
             return;
         }
-        pthread_mutex_lock(&st->lock);
         ay_cpu_list_t *l = list_at(region_of(c), b);
         int r = seq_push(c, l, p);
         if (r == AY_EMPTY) { /* full: an overflow gives a batch back first */
@@ -553,7 +556,10 @@ void ay_cpu_push(ay_heap_t *h, unsigned b, void *p) {
     }
 }
 
-AY_COLD void ay_cpu_bad_block(void *p) { ay_fatal_bad_link(p); }
+AY_COLD void ay_cpu_bad_block(void *p) {
+    *(uintptr_t *)p ^= ay_cpu_mark(p); /* the word as it was before AY_CPU_CLAIM */
+    ay_fatal_bad_link(p);
+}
 
 bool ay_cpu_is_newest(unsigned b, const void *p) {
     ay_cpu_list_t *l = list_at(region_of(ay_rseq_cid()), b);

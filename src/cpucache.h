@@ -76,9 +76,19 @@ extern AY_HIDDEN char *ay_cpu_base;
 
 #if defined(__x86_64__)
 /* clang-format off */
+#if AY_TEST_RSEQ_UNARMED
+/* A test flavour (tests/threads/CMakeLists.txt) whose sequences are never
+ * armed: the kernel neither restarts nor aborts them, so that the tests
+ * can show they catch what a preemption inside one does. */
+#define AY_RSEQ_ARM "\n"
+#else
+#define AY_RSEQ_ARM "movq %[t], %%fs:" AY_STR(AY_RSEQ_CS) "(%[rs])\n"
+#endif
 /* The start of a restartable sequence: its descriptor (from label s%= to
- * label c%=, where the commit is done) and its abort handler (the
- * signature, then a jump back to the arming) in sections of their own, then
+ * label c%=, where the commit is done) in a section of its own, and its
+ * abort handler (the signature, then a jump back to the arming) among the
+ * cold code at the text's front, whose pages a process maps from its start
+ * (at the text's end, a process's first abort faulted its page in), then
  * the arming (a store of the descriptor's address into the thread's
  * rseq_cs, through scratch register %[t]), then label s%=.  %[rs] is the
  * thread pointer's offset of the rseq area. */
@@ -89,7 +99,7 @@ extern AY_HIDDEN char *ay_cpu_base;
     ".long 0, 0\n\t"                                                    \
     ".quad .Lay_s%=, .Lay_c%= - .Lay_s%=, .Lay_a%=\n\t"                 \
     ".popsection\n\t"                                                   \
-    ".pushsection __rseq_failure, \"ax\"\n\t"                           \
+    ".pushsection .text.unlikely, \"ax\"\n\t"                           \
     ".byte 0x0f, 0xb9, 0x3d\n\t"                                        \
     ".long " AY_STR(AY_RSEQ_SIG) "\n"                                   \
     ".Lay_a%=:\n\t"                                                     \
@@ -97,7 +107,7 @@ extern AY_HIDDEN char *ay_cpu_base;
     ".popsection\n"                                                     \
     ".Lay_r%=:\n\t"                                                     \
     "leaq .Lay_d%=(%%rip), %[t]\n\t"                                    \
-    "movq %[t], %%fs:" AY_STR(AY_RSEQ_CS) "(%[rs])\n"                   \
+    AY_RSEQ_ARM                                                         \
     ".Lay_s%=:\n\t"
 /* The region of the calling thread's id into %[t]: %[base] + id << shift. */
 #define AY_RSEQ_REGION                                                  \
@@ -156,10 +166,27 @@ extern AY_HIDDEN char *ay_cpu_base;
             : "memory", "cc"                                            \
             : miss);                                                    \
     } while (0)
+
+/* malloc's check of the block p it popped, which is also its clearing: its
+ * first word must be its mark, and an exclusive or with the mark both tests
+ * that and leaves the word 0 (handed out); a jump to bad otherwise (the
+ * word then holds what was there xor the mark: ay_cpu_bad_block undoes it). */
+#define AY_CPU_CLAIM(p, bad)                                            \
+    __asm__ goto("xorq %[m], (%[q])\n\t"                                \
+                 "jne %l[" #bad "]"                                     \
+                 :                                                      \
+                 : [m] "r"(ay_cpu_mark(p)), [q] "r"(p)                  \
+                 : "memory", "cc"                                       \
+                 : bad)
 /* clang-format on */
 #else
 #define AY_CPU_POP(p, off, delta, miss) goto miss
 #define AY_CPU_PUSH(p, mark, off, miss) goto miss
+#define AY_CPU_CLAIM(p, bad)                                                                       \
+    do {                                                                                           \
+        if ((*(uintptr_t *)(p) ^= ay_cpu_mark(p)) != 0)                                            \
+            goto bad;                                                                              \
+    } while (0)
 #endif
 
 /* The mark of a free block p in a per-CPU list. */
@@ -179,8 +206,8 @@ void *ay_cpu_refill(struct ay_heap *h, unsigned b);
 /* free's slow path for small block p of bin b, checked: onto the CPU's
  * list, after giving a batch back when it is full (an overflow). */
 void ay_cpu_push(struct ay_heap *h, unsigned b, void *p);
-/* malloc popped p and found no mark: report it (a double free, or a write
- * after free). */
+/* malloc popped p and found no mark (AY_CPU_CLAIM xored it into the
+ * word): report it (a double free, or a write after free). */
 AY_COLD __attribute__((noreturn)) void ay_cpu_bad_block(void *p);
 /* Give every block of the calling CPU's cache back to the central tier. */
 void ay_cpu_flush(void);
