@@ -6,14 +6,15 @@
  * grows on misses; a cache above its byte limit (tcache_max_bytes, per CPU
  * in this mode) gives half of every list back.
  *
- * Invariants: a region's headers are written only by a thread that holds
- * the cache's lock, and then only by the sequences below, which check that
- * the thread still has the cache's id (or, for a drain, after the headers
- * were stopped and the fence made every sequence see that); a block taken
- * out of a list is in the caller's hands only, and goes back to the
- * central tier (transfer.h, central.h) or to a list before the lock is
- * dropped; a cache's state (its batches, its run of never-used objects, its
- * clock) is read and written under its lock only. */
+ * Invariants: a list's header is written only by the sequences below,
+ * which check that the thread still has the cache's id, and the capacity
+ * (end) and the stop of a drain only under the cache's lock (so a drain,
+ * which stops the headers and fences, meets no other writer of them; the
+ * sequences of a slow path miss on a stopped header as the fast paths do);
+ * a block taken out of a list is in the caller's hands only, and goes back
+ * to the central tier (transfer.h, central.h) or to a list; a cache's
+ * batches and clock are written under its lock only (read without it, as
+ * a hint, by the slow paths). */
 #include "cpucache.h"
 
 #include <pthread.h>
@@ -40,7 +41,6 @@ static uint32_t slot_max[AY_NUM_BINS];
 typedef struct cpu_state {
     pthread_mutex_t lock;
     uint32_t batch[AY_NUM_BINS]; /* current batch n, per bin */
-    ay_run_t run[AY_NUM_BINS];   /* never-used objects not in the list yet, per bin */
     ay_tc_clock_t clock;         /* slow-path events and bytes since the last limit check */
     uint64_t used_ms;            /* the last slow path on this cache */
     uint64_t misses, overflows, scavenges, drains;
@@ -48,6 +48,7 @@ typedef struct cpu_state {
 } cpu_state_t;
 
 static cpu_state_t **states; /* per id, made at its first use */
+static unsigned caches_made; /* states made so far (under states_lock) */
 static pthread_mutex_t states_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static ay_cpu_list_t *list_at(char *region, unsigned b) {
@@ -309,6 +310,7 @@ static cpu_state_t *state_of(unsigned c) {
             __atomic_store_n(&l->end, slot_first[b] + capacity(b, 1), __ATOMIC_RELEASE);
         }
         __atomic_store_n(&states[c], st, __ATOMIC_RELEASE);
+        AY_STORE(&caches_made, caches_made + 1);
     }
     pthread_mutex_unlock(&states_lock);
     return st;
@@ -323,6 +325,17 @@ static void give_back(ay_heap_t *h, unsigned b, void *head, uint32_t n) {
         ay_transfer_give(ay_transfer_set(h->node), h->node, b - 1, head, n);
 }
 
+/* An overflow's batch (or a scavenge's): while the process has used one
+ * cache only (one thread, or threads that never ran at the same moment), no
+ * other cache would take it from a transfer cache, so it goes straight to
+ * its spans, so that they empty and their pages serve any class, as a lone
+ * thread cache's does (tcache.c).  (Flushes and drains keep to the transfer
+ * caches, whose walk of a batch catches a block given back twice.) */
+static void give_back_overflow(ay_heap_t *h, unsigned b, void *head, uint32_t n) {
+    if (n)
+        ay_transfer_give(AY_LOAD(&caches_made) > 1 ? ay_transfer_set(h->node) : NULL, h->node,
+                         b - 1, head, n);
+}
 /* Take up to n blocks off list l of region c (the calling thread has id c),
  * linked, into *head; returns how many (fewer when the list has fewer or
  * the thread moved). */
@@ -374,27 +387,9 @@ static void scavenge_maybe(ay_heap_t *h, cpu_state_t *st, unsigned c, uint64_t b
         ay_tc_step_t step = ay_policy_on_scavenge(st->batch[b], list_len(l));
         void *head;
         uint32_t k = take(c, l, step.move, &head);
-        give_back(h, b, head, k);
+        give_back_overflow(h, b, head, k);
         set_batch(st, c, b, step.batch);
     }
-}
-
-/* Link up to n objects of bin b's run into a list, in address order:
- * returns how many, the first in *head. */
-static uint32_t carve(cpu_state_t *st, unsigned b, uint32_t n, void **head) {
-    ay_run_t *r = &st->run[b];
-    uintptr_t size = ay_bin_size[b];
-    uint32_t k = (uint32_t)((r->end - r->next) / size);
-    if (k > n)
-        k = n;
-    *head = NULL;
-    for (uint32_t i = k; i-- > 0;) {
-        void *p = (void *)(r->next + i * size);
-        ay_link_set(p, *head);
-        *head = p;
-    }
-    r->next += k * size;
-    return k;
 }
 
 /* Push the n blocks linked from head onto list l of region c; what does
@@ -408,7 +403,7 @@ static void fill(ay_heap_t *h, unsigned c, unsigned b, ay_cpu_list_t *l, void *h
         uint32_t k = n < BATCH_MAX ? n : BATCH_MAX, pushed;
         for (uint32_t i = 0; i < k; i++) {
             void *next = ay_link_get(head);
-            if (i + 1 < n && (!next || !ay_link_plausible(next)))
+            if (next ? !ay_link_plausible(next) : i + 1 < n)
                 ay_fatal_bad_link(head);
             buf[k - 1 - i] = head;
             *(uintptr_t *)head = ay_cpu_mark(head);
@@ -453,63 +448,66 @@ static void drain_tick(void) {
         ay_heaps_purge(true);
 }
 
+/* After a miss or an overflow of bin b, whose step is `step`: the batch
+ * and the list's capacity it gives, the counters, the byte limit's check.
+ * Under the cache's lock, tried only: a thread that finds it taken (by a
+ * drain, or another miss) leaves the step to the next event. */
+static void after_event(ay_heap_t *h, cpu_state_t *st, unsigned c, unsigned b, ay_tc_step_t step,
+                        uint64_t bytes_in, uint64_t *counter) {
+    AY_STORE(&st->holds, true);
+    AY_STORE(&st->used_ms, ay_os_now_ms());
+    if (pthread_mutex_trylock(&st->lock) != 0)
+        return;
+    set_batch(st, c, b, step.batch);
+    AY_STORE(counter, *counter + 1);
+    scavenge_maybe(h, st, c, bytes_in);
+    pthread_mutex_unlock(&st->lock);
+}
+
+/* The slow paths take no lock around their work on a list: the sequences
+ * make each step atomic on the cache, and check that the thread still has
+ * its id; the central tier's locks are taken with none of the cache's
+ * held, so a thread preempted in a slow path blocks no other thread of its
+ * CPU (each goes to the central tier on its own), and a signal handler's
+ * malloc on the thread that was in one finds nothing taken. */
 void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
     drain_tick(); /* before the refill, which would make the caller's cache not idle */
     for (;;) {
         unsigned c = ay_rseq_cid();
         cpu_state_t *st = state_of(c);
-        /* never waits for the lock: its holder may be this thread, in a
-         * signal handler's malloc, or a thread preempted on this CPU */
-        if (!st || pthread_mutex_trylock(&st->lock) != 0)
+        if (!st)
             return NULL; /* the caller allocates uncached */
         ay_cpu_list_t *l = list_at(region_of(c), b);
         void *p;
         int r = seq_pop(c, l, &p);
-        if (r == AY_MOVED) {
-            pthread_mutex_unlock(&st->lock);
+        if (r == AY_MOVED)
             continue;
+        if (r == AY_DONE) { /* another thread refilled it meanwhile */
+            if (AY_UNLIKELY((*(uintptr_t *)p ^= ay_cpu_mark(p)) != 0))
+                ay_cpu_bad_block(p);
+            return p;
         }
-        uint64_t bytes_in = 0;
-        bool miss = r == AY_EMPTY;
-        if (miss) {
-            ay_run_t *run = &st->run[b];
-            void *head = NULL;
-            uint32_t got, listed = 0;
-            if (run->next == run->end) {
-                ay_tc_step_t step = ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], st->batch[b]);
-                got = ay_transfer_take(ay_transfer_set(h->node), b - 1, &head);
-                if (!got)
-                    got = ay_central_fetch(ay_heap_central(h, b - 1), step.move, &head, run);
-                if (!got) {
-                    pthread_mutex_unlock(&st->lock);
-                    return NULL;
-                }
-                set_batch(st, c, b, step.batch);
-                AY_STORE(&st->misses, st->misses + 1);
-                bytes_in = (uint64_t)got * ay_bin_size[b];
-                /* the fetch's listed objects (the rest went into the run) */
-                listed = got - (uint32_t)((run->end - run->next) / ay_bin_size[b]);
-            }
-            if (!head) /* none listed: up to CARVE_BATCH of the run */
-                listed = carve(st, b, CARVE_BATCH, &head);
-            p = head;
-            void *rest = ay_link_get(p);
-            if (rest && !ay_link_plausible(rest))
-                ay_fatal_bad_link(p);
-            fill(h, c, b, l, rest, listed - 1);
-            st->holds = true;
-        }
-        st->used_ms = ay_os_now_ms();
-        if (miss)
-            scavenge_maybe(h, st, c, bytes_in);
-        pthread_mutex_unlock(&st->lock);
-        /* a popped block has its mark (cpucache.h), cleared as malloc's
-         * fast path clears it; a fetched one a link */
-        if (!miss && AY_UNLIKELY((*(uintptr_t *)p ^= ay_cpu_mark(p)) != 0))
-            ay_cpu_bad_block(p);
+        /* empty: a batch from the transfer cache, else from the heap's
+         * central cache, every object on a list (the list is at most a
+         * batch: its objects are all written as they go into the list) */
+        ay_tc_step_t step =
+            ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], AY_LOAD(&st->batch[b]));
+        void *head;
+        uint32_t got = ay_transfer_take(ay_transfer_set(h->node), b - 1, &head);
+        if (!got)
+            got = ay_central_fetch(ay_heap_central(h, b - 1), step.move, &head, NULL);
+        if (!got)
+            return NULL;
+        p = head;
+        /* every link checked, the last one's too: a block whose word was
+         * cleared when it was handed out is in a batch twice (freed twice) */
+        void *rest = ay_link_get(p);
+        if (rest ? !ay_link_plausible(rest) : got > 1)
+            ay_fatal_bad_link(p);
         ay_link_clear(p); /* handed out */
-        if (miss)
-            ay_heaps_decay_tick();
+        fill(h, c, b, l, rest, got - 1);
+        after_event(h, st, c, b, step, (uint64_t)got * ay_bin_size[b], &st->misses);
+        ay_heaps_decay_tick();
         return p;
     }
 }
@@ -518,41 +516,29 @@ void ay_cpu_push(ay_heap_t *h, unsigned b, void *p) {
     for (;;) {
         unsigned c = ay_rseq_cid();
         cpu_state_t *st = state_of(c);
-        /* no memory for the cache's state, or its lock taken (as in
-         * ay_cpu_refill): the block goes to the transfer cache */
-        if (!st || pthread_mutex_trylock(&st->lock) != 0) {
+        if (!st) { /* no memory for the cache's state: to the transfer cache */
             ay_link_set(p, NULL);
             give_back(h, b, p, 1);
             return;
         }
         ay_cpu_list_t *l = list_at(region_of(c), b);
         int r = seq_push(c, l, p);
+        if (r == AY_MOVED)
+            continue;
         if (r == AY_EMPTY) { /* full: an overflow gives a batch back first */
-            ay_tc_step_t step =
-                ay_policy_on_overflow(&ay_conf.batch, ay_bin_size[b], st->batch[b], list_len(l));
+            ay_tc_step_t step = ay_policy_on_overflow(&ay_conf.batch, ay_bin_size[b],
+                                                      AY_LOAD(&st->batch[b]), list_len(l));
             void *head;
             uint32_t k = take(c, l, step.move ? step.move : 1, &head);
-            give_back(h, b, head, k);
-            set_batch(st, c, b, step.batch);
-            AY_STORE(&st->overflows, st->overflows + 1);
-            r = seq_push(c, l, p);
+            give_back_overflow(h, b, head, k);
+            if (seq_push(c, l, p) != AY_DONE) { /* moved, or still full (stopped) */
+                ay_link_set(p, NULL);
+                give_back(h, b, p, 1);
+            }
+            after_event(h, st, c, b, step, 0, &st->overflows);
         }
-        if (r == AY_DONE) {
-            st->holds = true;
-            st->used_ms = ay_os_now_ms();
-            scavenge_maybe(h, st, c, 0);
-        }
-        pthread_mutex_unlock(&st->lock);
-        if (r == AY_DONE) {
-            ay_heaps_decay_tick();
-            return;
-        }
-        /* moved (or still full: the list's capacity is 0 while stopped) */
-        if (r == AY_EMPTY) {
-            ay_link_set(p, NULL);
-            give_back(h, b, p, 1);
-            return;
-        }
+        ay_heaps_decay_tick();
+        return;
     }
 }
 
@@ -569,7 +555,7 @@ bool ay_cpu_is_newest(unsigned b, const void *p) {
     return AY_LOAD(&slots_of(region_of(ay_rseq_cid()))[cur - 1]) == p;
 }
 
-/* Give every list of region c, and every run, back (the thread has id c and
+/* Give every list of region c back (the thread has id c and
  * holds its lock); reset the batches. */
 AY_LATE_TEXT static void flush_own(ay_heap_t *h, cpu_state_t *st, unsigned c) {
     char *region = region_of(c);
@@ -578,8 +564,6 @@ AY_LATE_TEXT static void flush_own(ay_heap_t *h, cpu_state_t *st, unsigned c) {
         void *head;
         uint32_t k = take(c, l, UINT32_MAX, &head);
         give_back(h, b, head, k);
-        if (st->run[b].next != st->run[b].end)
-            ay_central_release_run(b - 1, &st->run[b]);
         set_batch(st, c, b, 1);
     }
 }
@@ -648,8 +632,6 @@ AY_LATE_TEXT static void drain_other(cpu_state_t *st, unsigned c) {
             head = slots[i];
         }
         give_back(h, b, head, cur > first ? cur - first : 0);
-        if (st->run[b].next != st->run[b].end)
-            ay_central_release_run(b - 1, &st->run[b]);
         st->batch[b] = 1;
         AY_STORE(&l->cur, first);
         uint64_t be = first | (uint64_t)(first + capacity(b, 1)) << 32;
@@ -681,7 +663,6 @@ AY_LATE_TEXT AY_NO_SANITIZE_THREAD size_t ay_cpu_bytes(unsigned b) {
         if (!st)
             continue;
         n += list_len(list_at(region_of(c), b));
-        n += (st->run[b].end - st->run[b].next) / ay_bin_size[b];
     }
     return n * ay_bin_size[b];
 }

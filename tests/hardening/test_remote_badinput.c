@@ -11,8 +11,11 @@
  *                  frees p and flushes it too: p is in two batches there,
  *                  and A mallocs;
  *   interior       B frees p + 16, flushes, and A mallocs.
- * The child must abort with the expected text on stderr. */
+ * The child must abort with the expected text on stderr.  Every thread runs
+ * on one CPU (below). */
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +109,20 @@ static void expect_abort(const char *name, void (*fn)(void), const char *text) {
 }
 
 int main(void) {
+    /* every thread on one CPU: with per-CPU caches they then share one, so
+     * that the blocks take the path each case follows (on two CPUs, a
+     * block freed twice can wait in the other CPU's cache, which A's
+     * mallocs never reach) */
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+            if (CPU_ISSET(cpu, &set)) {
+                CPU_ZERO(&set);
+                CPU_SET(cpu, &set);
+                sched_setaffinity(0, sizeof set, &set);
+                break;
+            }
     alloy_free(alloy_malloc(1));
     expect_abort("double-batch", case_double_batch, "double free");
     expect_abort("double-queue", case_double_queue, "double free");
