@@ -5,7 +5,7 @@
 # and run the sanitizer flavours (tools/sanitize.sh: ThreadSanitizer on the
 # threaded tests, AddressSanitizer and UBSan on the rest).  Arguments go to
 # the main ctest run (e.g. -R stats), and then skip the second run (with
-# thread caches instead of per-CPU caches) and the sanitizer flavours.
+# per-CPU caches instead of thread caches) and the sanitizer flavours.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each step's time goes to stderr at the end ("test.sh: ... took M:SS").
@@ -20,9 +20,9 @@ step deps tools/install-deps.sh
 step build tools/build.sh -DALLOY_WERROR=ON
 step ctest ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
 if [ $# -eq 0 ]; then
-  # once more with thread caches, the per-CPU caches' fallback (the C
-  # library's rseq switch turns the per-CPU mode off: src/rseq.h)
-  step ctest-thread-caches env GLIBC_TUNABLES=glibc.pthread.rseq=0 \
+  # once more with per-CPU caches where they can run (percpu:auto; the
+  # tests that set ALLOY_CONF themselves keep their own settings)
+  step ctest-percpu env ALLOY_CONF=percpu:auto \
     ctest --test-dir build --output-on-failure -j"$(nproc)"
   step sanitizers tools/sanitize.sh
 fi

@@ -5,7 +5,9 @@
  * code it interrupted is inside a sequence, fork from a threaded program,
  * and threads that exit while their CPU's cache holds their blocks.
  *
- *   test_percpu mode percpu|thread   the first tier that runs is that one
+ *   test_percpu mode auto|thread     the first tier that runs is thread
+ *                                    caches, or (auto) the one percpu:auto
+ *                                    gives on this machine
  *   test_percpu migrate [THREADS]    threads pass patterned blocks to each
  *                                    other and move between CPUs
  *   test_percpu signal               SIGALRM every 50 us; its handler
