@@ -30,13 +30,11 @@
 
 bool ay_cpu_mode;
 char *ay_cpu_base;
-static char *null_base;  /* the null regions: every header zero, read-only */
+static char *null_base;  /* the null regions: every header zero, never written */
 static unsigned ncaches; /* ids: every mm_cid is below this */
 static const char *why_off = "not initialised";
 static uint32_t slot_first[AY_NUM_BINS]; /* bin b's slots: [first, first + max) in every region */
 static uint32_t slot_max[AY_NUM_BINS];
-
-#define CARVE_BATCH 32 /* never-used objects a refill puts into a list at a time */
 
 typedef struct cpu_state {
     pthread_mutex_t lock;
@@ -44,7 +42,8 @@ typedef struct cpu_state {
     ay_tc_clock_t clock;         /* slow-path events and bytes since the last limit check */
     uint64_t used_ms;            /* the last slow path on this cache */
     uint64_t misses, overflows, scavenges, drains;
-    bool holds; /* blocks went in since the last drain */
+    bool holds; /* a slow path put blocks in since the last drain (a free's
+                 * fast push after a drain shows at the next slow path) */
 } cpu_state_t;
 
 static cpu_state_t **states; /* per id, made at its first use */
