@@ -120,19 +120,23 @@ void *ay_malloc_slow(size_t size) {
         if (g)
             return g;
     }
-    ay_tcache_t *tc = ay_tcache_get();
     unsigned b = ay_size_bin(size);
     void *p;
+    if (b && ay_cpu_mode &&
+        ay_tls.cpu_delta == 0) { /* a thread whose mallocs use the CPU's cache */
+        ay_heap_t *h = ay_tcache_heap();
+        p = ay_cpu_refill(h, b);
+        if (!p) /* no memory for the CPU's cache, or for the refill */
+            p = ay_alloc_uncached(h, size, false);
+        if (AY_UNLIKELY(ay_guard_hi) && p)
+            ay_guard_charge(1);
+        return p ? p : ay_oom();
+    }
+    ay_tcache_t *tc = ay_tcache_get();
     /* (the fast path also misses on a head whose link is not an address: a
      * block freed twice, or a link a write after free garbled: the refill's
      * pop of that head reports it, secure.h) */
-    if (b && tc && ay_cpu_mode && cached_for(tc, tc->heap)) {
-        p = ay_cpu_refill(tc->heap, b);
-        if (!p) /* no memory for the CPU's cache, or for the refill */
-            p = ay_alloc_uncached(tc->heap, size, false);
-        if (AY_UNLIKELY(ay_guard_hi) && p)
-            ay_guard_charge(1);
-    } else if (b && tc && cached_for(tc, tc->heap)) {
+    if (b && tc && cached_for(tc, tc->heap)) {
         p = tag_live(ay_tcache_refill(tc, b), b);
         if (AY_UNLIKELY(ay_guard_hi) && p)
             ay_guard_charge(ay_bin_len(&tc->bins[b]) + 1); /* what the refill brought in */

@@ -164,6 +164,12 @@ ay_tcache_t *ay_tcache_get(void) {
 }
 
 struct ay_heap *ay_tcache_heap(void) {
+    /* per-CPU mode (ay_cpu_null_delta is set) without NUMA: heap 0 for a
+     * thread without a record, which then needs none (a per-CPU cache holds
+     * any thread's blocks, so binding threads to heaps would only split the
+     * central caches; a record is 7.6 KiB) */
+    if (ay_cpu_null_delta && !ay_numa && tc_state != TC_LIVE)
+        return ay_heaps[0];
     ay_tcache_t *tc = ay_tcache_get();
     if (!tc)
         return ay_heaps[0];

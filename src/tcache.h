@@ -239,7 +239,9 @@ AY_INLINE unsigned ay_size_bin(size_t size) { return ay_size_bin_offset(size) / 
  * handler ran.  Its lists are in use only when tc->cache_on. */
 ay_tcache_t *ay_tcache_get(void);
 /* The heap the calling thread allocates from: its explicit default heap,
- * else the automatic heap it is bound to (heap 0 before it has a record). */
+ * else the automatic heap it is bound to (heap 0 before it has a record).
+ * In per-CPU mode without NUMA, a thread without a record gets heap 0 and
+ * no record is made (cpucache.h). */
 struct ay_heap *ay_tcache_heap(void);
 /* Make h (NULL: none) the thread's explicit default heap: while one is set,
  * the fast paths miss and every call goes to that heap, uncached. */
