@@ -38,13 +38,15 @@
  * checks the pointer's low bits against the class's align mask (the
  * header's top byte, as a thread-cache bin's), before it writes the mark.
  *
- * Everything else is the slow path's, under the cache's lock (cpucache.c):
- * refill on a miss, give back on an overflow, the byte limit, flushes and
- * drains.  The slow path works on its own region through single-slot
- * sequences that also check the id (a thread that migrated stops and gives
- * what it holds back to the central tier); on another region (a drain) it
- * stops the header first and fences (ay_rseq_fence), so that no sequence
- * that read the header before the stop can still commit.
+ * Everything else is the slow path's (cpucache.c): refill on a miss, give
+ * back on an overflow, the byte limit, flushes and drains.  The slow path
+ * works on its own region through sequences that also check the id (a
+ * thread that migrated stops and gives what it holds back to the central
+ * tier), taking no lock around that work; the batch, the capacity and the
+ * counters change under the cache's lock, tried only.  On another region
+ * (a drain, under that cache's lock) it stops the headers first and fences
+ * (ay_rseq_fence), so that no sequence that read a header before the stop
+ * can still commit.
  */
 #ifndef ALLOY_CPUCACHE_H
 #define ALLOY_CPUCACHE_H
