@@ -203,7 +203,7 @@ ALLOY_API const char *alloy_version(void) { return ALLOY_VERSION_STRING; }
 
 ALLOY_API void alloy_thread_flush(void) {
     if (ay_cpu_mode)
-        return ay_cpu_flush(); /* the calling CPU's cache */
+        return ay_cpu_flush(); /* every CPU's cache (cpucache.h) */
     ay_tcache_t *tc = ay_tcache_get();
     if (tc && tc->cache_on)
         ay_tcache_flush(tc);

@@ -251,7 +251,7 @@ bool ay_cpu_init(void) {
         if (want > room)
             slot_max[b] = (uint32_t)((uint64_t)slot_max[b] * room / want);
         if (ay_bin_size[b] && slot_max[b] < 2)
-            slot_max[b] = ay_bin_size[b] ? 2 : 0;
+            slot_max[b] = 2;
         slot_first[b] = first;
         first += slot_max[b];
     }
@@ -422,15 +422,16 @@ static void fill(ay_heap_t *h, unsigned c, unsigned b, ay_cpu_list_t *l, void *h
     give_back(h, b, head, n);
 }
 
-static void drain_other(cpu_state_t *st, unsigned c);
+static bool drain_idle(uint64_t idle_ms, uint64_t now);
+static void drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c);
 static uint64_t last_drain_ms; /* when drain_tick last looked */
 
 /* A miss's look, once per decay round at most, for caches that no slow
  * path used for decay_ms (none under decay_ms:-1): they are drained. */
-static void drain_tick(void) {
+static void drain_tick(uint64_t now) {
     if (ay_conf.decay_ms < 0)
         return;
-    uint64_t now = ay_os_now_ms(), last = AY_LOAD(&last_drain_ms);
+    uint64_t last = AY_LOAD(&last_drain_ms);
     if (last == 0) { /* the first miss starts the clock */
         AY_STORE(&last_drain_ms, now);
         return;
@@ -443,7 +444,7 @@ static void drain_tick(void) {
      * what the drain gave back goes on to the spans and the OS now (the
      * transfer caches' batches and every free page), as the decay round
      * after a quiet spell does for the thread caches (heap.h) */
-    if (ay_cpu_drain_idle((uint64_t)ay_conf.decay_ms))
+    if (drain_idle((uint64_t)ay_conf.decay_ms, now))
         ay_heaps_purge(true);
 }
 
@@ -452,9 +453,9 @@ static void drain_tick(void) {
  * Under the cache's lock, tried only: a thread that finds it taken (by a
  * drain, or another miss) leaves the step to the next event. */
 static void after_event(ay_heap_t *h, cpu_state_t *st, unsigned c, unsigned b, ay_tc_step_t step,
-                        uint64_t bytes_in, uint64_t *counter) {
+                        uint64_t bytes_in, uint64_t *counter, uint64_t now) {
     AY_STORE(&st->holds, true);
-    AY_STORE(&st->used_ms, ay_os_now_ms());
+    AY_STORE(&st->used_ms, now);
     if (pthread_mutex_trylock(&st->lock) != 0)
         return;
     set_batch(st, c, b, step.batch);
@@ -470,20 +471,20 @@ static void after_event(ay_heap_t *h, cpu_state_t *st, unsigned c, unsigned b, a
  * CPU (each goes to the central tier on its own), and a signal handler's
  * malloc on the thread that was in one finds nothing taken. */
 void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
-    drain_tick(); /* before the refill, which would make the caller's cache not idle */
+    uint64_t now = ay_os_now_ms();
+    drain_tick(now); /* before the refill, which would make the caller's cache not idle */
+    void *p;
     for (;;) {
         unsigned c = ay_rseq_cid();
         cpu_state_t *st = state_of(c);
         if (!st)
             return NULL; /* the caller allocates uncached */
         ay_cpu_list_t *l = list_at(region_of(c), b);
-        void *p;
         int r = seq_pop(c, l, &p);
         if (r == AY_MOVED)
             continue;
         if (r == AY_DONE) { /* another thread refilled it meanwhile */
-            if (AY_UNLIKELY((*(uintptr_t *)p ^= ay_cpu_mark(p)) != 0))
-                ay_cpu_bad_block(p);
+            AY_CPU_CLAIM(p, bad);
             return p;
         }
         /* empty: a batch from the transfer cache, else from the heap's
@@ -505,10 +506,12 @@ void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
             ay_fatal_bad_link(p);
         ay_link_clear(p); /* handed out */
         fill(h, c, b, l, rest, got - 1);
-        after_event(h, st, c, b, step, (uint64_t)got * ay_bin_size[b], &st->misses);
+        after_event(h, st, c, b, step, (uint64_t)got * ay_bin_size[b], &st->misses, now);
         ay_heaps_decay_tick();
         return p;
     }
+bad:
+    ay_cpu_bad_block(p);
 }
 
 void ay_cpu_push(ay_heap_t *h, unsigned b, void *p) {
@@ -534,7 +537,7 @@ void ay_cpu_push(ay_heap_t *h, unsigned b, void *p) {
                 ay_link_set(p, NULL);
                 give_back(h, b, p, 1);
             }
-            after_event(h, st, c, b, step, 0, &st->overflows);
+            after_event(h, st, c, b, step, 0, &st->overflows, ay_os_now_ms());
         }
         ay_heaps_decay_tick();
         return;
@@ -547,11 +550,12 @@ AY_COLD void ay_cpu_bad_block(void *p) {
 }
 
 bool ay_cpu_is_newest(unsigned b, const void *p) {
-    ay_cpu_list_t *l = list_at(region_of(ay_rseq_cid()), b);
+    char *region = region_of(ay_rseq_cid());
+    ay_cpu_list_t *l = list_at(region, b);
     uint32_t begin = AY_LOAD(&l->begin), cur = AY_LOAD(&l->cur);
     if (cur <= begin || cur > slot_first[b] + slot_max[b])
         return false;
-    return AY_LOAD(&slots_of(region_of(ay_rseq_cid()))[cur - 1]) == p;
+    return AY_LOAD(&slots_of(region)[cur - 1]) == p;
 }
 
 /* Give every list of region c back (the thread has id c and
@@ -569,12 +573,13 @@ AY_LATE_TEXT static void flush_own(ay_heap_t *h, cpu_state_t *st, unsigned c) {
 
 /* Drain cache c: the caller's own through its sequences, another's by
  * drain_other; with `idle_ms`, only when no slow path used it for that
- * long, and only when its lock is free (a drain never waits). */
-AY_LATE_TEXT static bool drain(ay_heap_t *h, unsigned c, unsigned me, const uint64_t *idle_ms) {
+ * long before `now`, and only when its lock is free (a drain never waits). */
+AY_LATE_TEXT static bool drain(ay_heap_t *h, unsigned c, unsigned me, const uint64_t *idle_ms,
+                               uint64_t now) {
     cpu_state_t *st = __atomic_load_n(&states[c], __ATOMIC_ACQUIRE);
     if (!st || !AY_LOAD(&st->holds))
         return false;
-    if (idle_ms && ay_os_now_ms() - AY_LOAD(&st->used_ms) < *idle_ms)
+    if (idle_ms && now - AY_LOAD(&st->used_ms) < *idle_ms)
         return false;
     if (idle_ms ? pthread_mutex_trylock(&st->lock) != 0 : pthread_mutex_lock(&st->lock) != 0)
         return false;
@@ -583,7 +588,7 @@ AY_LATE_TEXT static bool drain(ay_heap_t *h, unsigned c, unsigned me, const uint
         if (c == me)
             flush_own(h, st, c);
         else
-            drain_other(st, c);
+            drain_other(h, st, c);
         st->holds = false;
         AY_STORE(&st->drains, st->drains + 1);
         done = true;
@@ -598,27 +603,30 @@ AY_LATE_TEXT void ay_cpu_flush(void) {
     ay_heap_t *h = ay_tcache_heap();
     unsigned me = ay_rseq_cid();
     for (unsigned c = 0; c < ncaches; c++)
-        drain(h, c, me, NULL);
+        drain(h, c, me, NULL, 0);
 }
 
-/* Drain cache c, which another thread may have: stop every header (so
- * that every sequence misses), fence, then take the blocks with plain
- * reads and writes, and start the headers again, empty, at batch 1. */
-AY_LATE_TEXT static void drain_other(cpu_state_t *st, unsigned c) {
+/* Bin b's list l, stopped, starts again with the capacity of batch n:
+ * begin and end in one store. */
+AY_LATE_TEXT static void list_restart(ay_cpu_list_t *l, unsigned b, uint32_t n) {
+    uint64_t first = slot_first[b];
+    __atomic_store_n((uint64_t *)l, first | (first + capacity(b, n)) << 32, __ATOMIC_RELEASE);
+}
+
+/* Drain cache c, which another thread may have, to heap h's node: stop
+ * every header (so that every sequence misses), fence, then take the
+ * blocks with plain reads and writes, and start the headers again, empty,
+ * at batch 1. */
+AY_LATE_TEXT static void drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c) {
     char *region = region_of(c);
-    ay_heap_t *h = ay_heaps[0];
     for (unsigned b = 1; b < AY_NUM_BINS; b++) {
         ay_cpu_list_t *l = list_at(region, b);
         /* begin = ~0, end = 0: one store of the two words */
         __atomic_store_n((uint64_t *)l, (uint64_t)UINT32_MAX, __ATOMIC_RELEASE);
     }
     if (!ay_rseq_fence()) { /* cannot be made safe here: start them again as they were */
-        for (unsigned b = 1; b < AY_NUM_BINS; b++) {
-            ay_cpu_list_t *l = list_at(region, b);
-            uint64_t be = slot_first[b] | (uint64_t)(slot_first[b] + capacity(b, st->batch[b]))
-                                              << 32;
-            __atomic_store_n((uint64_t *)l, be, __ATOMIC_RELEASE);
-        }
+        for (unsigned b = 1; b < AY_NUM_BINS; b++)
+            list_restart(list_at(region, b), b, st->batch[b]);
         return;
     }
     void **slots = slots_of(region);
@@ -633,19 +641,19 @@ AY_LATE_TEXT static void drain_other(cpu_state_t *st, unsigned c) {
         give_back(h, b, head, cur > first ? cur - first : 0);
         st->batch[b] = 1;
         AY_STORE(&l->cur, first);
-        uint64_t be = first | (uint64_t)(first + capacity(b, 1)) << 32;
-        __atomic_store_n((uint64_t *)l, be, __ATOMIC_RELEASE);
+        list_restart(l, b, 1);
     }
 }
 
-AY_LATE_TEXT bool ay_cpu_drain_idle(uint64_t idle_ms) {
-    if (!ay_cpu_mode)
-        return false;
+/* Give back every cache that no slow path used for `idle_ms` (now: the
+ * clock); true when that drained some and left none holding blocks (the
+ * process is quiet). */
+AY_LATE_TEXT static bool drain_idle(uint64_t idle_ms, uint64_t now) {
     ay_heap_t *h = ay_tcache_heap();
     unsigned me = ay_rseq_cid();
     bool drained = false, busy = false;
     for (unsigned c = 0; c < ncaches; c++) {
-        if (drain(h, c, me, &idle_ms))
+        if (drain(h, c, me, &idle_ms, now))
             drained = true;
         else if (states[c] && AY_LOAD(&states[c]->holds))
             busy = true;

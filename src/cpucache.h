@@ -213,9 +213,6 @@ void ay_cpu_push(struct ay_heap *h, unsigned b, void *p);
 AY_COLD __attribute__((noreturn)) void ay_cpu_bad_block(void *p);
 /* Give every block of the calling CPU's cache back to the central tier. */
 void ay_cpu_flush(void);
-/* Give back every cache that no slow path used for `idle_ms`; true when
- * that drained some and left none holding blocks (the process is quiet). */
-bool ay_cpu_drain_idle(uint64_t idle_ms);
 /* Is p the newest block of the calling CPU's list of bin b?  (free's
  * slow-path check, as a thread cache's last freed block) */
 bool ay_cpu_is_newest(unsigned b, const void *p);
