@@ -77,7 +77,7 @@ bad:
 }
 
 AY_INLINE void *ay_malloc_fast(size_t size) {
-    if (AY_UNLIKELY(ay_cpu_mode)) /* thread caches are the default (cpucache.h) */
+    if (AY_LIKELY(ay_cpu_mode)) /* only in a build with per-CPU caches (cpucache.h) */
         return ay_malloc_fast_cpu(size);
     unsigned off = ay_size_bin_offset(size);
     ay_bin_t *bin = (ay_bin_t *)((char *)ay_tls.bins + off);

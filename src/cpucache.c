@@ -28,7 +28,9 @@
 #include "os.h"
 #include "transfer.h"
 
+#if ALLOY_PERCPU
 bool ay_cpu_mode;
+#endif
 char *ay_cpu_base;
 static char *null_base;  /* the null regions: every header zero, never written */
 static unsigned ncaches; /* ids: every mm_cid is below this */
@@ -218,6 +220,10 @@ static int seq_pop_batch(unsigned c, ay_cpu_list_t *l, void **dst, uint32_t n, u
 
 bool ay_cpu_init(void) {
     const char *why;
+#if !ALLOY_PERCPU
+    why_off = "built without per-CPU caches (cmake -DALLOY_PERCPU=ON has them)";
+    return false;
+#endif
     if (ay_conf.percpu == AY_PERCPU_OFF) {
         why_off = "the setting percpu:off";
         return false;
@@ -273,7 +279,9 @@ bool ay_cpu_init(void) {
      * misses on a zero header before its first store */
     ay_cpu_null_delta = null_base - ay_cpu_base;
     why_off = "";
+#if ALLOY_PERCPU
     ay_cpu_mode = true;
+#endif
     return true;
 }
 

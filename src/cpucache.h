@@ -71,8 +71,15 @@ typedef struct ay_cpu_list {
 } ay_cpu_list_t;
 _Static_assert(sizeof(ay_cpu_list_t) == AY_BIN_BYTES, "a list header is a bin's size");
 
-/* Per-CPU mode is on (set once, at initialisation). */
+/* Per-CPU mode is on (set once, at initialisation).  Only a build
+ * configured with ALLOY_PERCPU (cmake -DALLOY_PERCPU=ON) has it: in any
+ * other, it is the constant false, so that the fast paths hold no test of
+ * the mode and no per-CPU code. */
+#if ALLOY_PERCPU
 extern AY_HIDDEN bool ay_cpu_mode;
+#else
+#define ay_cpu_mode false
+#endif
 /* The regions; region c at ay_cpu_base + (c << AY_CPU_SHIFT). */
 extern AY_HIDDEN char *ay_cpu_base;
 

@@ -70,7 +70,7 @@ miss:
 }
 
 AY_INLINE void ay_free_fast(void *p) {
-    if (AY_UNLIKELY(ay_cpu_mode)) /* thread caches are the default (cpucache.h) */
+    if (AY_LIKELY(ay_cpu_mode)) /* only in a build with per-CPU caches (cpucache.h) */
         return ay_free_fast_cpu(p);
     uintptr_t a = (uintptr_t)p;
     ay_pm_leaf_t *leaf = ay_pagemap_leaf(a);

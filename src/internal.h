@@ -53,6 +53,11 @@
 #define AY_DEBUG_LEVEL 0
 #endif
 static const int ay_debug = AY_DEBUG_LEVEL;
+/* Per-CPU caches (cpucache.h) are built in only when the build is
+ * configured with cmake -DALLOY_PERCPU=ON, which sets this to 1. */
+#ifndef ALLOY_PERCPU
+#define ALLOY_PERCPU 0
+#endif
 /* The secure flavour (liballoy_secure, built with AY_SECURE=1: secure.h),
  * and the one part of it that a module below secure.h needs: guard pages
  * around the mappings of chunks (AY_SECURE_GUARDS, os.h's

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# build.sh - configure and build alloy into build/ (Release-with-debug-info).
-# Extra arguments go to cmake's configure step, e.g. -DALLOY_WERROR=ON.
+# build.sh - configure and build alloy into build/ (Release-with-debug-info),
+# or into the folder ALLOY_BUILD_DIR names.  Extra arguments go to cmake's
+# configure step, e.g. -DALLOY_WERROR=ON, or -DALLOY_PERCPU=ON for per-CPU
+# caches (ALLOY_BUILD_DIR=build-percpu tools/build.sh -DALLOY_PERCPU=ON).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-cmake --build build -j"$(nproc)"
+dir=${ALLOY_BUILD_DIR:-build}
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+cmake --build "$dir" -j"$(nproc)"

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # percpu-instructions.sh [LIB] - the instructions of a 64-byte malloc+free
 # pair on the per-CPU fast paths, counted from the disassembly of LIB
-# (default build/liballoy.so): callgrind cannot count them, as valgrind has
-# no rseq and runs the thread caches.  Each of malloc and free starts with
+# (default build-percpu/liballoy.so, a build with -DALLOY_PERCPU=ON):
+# callgrind cannot count them, as valgrind has no rseq and runs the thread
+# caches.  Each of malloc and free starts with
 # the test of the mode (a compare of ay_cpu_mode and a conditional jump: to
 # the per-CPU path, or past it); the count is the instructions up to that
 # jump, then the per-CPU path from its first instruction to its first `ret`
@@ -13,7 +14,7 @@
 # Prints "malloc M free F pair P".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-lib=${1:-build/liballoy.so}
+lib=${1:-build-percpu/liballoy.so}
 count() {
     objdump -d --no-show-raw-insn "$lib" | awk -v fn="<$1>:" 'BEGIN { n = 0 }
         $2 == fn { on = 1; next }
