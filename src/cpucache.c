@@ -92,7 +92,7 @@ empty:
 /* Push block p (its mark written here) onto list `l` of region c, if it
  * has room (AY_EMPTY: it has none). */
 static int seq_push(unsigned c, ay_cpu_list_t *l, void *p) {
-    uintptr_t t, cur, mark = ay_cpu_mark(p);
+    uintptr_t t, cur, mark = ay_cpu_mark();
     __asm__ volatile goto(AY_RSEQ_START AY_RSEQ_SAME_ID
         "movl 8(%[l]), %k[cur]\n\t"
         "cmpl 4(%[l]), %k[cur]\n\t"
@@ -413,7 +413,7 @@ static void fill(ay_heap_t *h, unsigned c, unsigned b, ay_cpu_list_t *l, void *h
             if (next ? !ay_link_plausible(next) : i + 1 < n)
                 ay_fatal_bad_link(head);
             buf[k - 1 - i] = head;
-            *(uintptr_t *)head = ay_cpu_mark(head);
+            *(uintptr_t *)head = ay_cpu_mark();
             head = next;
         }
         if (seq_push_batch(c, l, buf, k, &pushed) != AY_DONE)
@@ -553,7 +553,7 @@ void ay_cpu_push(ay_heap_t *h, unsigned b, void *p) {
 }
 
 AY_COLD void ay_cpu_bad_block(void *p) {
-    *(uintptr_t *)p ^= ay_cpu_mark(p); /* the word as it was before AY_CPU_CLAIM */
+    *(uintptr_t *)p ^= ay_cpu_mark(); /* the word as it was before AY_CPU_CLAIM */
     ay_fatal_bad_link(p);
 }
 

@@ -29,7 +29,7 @@
  * after it, it is done.  The fast paths do nothing else to the cache.
  *
  * The checks of a thread cache's lists hold: a free block's first word
- * holds its mark, p ^ ay_link_key (written by free inside its sequence,
+ * holds its mark, ay_link_key (written by free inside its sequence,
  * before the commit); malloc checks the mark of the block it pops and
  * clears it, after the commit: a block freed twice before it was handed out
  * again is popped twice, and its second pop finds the 0 the first left
@@ -184,7 +184,7 @@ extern AY_HIDDEN char *ay_cpu_base;
     __asm__ goto("xorq %[m], (%[q])\n\t"                                \
                  "jne %l[" #bad "]"                                     \
                  :                                                      \
-                 : [m] "r"(ay_cpu_mark(p)), [q] "r"(p)                  \
+                 : [m] "r"(ay_cpu_mark()), [q] "r"(p)                  \
                  : "memory", "cc"                                       \
                  : bad)
 /* clang-format on */
@@ -193,13 +193,17 @@ extern AY_HIDDEN char *ay_cpu_base;
 #define AY_CPU_PUSH(p, mark, off, miss) goto miss
 #define AY_CPU_CLAIM(p, bad)                                                                       \
     do {                                                                                           \
-        if ((*(uintptr_t *)(p) ^= ay_cpu_mark(p)) != 0)                                            \
+        if ((*(uintptr_t *)(p) ^= ay_cpu_mark()) != 0)                                             \
             goto bad;                                                                              \
     } while (0)
 #endif
 
-/* The mark of a free block p in a per-CPU list. */
-AY_INLINE uintptr_t ay_cpu_mark(const void *p) { return (uintptr_t)p ^ ay_link_key; }
+/* The mark of a free block in a per-CPU list: the free lists' secret
+ * itself.  It holds no address to hide (the lists are arrays), and a
+ * reader of a free block who knows the block's address would learn the
+ * secret from p ^ key as well; the block's address in it would cost malloc
+ * and free an instruction or two each. */
+AY_INLINE uintptr_t ay_cpu_mark(void) { return ay_link_key; }
 
 /* ---- slow paths (cpucache.c) ---- */
 

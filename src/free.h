@@ -63,7 +63,7 @@ AY_INLINE void ay_free_fast_cpu(void *p) {
     uintptr_t a = (uintptr_t)p;
     ay_pm_leaf_t *leaf = ay_pagemap_leaf(a);
     unsigned off = AY_LOAD(&leaf->list[ay_pagemap_index(a)]);
-    AY_CPU_PUSH(p, ay_cpu_mark(p), off, miss);
+    AY_CPU_PUSH(p, ay_cpu_mark(), off, miss);
     return;
 miss:
     return ay_free_slow(p);
