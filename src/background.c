@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "conf.h"
+#include "cpucache.h"
 #include "heap.h"
 #include "os.h"
 
@@ -74,8 +75,10 @@ static void *background_main(void *arg) {
         if (task) /* on a fixed schedule, unless it fell behind */
             next_task = next_task + bg_task_ms > now ? next_task + bg_task_ms : now + bg_task_ms;
         pthread_mutex_unlock(&bg_lock);
-        if (purge) /* a round, when one is due, as on any slow-path event */
+        if (purge) {             /* a round, when one is due, as on any slow-path event */
+            ay_cpu_decay_tick(); /* per-CPU caches idle for decay_ms first */
             ay_heaps_decay_tick();
+        }
         if (task)
             task();
         pthread_mutex_lock(&bg_lock);

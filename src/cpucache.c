@@ -434,8 +434,9 @@ static bool drain_idle(uint64_t idle_ms, uint64_t now);
 static void drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c);
 static uint64_t last_drain_ms; /* when drain_tick last looked */
 
-/* A miss's look, once per decay round at most, for caches that no slow
- * path used for decay_ms (none under decay_ms:-1): they are drained. */
+/* A miss's look (or the background thread's), once per decay round at
+ * most, for caches that no slow path used for decay_ms (none under
+ * decay_ms:-1): they are drained. */
 static void drain_tick(uint64_t now) {
     if (ay_conf.decay_ms < 0)
         return;
@@ -603,6 +604,11 @@ AY_LATE_TEXT static bool drain(ay_heap_t *h, unsigned c, unsigned me, const uint
     }
     pthread_mutex_unlock(&st->lock);
     return done;
+}
+
+AY_LATE_TEXT void ay_cpu_decay_tick(void) {
+    if (ay_cpu_mode)
+        drain_tick(ay_os_now_ms());
 }
 
 AY_LATE_TEXT void ay_cpu_flush(void) {

@@ -222,8 +222,13 @@ void ay_cpu_push(struct ay_heap *h, unsigned b, void *p);
 /* malloc popped p and found no mark (AY_CPU_CLAIM xored it into the
  * word): report it (a double free, or a write after free). */
 AY_COLD __attribute__((noreturn)) void ay_cpu_bad_block(void *p);
-/* Give every block of the calling CPU's cache back to the central tier. */
+/* Give every block of every CPU's cache back to the central tier. */
 void ay_cpu_flush(void);
+/* The background thread's round: the caches that no slow path used for
+ * decay_ms are drained, as a miss's look does (once per decay round at
+ * most), and when every cache that held blocks was idle, everything free
+ * is purged.  Nothing in thread mode. */
+void ay_cpu_decay_tick(void);
 /* Is p the newest block of the calling CPU's list of bin b?  (free's
  * slow-path check, as a thread cache's last freed block) */
 bool ay_cpu_is_newest(unsigned b, const void *p);

@@ -18,7 +18,12 @@
  *               the process calls nothing for decay_ms + a round, and then
  *               the first slow-path event (one miss) gives back every
  *               batch and purges every free page (alloy's own counts,
- *               which nothing else in the process moves). */
+ *               which nothing else in the process moves);
+ *   quiet-background: ALLOY_CONF=decay_ms:100,background_thread:true - as
+ *               quiet, and the process calls nothing at all: the background
+ *               thread's rounds drain the per-CPU caches (where the freeing
+ *               thread's blocks wait in per-CPU mode) and purge every free
+ *               page. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -102,10 +107,31 @@ static int quiet(void) {
     return CHECK_DONE();
 }
 
+static int quiet_background(void) {
+    free(malloc(24));
+    run_thread(allocate);
+    run_thread(release);
+    uint64_t held =
+        ctl("percpu.bytes") + ctl("stats.central_bytes") + ctl("stats.pageheap_free_bytes");
+    sleep_ms(600); /* decay_ms (100) + rounds of the background thread */
+    uint64_t cached = ctl("percpu.bytes"), dirty = ctl("stats.pageheap_free_bytes");
+    fprintf(stderr,
+            "quiet-background: per-CPU + central + free pages %llu KiB, after the quiet "
+            "spell: per-CPU caches %llu KiB, unpurged free pages %llu KiB\n",
+            (unsigned long long)held >> 10, (unsigned long long)cached >> 10,
+            (unsigned long long)dirty >> 10);
+    CHECK(held > (8u << 20));
+    CHECK(cached < (64u << 10));
+    CHECK_EQ_U(dirty, 0);
+    return CHECK_DONE();
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "background";
     if (!strcmp(mode, "quiet"))
         return quiet();
+    if (!strcmp(mode, "quiet-background"))
+        return quiet_background();
     size_t base = rss_bytes();
     for (int i = 0; i < N; i++) { /* ~300 MiB of 1-15 KiB blocks, touched */
         blocks[i] = malloc(1024 + (size_t)(i % 15) * 1024);
