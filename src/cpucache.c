@@ -430,6 +430,29 @@ static void fill(ay_heap_t *h, unsigned c, unsigned b, ay_cpu_list_t *l, void *h
     give_back(h, b, head, n);
 }
 
+/* Push the never-used objects of run r (bin b's class), each with its
+ * mark, onto list l of region c, from the run's start: its objects are
+ * written once (the mark), where a linked batch's are written by the
+ * fetch and read again here.  What does not fit (or is left when the
+ * thread moved) is the run's end, which goes back to its span. */
+static void fill_run(unsigned c, unsigned b, ay_cpu_list_t *l, ay_run_t *r) {
+    void *buf[BATCH_MAX];
+    uint32_t size = ay_bin_size[b];
+    while (r->next < r->end) {
+        uint32_t k = 0, pushed;
+        for (uintptr_t o = r->next; k < BATCH_MAX && o < r->end; o += size, k++) {
+            *(uintptr_t *)o = ay_cpu_mark();
+            buf[k] = (void *)o;
+        }
+        if (seq_push_batch(c, l, buf, k, &pushed) != AY_DONE)
+            pushed = 0;
+        r->next += (uintptr_t)pushed * size;
+        if (pushed < k)
+            break;
+    }
+    ay_central_release_run(b - 1, r);
+}
+
 static bool drain_idle(uint64_t idle_ms, uint64_t now);
 static void drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c);
 static uint64_t last_drain_ms; /* when drain_tick last looked */
@@ -502,19 +525,32 @@ void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
         ay_tc_step_t step =
             ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], AY_LOAD(&st->batch[b]));
         void *head;
+        ay_run_t run = {0, 0};
         uint32_t got = ay_transfer_take(ay_transfer_set(h->node), b - 1, &head);
         if (!got)
-            got = ay_central_fetch(ay_heap_central(h, b - 1), step.move, &head, NULL);
+            got = ay_central_fetch(ay_heap_central(h, b - 1), step.move, &head, &run);
         if (!got)
             return NULL;
-        p = head;
-        /* every link checked, the last one's too: a block whose word was
-         * cleared when it was handed out is in a batch twice (freed twice) */
-        void *rest = ay_link_get(p);
-        if (rest ? !ay_link_plausible(rest) : got > 1)
-            ay_fatal_bad_link(p);
-        ay_link_clear(p); /* handed out */
-        fill(h, c, b, l, rest, got - 1);
+        uint32_t linked = got - (uint32_t)((run.end - run.next) / ay_bin_size[b]);
+        if (!linked) { /* never-used objects only: the first is handed out */
+            p = (void *)run.next;
+            run.next += ay_bin_size[b];
+            fill_run(c, b, l, &run);
+        } else {
+            p = head;
+            /* every link checked, the last one's too: a block whose word was
+             * cleared when it was handed out is in a batch twice (freed
+             * twice) */
+            void *rest = ay_link_get(p);
+            if (rest ? !ay_link_plausible(rest) : linked > 1)
+                ay_fatal_bad_link(p);
+            ay_link_clear(p); /* handed out */
+            /* the used blocks first, so that a list without room for all
+             * gives back never-used objects, whose span takes them back
+             * untouched */
+            fill(h, c, b, l, rest, linked - 1);
+            fill_run(c, b, l, &run);
+        }
         after_event(h, st, c, b, step, (uint64_t)got * ay_bin_size[b], &st->misses, now);
         ay_heaps_decay_tick();
         return p;
