@@ -38,12 +38,23 @@ static const char *why_off = "not initialised";
 static uint32_t slot_first[AY_NUM_BINS]; /* bin b's slots: [first, first + max) in every region */
 static uint32_t slot_max[AY_NUM_BINS];
 
+/* A cache's capacity, in bytes (the sum over its bins of capacity in
+ * slots times the class's size), stays within the byte limit,
+ * tcache_max_bytes: a list that would grow beyond it takes capacity from
+ * bins that did not miss or overflow lately (steal).  A bin starts with
+ * none (its first miss or overflow gives it some), so the cache never
+ * holds more than the limit, however its frees fill it, with no slow path
+ * to look. */
 typedef struct cpu_state {
     pthread_mutex_t lock;
     uint32_t batch[AY_NUM_BINS]; /* current batch n, per bin */
+    uint32_t cap[AY_NUM_BINS];   /* capacity now, in slots: end - begin */
+    uint8_t used[AY_NUM_BINS];   /* missed or overflowed since the hand last passed */
+    unsigned hand;               /* the bin steal looks at next */
+    uint64_t cap_bytes;          /* the sum of cap[b] * the class's size */
     ay_tc_clock_t clock;         /* slow-path events and bytes since the last limit check */
     uint64_t used_ms;            /* the last slow path on this cache */
-    uint64_t misses, overflows, scavenges, drains;
+    uint64_t misses, overflows, scavenges, drains, steals;
     bool holds; /* a slow path put blocks in since the last drain (a free's
                  * fast push after a drain shows at the next slow path) */
 } cpu_state_t;
@@ -310,11 +321,11 @@ static cpu_state_t *state_of(unsigned c) {
          * order) */
         for (unsigned b = 1; b < AY_NUM_BINS; b++) {
             ay_cpu_list_t *l = list_at(region, b);
-            st->batch[b] = 1;
+            st->batch[b] = 1; /* and capacity 0: a bin's first event gives it some */
             AY_STORE(&l->mask, ay_bin_align_mask(ay_bin_size[b]) << AY_BIN_MASK_SHIFT);
             __atomic_store_n(&l->begin, slot_first[b], __ATOMIC_RELEASE);
             __atomic_store_n(&l->cur, slot_first[b], __ATOMIC_RELEASE);
-            __atomic_store_n(&l->end, slot_first[b] + capacity(b, 1), __ATOMIC_RELEASE);
+            __atomic_store_n(&l->end, slot_first[b], __ATOMIC_RELEASE);
         }
         __atomic_store_n(&states[c], st, __ATOMIC_RELEASE);
         AY_STORE(&caches_made, caches_made + 1);
@@ -370,11 +381,74 @@ static uint32_t list_len(const ay_cpu_list_t *l) {
     return cur > begin ? cur - begin : 0;
 }
 
-/* Set bin b's batch to n and its capacity by it. */
-static void set_batch(cpu_state_t *st, unsigned c, unsigned b, uint32_t n) {
-    st->batch[b] = n;
+/* Bin b's capacity is cap slots now: the cache's count follows. */
+static void cap_account(cpu_state_t *st, unsigned b, uint32_t cap) {
+    st->cap_bytes =
+        st->cap_bytes - (uint64_t)st->cap[b] * ay_bin_size[b] + (uint64_t)cap * ay_bin_size[b];
+    st->cap[b] = cap;
+}
+
+/* Bin b's capacity becomes cap slots (cache c, the calling thread's, under
+ * its lock): what its list holds beyond that goes back first.  False when
+ * the thread moved (then only what went back has changed). */
+static bool set_cap(ay_heap_t *h, cpu_state_t *st, unsigned c, unsigned b, uint32_t cap) {
     ay_cpu_list_t *l = list_at(region_of(c), b);
-    seq_store(c, &l->end, slot_first[b] + capacity(b, n));
+    uint32_t len = list_len(l);
+    if (len > cap) {
+        void *head;
+        uint32_t k = take(c, l, len - cap, &head);
+        give_back_overflow(h, b, head, k);
+    }
+    if (seq_store(c, &l->end, slot_first[b] + cap) != AY_DONE)
+        return false;
+    cap_account(st, b, cap);
+    return true;
+}
+
+/* Capacity for bin b, `need` bytes of it: the hand goes round the other
+ * bins (once round, and once more for those it gave a second chance),
+ * halving the capacity of each that neither missed nor overflowed since
+ * it last passed, and clearing that mark on those that did. */
+static void steal(ay_heap_t *h, cpu_state_t *st, unsigned c, unsigned b, uint64_t need) {
+    for (unsigned i = 0; i < 2 * AY_NUM_BINS && need; i++) {
+        unsigned v = st->hand;
+        st->hand = v + 1 < AY_NUM_BINS ? v + 1 : 1;
+        if (v == b || !st->cap[v])
+            continue;
+        if (st->used[v]) {
+            st->used[v] = 0;
+            continue;
+        }
+        uint32_t cap = st->cap[v] / 2;
+        uint64_t got = (uint64_t)(st->cap[v] - cap) * ay_bin_size[v];
+        if (!set_cap(h, st, c, v, cap))
+            return;
+        st->batch[v] = st->batch[v] > 1 ? st->batch[v] / 2 : 1; /* its fetches, to match */
+        AY_STORE(&st->steals, st->steals + 1);
+        need = got < need ? need - got : 0;
+    }
+}
+
+/* Set bin b's batch to n and its capacity by it, within the cache's byte
+ * limit: capacity it lacks is taken from other bins, and what is still
+ * lacking is not given. */
+static void set_batch(ay_heap_t *h, cpu_state_t *st, unsigned c, unsigned b, uint32_t n) {
+    uint32_t want = capacity(b, n), have = st->cap[b];
+    if (want > have) {
+        uint64_t size = ay_bin_size[b], limit = ay_conf.tcache_max_bytes;
+        uint64_t need = (uint64_t)(want - have) * size;
+        if (st->cap_bytes + need > limit)
+            steal(h, st, c, b, st->cap_bytes + need - limit);
+        uint64_t room = st->cap_bytes < limit ? (limit - st->cap_bytes) / size : 0;
+        if (want - have > room) { /* the batch too, to what the capacity holds */
+            uint32_t got = have + (uint32_t)room;
+            n = (uint32_t)((uint64_t)n * got / want);
+            n = n ? n : 1;
+            want = got;
+        }
+    }
+    st->batch[b] = n;
+    set_cap(h, st, c, b, want);
 }
 
 /* The byte limit's check, when the policy says it is due. */
@@ -395,7 +469,7 @@ static void scavenge_maybe(ay_heap_t *h, cpu_state_t *st, unsigned c, uint64_t b
         void *head;
         uint32_t k = take(c, l, step.move, &head);
         give_back_overflow(h, b, head, k);
-        set_batch(st, c, b, step.batch);
+        set_batch(h, st, c, b, step.batch);
     }
 }
 
@@ -490,7 +564,8 @@ static void after_event(ay_heap_t *h, cpu_state_t *st, unsigned c, unsigned b, a
     AY_STORE(&st->used_ms, now);
     if (pthread_mutex_trylock(&st->lock) != 0)
         return;
-    set_batch(st, c, b, step.batch);
+    st->used[b] = 1;
+    set_batch(h, st, c, b, step.batch);
     AY_STORE(counter, *counter + 1);
     scavenge_maybe(h, st, c, bytes_in);
     pthread_mutex_unlock(&st->lock);
@@ -531,6 +606,9 @@ void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
             got = ay_central_fetch(ay_heap_central(h, b - 1), step.move, &head, &run);
         if (!got)
             return NULL;
+        /* the step first: the list's capacity for the batch (a bin's first
+         * miss gives it some) */
+        after_event(h, st, c, b, step, (uint64_t)got * ay_bin_size[b], &st->misses, now);
         uint32_t linked = got - (uint32_t)((run.end - run.next) / ay_bin_size[b]);
         if (!linked) { /* never-used objects only: the first is handed out */
             p = (void *)run.next;
@@ -551,7 +629,6 @@ void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
             fill(h, c, b, l, rest, linked - 1);
             fill_run(c, b, l, &run);
         }
-        after_event(h, st, c, b, step, (uint64_t)got * ay_bin_size[b], &st->misses, now);
         ay_heaps_decay_tick();
         return p;
     }
@@ -578,11 +655,13 @@ void ay_cpu_push(ay_heap_t *h, unsigned b, void *p) {
             void *head;
             uint32_t k = take(c, l, step.move ? step.move : 1, &head);
             give_back_overflow(h, b, head, k);
+            /* the step before the push: a bin's first overflow (a list
+             * with no capacity yet) gives it some */
+            after_event(h, st, c, b, step, 0, &st->overflows, ay_os_now_ms());
             if (seq_push(c, l, p) != AY_DONE) { /* moved, or still full (stopped) */
                 ay_link_set(p, NULL);
                 give_back(h, b, p, 1);
             }
-            after_event(h, st, c, b, step, 0, &st->overflows, ay_os_now_ms());
         }
         ay_heaps_decay_tick();
         return;
@@ -612,7 +691,8 @@ AY_LATE_TEXT static void flush_own(ay_heap_t *h, cpu_state_t *st, unsigned c) {
         void *head;
         uint32_t k = take(c, l, UINT32_MAX, &head);
         give_back(h, b, head, k);
-        set_batch(st, c, b, 1);
+        st->batch[b] = 1;
+        set_cap(h, st, c, b, 0);
     }
 }
 
@@ -656,17 +736,17 @@ AY_LATE_TEXT void ay_cpu_flush(void) {
         drain(h, c, me, NULL, 0);
 }
 
-/* Bin b's list l, stopped, starts again with the capacity of batch n:
+/* Bin b's list l, stopped, starts again with a capacity of cap slots:
  * begin and end in one store. */
-AY_LATE_TEXT static void list_restart(ay_cpu_list_t *l, unsigned b, uint32_t n) {
+AY_LATE_TEXT static void list_restart(ay_cpu_list_t *l, unsigned b, uint32_t cap) {
     uint64_t first = slot_first[b];
-    __atomic_store_n((uint64_t *)l, first | (first + capacity(b, n)) << 32, __ATOMIC_RELEASE);
+    __atomic_store_n((uint64_t *)l, first | (first + cap) << 32, __ATOMIC_RELEASE);
 }
 
 /* Drain cache c, which another thread may have, to heap h's node: stop
  * every header (so that every sequence misses), fence, then take the
  * blocks with plain reads and writes, and start the headers again, empty,
- * at batch 1. */
+ * at batch 1 and no capacity. */
 AY_LATE_TEXT static void drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c) {
     char *region = region_of(c);
     for (unsigned b = 1; b < AY_NUM_BINS; b++) {
@@ -676,7 +756,7 @@ AY_LATE_TEXT static void drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c) 
     }
     if (!ay_rseq_fence()) { /* cannot be made safe here: start them again as they were */
         for (unsigned b = 1; b < AY_NUM_BINS; b++)
-            list_restart(list_at(region, b), b, st->batch[b]);
+            list_restart(list_at(region, b), b, st->cap[b]);
         return;
     }
     void **slots = slots_of(region);
@@ -690,8 +770,9 @@ AY_LATE_TEXT static void drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c) 
         }
         give_back(h, b, head, cur > first ? cur - first : 0);
         st->batch[b] = 1;
+        cap_account(st, b, 0);
         AY_STORE(&l->cur, first);
-        list_restart(l, b, 1);
+        list_restart(l, b, st->cap[b]);
     }
 }
 
@@ -737,6 +818,7 @@ AY_LATE_TEXT void ay_cpu_counts(ay_cpu_counts_t *out) {
         out->overflows += AY_LOAD(&st->overflows);
         out->scavenges += AY_LOAD(&st->scavenges);
         out->drains += AY_LOAD(&st->drains);
+        out->steals += AY_LOAD(&st->steals);
     }
 }
 
