@@ -56,7 +56,7 @@ ALLOY_API const char *alloy_version(void);
 /* 2: remote frees; 3: os_failures; 4: version 2's two fields are the
  * transfer caches' (transfer_inserted, transfer_bytes); 5: huge_blocks;
  * 6: sparse_bytes (both structs) */
-#define ALLOY_STATS_VERSION 6
+#define ALLOY_STATS_VERSION 7
 
 typedef struct alloy_stats {
     size_t size;       /* in: sizeof(alloy_stats_t) */
@@ -113,6 +113,15 @@ typedef struct alloy_stats {
     size_t sparse_bytes; /* the part of central_bytes in sparse spans: free objects of
                             small spans with under a quarter of their objects out
                             (read under each central cache's lock) */
+    /* version 7: the per-CPU caches (the first tier with percpu:auto where
+     * it can run; 0 with thread caches), counted in the totals and in heap 0 */
+    size_t percpu_bytes;       /* free objects in per-CPU caches (part of tcache_bytes) */
+    uint64_t percpu_caches;    /* per-CPU caches set up */
+    uint64_t percpu_misses;    /* refills of a per-CPU list (mallocs that found it empty) */
+    uint64_t percpu_overflows; /* per-CPU lists found full by a free, which gave a batch back */
+    uint64_t percpu_scavenges; /* per-CPU caches found above tcache_max_bytes and scavenged */
+    uint64_t percpu_drains;    /* per-CPU caches given back whole (idle for decay_ms, or a
+                                  flush) */
 } alloy_stats_t;
 
 typedef struct alloy_class_stats {

@@ -55,6 +55,12 @@ const ay_report_field_t ay_report_total_fields[] = {
     TOT("os_failures", os_failures, V),
     TOT("huge_blocks", huge_blocks, V),
     TOT("sparse_bytes", sparse_bytes, B),
+    TOT("percpu_bytes", percpu_bytes, B),
+    TOT("percpu_caches", percpu_caches, 0),
+    TOT("percpu_misses", percpu_misses, 0),
+    TOT("percpu_overflows", percpu_overflows, 0),
+    TOT("percpu_scavenges", percpu_scavenges, 0),
+    TOT("percpu_drains", percpu_drains, 0),
 };
 const unsigned ay_report_ntotal_fields =
     sizeof ay_report_total_fields / sizeof ay_report_total_fields[0];
@@ -244,7 +250,84 @@ static void emit_opt(ay_emit_t *e, const ay_report_opt_t *o) {
     ay_emit_u64(e, "heaps", o->heaps);
     ay_emit_bool(e, "background_thread", o->background_thread);
     ay_emit_bool(e, "numa", o->numa);
+    /* text: the first tier's line says it (emit_percpu) */
+    ay_emit_only(e, AY_EMIT_JSON);
+    if (o->percpu[0])
+        ay_emit_str(e, "percpu", o->percpu);
+    ay_emit_only(e, AY_EMIT_BOTH);
     ay_emit_end(e);
+}
+
+/* Text: "prefix" then the words of `rest`, on lines broken at spaces before
+ * LINE_WRAP columns (emit.c), the lines after the first indented four
+ * spaces, as an inline object's. */
+static void emit_wrapped(ay_emit_t *e, const char *prefix, const char *rest) {
+    enum { WRAP = 100 };
+    char line[WRAP + 1];
+    sbuf_t b = {line, 0, sizeof line};
+    line[0] = 0;
+    sb_str(&b, prefix);
+    while (*rest) {
+        while (*rest == ' ')
+            rest++;
+        size_t n = strcspn(rest, " ");
+        if (!n)
+            break;
+        bool fresh = b.len == 0 || line[b.len - 1] == ' ';
+        if (b.len + !fresh + n >= WRAP && b.len > 4) { /* the word goes on the next line */
+            ay_emit_line(e, line);
+            b.len = 0;
+            line[0] = 0;
+            sb_str(&b, "    ");
+            fresh = true;
+        }
+        if (!fresh)
+            sb_str(&b, " ");
+        char word[WRAP];
+        if (n >= sizeof word) /* a word longer than a line is cut */
+            n = sizeof word - 1;
+        memcpy(word, rest, n);
+        word[n] = 0;
+        sb_str(&b, word);
+        rest += strcspn(rest, " ");
+    }
+    ay_emit_line(e, line);
+}
+
+/* The first tier: which mode runs and, with thread caches, why not per CPU
+ * (percpu.mode, percpu.why); per CPU, its caches' figures (the totals'
+ * percpu_* fields, which JSON has in "stats").  Nothing for a saved report
+ * that has no mode. */
+static void emit_percpu(ay_emit_t *e, const ay_report_src_t *src) {
+    const alloy_stats_t *s = &src->totals;
+    if (!src->percpu_mode[0])
+        return;
+    ay_emit_only(e, AY_EMIT_JSON);
+    ay_emit_begin_inline(e, "percpu");
+    ay_emit_str(e, "mode", src->percpu_mode);
+    ay_emit_str(e, "why", src->percpu_why);
+    ay_emit_end(e);
+    ay_emit_only(e, AY_EMIT_TEXT);
+    if (!strcmp(src->percpu_mode, "percpu")) {
+        ay_emit_begin_inline(e, "percpu");
+        ay_emit_str(e, "mode", src->percpu_mode);
+        ay_emit_u64(e, "caches", s->percpu_caches);
+        ay_emit_bytes(e, "bytes", s->percpu_bytes);
+        ay_emit_u64(e, "misses", s->percpu_misses);
+        ay_emit_u64(e, "overflows", s->percpu_overflows);
+        ay_emit_u64(e, "scavenges", s->percpu_scavenges);
+        ay_emit_u64(e, "drains", s->percpu_drains);
+        ay_emit_end(e);
+    } else {
+        char head[48];
+        sbuf_t b = {head, 0, sizeof head};
+        head[0] = 0;
+        sb_str(&b, "percpu: mode ");
+        sb_str(&b, src->percpu_mode);
+        sb_str(&b, src->percpu_why[0] ? ", not per CPU: " : "");
+        emit_wrapped(e, head, src->percpu_why);
+    }
+    ay_emit_only(e, AY_EMIT_BOTH);
 }
 
 /* Every field of s: text sees those with `text_flag` (0: none). */
@@ -332,9 +415,17 @@ static void emit_class_row(ay_emit_t *e, unsigned cls, const alloy_class_stats_t
     ay_emit_end(e);
 }
 
-/* The classes that waste the most, at most `rows` of them (1 to TOP_WASTE). */
+/* The classes that waste the most, at most `rows` of them (0 to TOP_WASTE;
+ * 0: one line that says there is no room for them). */
 static void emit_top_waste(ay_emit_t *e, const ay_report_src_t *src, unsigned rows) {
     unsigned top[TOP_WASTE], n = 0;
+    if (rows == 0) {
+        ay_emit_only(e, AY_EMIT_TEXT);
+        ay_emit_line(e, "waste: no size class shown, no room left in the summary (opts \"f\": "
+                        "the classes table)");
+        ay_emit_only(e, AY_EMIT_BOTH);
+        return;
+    }
     uint64_t topw[TOP_WASTE];
     alloy_class_stats_t c;
     for (unsigned cls = 0; cls < src->nclasses; cls++) {
@@ -492,6 +583,7 @@ void ay_report_print(ay_emit_t *e, const ay_report_src_t *src, unsigned flags) {
     ay_emit_u64(e, "nclasses", src->nclasses);
     ay_emit_only(e, AY_EMIT_BOTH);
     emit_opt(e, &src->opt);
+    emit_percpu(e, src);
     ay_emit_begin(e, "stats");
     emit_fields(e, &src->totals, AY_FIELD_TEXT);
     ay_emit_only(e, AY_EMIT_JSON);
@@ -503,10 +595,11 @@ void ay_report_print(ay_emit_t *e, const ay_report_src_t *src, unsigned flags) {
     if (!e->json) {
         /* the summary keeps to SUMMARY_LINES: the waste table (a caption, a
          * header, its rows) and the last line get what the lines above it,
-         * whose count depends on the widths of the counters, leave */
+         * whose count depends on the widths of the counters, leave (with no
+         * room for a row, the caption alone says so) */
         unsigned used = e->lines + 3, rows = TOP_WASTE;
         if (!full)
-            rows = used + 1 >= SUMMARY_LINES ? 1 : SUMMARY_LINES - used;
+            rows = used >= SUMMARY_LINES ? 0 : SUMMARY_LINES - used;
         emit_top_waste(e, src, rows < TOP_WASTE ? rows : TOP_WASTE);
     }
     if (full && !(flags & AY_REPORT_NO_HEAPS)) {
@@ -624,17 +717,25 @@ static unsigned diff_opt(ay_emit_t *e, const ay_report_opt_t *a, const ay_report
         {"background_thread", a->background_thread, b->background_thread, false},
         {"numa", a->numa, b->numa, false},
     };
+    const struct {
+        const char *key, *x, *y;
+    } str[] = {
+        {"batch_policy", a->batch_policy, b->batch_policy},
+        {"percpu", a->percpu[0] ? a->percpu : "-", b->percpu[0] ? b->percpu : "-"},
+    };
     unsigned n = 0;
     char buf[80];
-    if (strcmp(a->batch_policy, b->batch_policy)) {
+    for (unsigned i = 0; i < sizeof str / sizeof str[0]; i++) {
+        if (!strcmp(str[i].x, str[i].y))
+            continue;
         n++;
         if (write) {
             sbuf_t s = {buf, 0, sizeof buf};
             buf[0] = 0;
-            sb_str(&s, a->batch_policy);
+            sb_str(&s, str[i].x);
             sb_str(&s, " -> ");
-            sb_str(&s, b->batch_policy);
-            ay_emit_str(e, "batch_policy", buf);
+            sb_str(&s, str[i].y);
+            ay_emit_str(e, str[i].key, buf);
         }
     }
     for (unsigned i = 0; i < sizeof num / sizeof num[0]; i++) {
@@ -780,6 +881,16 @@ unsigned ay_report_diff(ay_emit_t *e, const ay_report_src_t *a, const ay_report_
     ay_emit_line(e, line);
 
     changes += diff_opts(e, a, b);
+    if (strcmp(a->percpu_mode, b->percpu_mode)) { /* the first tier that runs */
+        sb.len = 0;
+        line[0] = 0;
+        sb_str(&sb, "percpu: mode ");
+        sb_str(&sb, a->percpu_mode[0] ? a->percpu_mode : "-");
+        sb_str(&sb, " -> ");
+        sb_str(&sb, b->percpu_mode[0] ? b->percpu_mode : "-");
+        ay_emit_line(e, line);
+        changes++;
+    }
     changes += diff_totals(e, &a->totals, &b->totals);
     if (!(flags & AY_REPORT_NO_HEAPS))
         changes += diff_heaps(e, a, b);

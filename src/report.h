@@ -42,7 +42,8 @@ typedef struct ay_report_opt {
     uint64_t batch_budget, batch_cap, return_threshold_halves, tcache_max_bytes, heaps;
     int64_t decay_ms;
     bool tcache, background_thread;
-    bool numa; /* NUMA awareness in effect */
+    bool numa;      /* NUMA awareness in effect */
+    char percpu[8]; /* the percpu setting, "auto" or "off" ("" for a saved report that has none) */
 } ay_report_opt_t;
 
 typedef struct ay_report_src ay_report_src_t;
@@ -52,6 +53,11 @@ struct ay_report_src {
     char cmd[64]; /* 0 and "" for a saved report that has none */
     unsigned nclasses;
     ay_report_opt_t opt;
+    /* The first tier that runs, "percpu" or "thread" (percpu.mode), and why
+     * not per CPU ("" in per-CPU mode: percpu.why); "" and "" for a saved
+     * report that has none. */
+    char percpu_mode[8];
+    char percpu_why[160];
     alloy_stats_t totals;
     /* The k-th heap (k = 0, 1, ...): its id, whether it is explicit, its
      * NUMA node, its counters.  false past the last. */

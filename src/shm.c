@@ -87,7 +87,7 @@ int ay_shm_check(const void *map, size_t size) {
 
 /* Fill a new segment's header and first snapshot. */
 static void seg_fill(ay_shm_seg_t *seg, unsigned pid, const ay_snap_t *first, const char *cmd,
-                     uint64_t start_unix_ms) {
+                     const char *why, uint64_t start_unix_ms) {
     seg->magic = AY_SHM_MAGIC;
     seg->version = AY_SHM_VERSION;
     seg->snap_bytes = sizeof(ay_snap_t);
@@ -95,10 +95,13 @@ static void seg_fill(ay_shm_seg_t *seg, unsigned pid, const ay_snap_t *first, co
     seg->start_unix_ms = start_unix_ms;
     size_t n = cmd ? strlen(cmd) : 0;
     memcpy(seg->cmd, cmd ? cmd : "", n < AY_SHM_CMD - 1 ? n : AY_SHM_CMD - 1);
+    n = why ? strlen(why) : 0;
+    memcpy(seg->why, why ? why : "", n < AY_SHM_WHY - 1 ? n : AY_SHM_WHY - 1);
     ay_shm_publish(seg, first);
 }
 
-int ay_shm_create(ay_shm_t *w, const ay_snap_t *first, const char *cmd, uint64_t start_unix_ms) {
+int ay_shm_create(ay_shm_t *w, const ay_snap_t *first, const char *cmd, const char *why,
+                  uint64_t start_unix_ms) {
     char tmp[AY_SHM_PATH_MAX];
     unsigned pid = ay_os_pid();
     w->seg = NULL;
@@ -114,7 +117,7 @@ int ay_shm_create(ay_shm_t *w, const ay_snap_t *first, const char *cmd, uint64_t
         ay_os_unlink(tmp);
         return err ? err : -ENOMEM;
     }
-    seg_fill(seg, pid, first, cmd, start_unix_ms);
+    seg_fill(seg, pid, first, cmd, why, start_unix_ms);
     ay_shm_path(w->path, pid);
     /* in place of a stale segment of the same pid; another user's file
      * there makes the rename fail (the directory is sticky) */

@@ -30,12 +30,13 @@
 
 #define AY_SHM_DIR "/dev/shm"
 #define AY_SHM_MAGIC 0x4d48535f594f4c41ull /* "ALOY_SHM", little-endian */
-#define AY_SHM_VERSION 1u
+#define AY_SHM_VERSION 2u
 #define AY_SHM_WASTE 5     /* classes with the most unused bytes */
 #define AY_SHM_HISTORY 60  /* RSS, one sample a second: the last minute */
 #define AY_SHM_STACKS 3    /* the profiler's stacks with the most live bytes */
 #define AY_SHM_FRAMES 4    /* innermost return addresses of each */
 #define AY_SHM_CMD 64      /* bytes of the program's name, its NUL included */
+#define AY_SHM_WHY 160     /* bytes of why not per CPU (percpu.why), its NUL included */
 #define AY_SHM_PATH_MAX 64 /* bytes of a segment's path, its NUL included */
 
 /* One size class in a snapshot (bytes, summed over heaps). */
@@ -68,6 +69,11 @@ typedef struct ay_snap {
     uint64_t slow_path_calls, objects_fetched, objects_released; /* since start-up */
     uint64_t misses_per_s, fetched_per_s, released_per_s;        /* over the last interval */
     uint64_t threads, heaps;
+    /* the first tier: percpu 1 per CPU, 0 thread caches (percpu.mode); per
+     * CPU, its caches: set up, their bytes (part of tcache), and their
+     * misses, overflows, scavenges and drains since start-up */
+    uint64_t percpu, percpu_caches, percpu_bytes;
+    uint64_t percpu_misses, percpu_overflows, percpu_scavenges, percpu_drains;
     uint64_t nwaste;
     ay_snap_class_t waste[AY_SHM_WASTE]; /* most unused bytes first */
     uint64_t nhistory;
@@ -90,6 +96,7 @@ typedef struct ay_shm_seg {
     uint64_t pid;
     uint64_t start_unix_ms;
     char cmd[AY_SHM_CMD]; /* the program's name (/proc/self/comm) */
+    char why[AY_SHM_WHY]; /* why not per CPU ("" per CPU: percpu.why) */
     uint64_t seq;         /* the seqlock: odd while the snapshot is written */
     uint64_t snap[AY_SNAP_WORDS];
 } ay_shm_seg_t;
@@ -103,9 +110,10 @@ typedef struct ay_shm {
 
 /* "/dev/shm/alloy.<pid>" into out[AY_SHM_PATH_MAX]. */
 void ay_shm_path(char *out, unsigned pid);
-/* Make the calling process's segment, holding `first`.  0, or -errno:
- * -EEXIST when another user's file has its name. */
-int ay_shm_create(ay_shm_t *w, const ay_snap_t *first, const char *cmd, uint64_t start_unix_ms);
+/* Make the calling process's segment, holding `first`; cmd and why go in
+ * its header.  0, or -errno: -EEXIST when another user's file has its name. */
+int ay_shm_create(ay_shm_t *w, const ay_snap_t *first, const char *cmd, const char *why,
+                  uint64_t start_unix_ms);
 /* Publish s (the seqlock's writer: one writer at a time). */
 void ay_shm_publish(ay_shm_seg_t *seg, const ay_snap_t *s);
 /* Remove the segment, if the calling process made it. */

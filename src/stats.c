@@ -53,7 +53,8 @@
 
 /* Bytes cached for bin b by the thread caches bound to heap h (NULL: any
  * heap); in per-CPU mode, the per-CPU caches' (cpucache.h), which hold
- * blocks of any automatic heap, count as heap 0's. */
+ * blocks of any automatic heap, count as heap 0's (and so do their
+ * counters, heap_read). */
 static size_t tcache_bytes(const ay_heap_t *h, unsigned b) {
     size_t sum = !h || h == ay_heap_get(0) ? ay_cpu_bytes(b) : 0;
     ay_tcache_registry_lock();
@@ -211,6 +212,17 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
         }
     }
     ay_tcache_registry_unlock();
+    if (h == ay_heap_get(0)) { /* the per-CPU caches, whose bytes are heap 0's (tcache_bytes) */
+        ay_cpu_counts_t c;
+        ay_cpu_counts(&c);
+        for (unsigned b = 1; b < AY_NUM_BINS; b++)
+            s->percpu_bytes += ay_cpu_bytes(b);
+        s->percpu_caches = c.caches;
+        s->percpu_misses = c.misses;
+        s->percpu_overflows = c.overflows;
+        s->percpu_scavenges = c.scavenges;
+        s->percpu_drains = c.drains;
+    }
 }
 
 static void totals_read(alloy_stats_t *s) {
@@ -328,6 +340,12 @@ static bool src_class(const ay_report_src_t *src, unsigned cls, alloy_class_stat
     return out->slow_path_calls || out->objects_released; /* else never used */
 }
 
+/* s into dst[cap], cut to fit (dst is zeroed by the caller). */
+static void str_copy(char *dst, size_t cap, const char *s) {
+    size_t n = strlen(s);
+    memcpy(dst, s, n < cap ? n : cap - 1);
+}
+
 ALLOY_API void alloy_stats_print(alloy_write_cb *cb, void *opaque, const char *opts) {
     opts = opts ? opts : "";
     ay_emit_t e;
@@ -341,10 +359,8 @@ ALLOY_API void alloy_stats_print(alloy_write_cb *cb, void *opaque, const char *o
         len--;
     src.cmd[len > 0 ? len : 0] = 0;
     src.nclasses = AY_NUM_CLASSES;
-    const char *policy = ay_policy_name(ay_conf.batch.policy);
-    size_t n = strlen(policy);
-    memcpy(src.opt.batch_policy, policy,
-           n < sizeof src.opt.batch_policy ? n : sizeof src.opt.batch_policy - 1);
+    str_copy(src.opt.batch_policy, sizeof src.opt.batch_policy,
+             ay_policy_name(ay_conf.batch.policy));
     src.opt.batch_budget = ay_conf.batch.byte_budget;
     src.opt.batch_cap = ay_conf.batch.object_cap;
     src.opt.return_threshold_halves = ay_conf.return_k_halves;
@@ -354,6 +370,9 @@ ALLOY_API void alloy_stats_print(alloy_write_cb *cb, void *opaque, const char *o
     src.opt.heaps = ay_heaps_auto;
     src.opt.background_thread = ay_background_running();
     src.opt.numa = ay_numa;
+    str_copy(src.opt.percpu, sizeof src.opt.percpu, ay_percpu_name(ay_conf.percpu));
+    str_copy(src.percpu_mode, sizeof src.percpu_mode, ay_cpu_mode ? "percpu" : "thread");
+    str_copy(src.percpu_why, sizeof src.percpu_why, ay_cpu_mode_why());
     totals_read(&src.totals);
     src.heap = src_heap;
     src.cls = src_class;

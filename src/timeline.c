@@ -135,8 +135,12 @@ static void collect_classes(ay_snap_t *s, ay_timeline_class_t *all) {
         for (unsigned b = 1; b < AY_NUM_BINS; b++)
             tcache[b] += ay_tcache_bytes(tc, b);
     ay_tcache_registry_unlock();
-    for (unsigned b = 1; ay_cpu_mode && b < AY_NUM_BINS; b++)
-        tcache[b] += ay_cpu_bytes(b);
+    for (unsigned b = 1; ay_cpu_mode && b < AY_NUM_BINS;
+         b++) { /* (heap 0's, as stats.c has them) */
+        size_t bytes = ay_cpu_bytes(b);
+        tcache[b] += bytes;
+        s->percpu_bytes += bytes;
+    }
     for (unsigned i = 0; i < ay_heaps_limit && i < AY_MAX_HEAPS; i++)
         if ((heaps[nheaps] = ay_heap_get(i)) != NULL)
             nheaps++;
@@ -221,8 +225,16 @@ void ay_timeline_collect(ay_snap_t *s, ay_timeline_class_t *all) {
     s->allocated = s->tcache = s->central = s->span_tails = 0;
     s->slow_path_calls = s->objects_fetched = s->objects_released = 0;
     s->heaps = s->active = s->large = s->pageheap_free = s->mapped = 0;
-    s->peak_active = s->threads = 0;
+    s->peak_active = s->threads = s->percpu_bytes = 0;
     collect_classes(s, all);
+    ay_cpu_counts_t c;
+    ay_cpu_counts(&c);
+    s->percpu = ay_cpu_mode;
+    s->percpu_caches = c.caches;
+    s->percpu_misses = c.misses;
+    s->percpu_overflows = c.overflows;
+    s->percpu_scavenges = c.scavenges;
+    s->percpu_drains = c.drains;
     collect_heaps(s);
     s->allocated += s->large;
     s->metadata = ay_meta_mapped(); /* resident metadata; pagemap leaves are sparse */
@@ -343,11 +355,15 @@ static void put_header(const char *name) {
     put_key(&f, "start_unix_ms", ay_os_unix_ms());
     put_key(&f, "nclasses", AY_NUM_CLASSES);
     put_key(&f, "prof", ay_prof_enabled());
+    ay_fmt_str(&f, ",\"percpu_mode\":");
+    put_json_str(&f, ay_cpu_mode ? "percpu" : "thread");
+    ay_fmt_str(&f, ",\"percpu_why\":");
+    put_json_str(&f, ay_cpu_mode_why());
     ay_fmt_str(&f, "}\n");
     ay_fmt_flush(&f);
 }
 
-/* The totals and the breakdown, the rates, threads and heaps. */
+/* The totals and the breakdown, the rates, threads and heaps, the per-CPU caches. */
 static void put_totals(ay_fmt_t *f, const ay_snap_t *s) {
     unsigned ms = (unsigned)(s->t_ms % 1000);
     char frac[4] = {'.', (char)('0' + ms / 100), (char)('0' + ms / 10 % 10), (char)('0' + ms % 10)};
@@ -374,6 +390,12 @@ static void put_totals(ay_fmt_t *f, const ay_snap_t *s) {
     put_key(f, "released_per_s", s->released_per_s);
     put_key(f, "threads", s->threads);
     put_key(f, "heaps", s->heaps);
+    put_key(f, "percpu", s->percpu_bytes);
+    put_key(f, "percpu_caches", s->percpu_caches);
+    put_key(f, "percpu_misses", s->percpu_misses);
+    put_key(f, "percpu_overflows", s->percpu_overflows);
+    put_key(f, "percpu_scavenges", s->percpu_scavenges);
+    put_key(f, "percpu_drains", s->percpu_drains);
 }
 
 static void put_waste(ay_fmt_t *f, const ay_snap_t *s) {
@@ -462,7 +484,7 @@ static void put_record(const ay_snap_t *s, const ay_timeline_class_t *all, bool 
 /* The live snapshot: clean up after crashed processes, then publish. */
 static void shm_start(const ay_snap_t *first, const char *name) {
     ay_shm_clean_stale(ay_os_uid());
-    int err = ay_shm_create(&shm, first, name, ay_os_unix_ms() - first->t_ms);
+    int err = ay_shm_create(&shm, first, name, ay_cpu_mode_why(), ay_os_unix_ms() - first->t_ms);
     __atomic_store_n(&published, shm.seg, __ATOMIC_RELEASE);
     if (err) {
         char seg[AY_SHM_PATH_MAX];

@@ -7,8 +7,8 @@
  * background thread is started for it (background.h), and purges only if
  * background_thread is on too.  Each round takes one snapshot (ay_snap_t):
  * the stats totals and the resident breakdown, the process's RSS from
- * /proc/self/statm, rates over the last interval, the size classes with the
- * most unused bytes, and with the profiler on its stacks with the most live
+ * /proc/self/statm, rates over the last interval, the first tier's mode and
+ * per-CPU caches' figures, the size classes with the most unused bytes, and with the profiler on its stacks with the most live
  * bytes.  The timeline appends it to the file as one line of JSON (schema
  * in docs/OBSERVING.md), and the live snapshot publishes it in the segment.
  *

@@ -553,6 +553,31 @@ static void load_opt(const jnode_t *a, ay_report_opt_t *opt) {
     opt->background_thread = need(o, "alloy.opt", "background_thread", J_TRUE)->type == J_TRUE;
     /* added with NUMA awareness: a report from before has none (false) */
     opt->numa = member(o, "numa") && need(o, "alloy.opt", "numa", J_TRUE)->type == J_TRUE;
+    /* added with per-CPU caches: a report from before has none ("") */
+    if (member(o, "percpu")) {
+        const char *percpu = need(o, "alloy.opt", "percpu", J_STR)->str;
+        if (strlen(percpu) >= sizeof opt->percpu)
+            fail("not an alloy statistics report: alloy.opt.percpu is too long");
+        strcpy(opt->percpu, percpu);
+    }
+}
+
+/* alloy.percpu: the first tier that runs, and why not per CPU; added with
+ * per-CPU caches: a report from before has none (the text then has no
+ * line for it). */
+static void load_percpu(const jnode_t *a, ay_report_src_t *src) {
+    if (!member(a, "percpu"))
+        return;
+    jnode_t *p = need(a, "alloy", "percpu", J_OBJ);
+    const char *mode = need(p, "alloy.percpu", "mode", J_STR)->str;
+    const char *why = need(p, "alloy.percpu", "why", J_STR)->str;
+    if (strcmp(mode, "percpu") && strcmp(mode, "thread"))
+        fail("not an alloy statistics report: alloy.percpu.mode is \"%s\", not percpu or thread",
+             mode);
+    if (strlen(why) >= sizeof src->percpu_why)
+        fail("not an alloy statistics report: alloy.percpu.why is too long");
+    strcpy(src->percpu_mode, mode);
+    strcpy(src->percpu_why, why);
 }
 
 /* One member of alloy.heaps (at `where`). */
@@ -644,6 +669,7 @@ static void load_tree(const jnode_t *root, saved_t *sv) {
     src->cls = saved_class;
     load_header(a, src);
     load_opt(a, &src->opt);
+    load_percpu(a, src);
     read_totals(need(a, "alloy", "stats", J_OBJ), "alloy.stats", &src->totals);
     need(a, "alloy", "resident_breakdown", J_OBJ);
     load_heaps(a, sv);

@@ -215,6 +215,12 @@ static void json_totals(FILE *o, const ay_snap_t *s) {
             (unsigned long long)s->misses_per_s, (unsigned long long)s->fetched_per_s,
             (unsigned long long)s->released_per_s, (unsigned long long)s->threads,
             (unsigned long long)s->heaps);
+    fprintf(o,
+            ",\"percpu\":%llu,\"percpu_caches\":%llu,\"percpu_misses\":%llu,"
+            "\"percpu_overflows\":%llu,\"percpu_scavenges\":%llu,\"percpu_drains\":%llu",
+            (unsigned long long)s->percpu_bytes, (unsigned long long)s->percpu_caches,
+            (unsigned long long)s->percpu_misses, (unsigned long long)s->percpu_overflows,
+            (unsigned long long)s->percpu_scavenges, (unsigned long long)s->percpu_drains);
 }
 
 static void json_lists(FILE *o, const ay_snap_t *s) {
@@ -245,11 +251,23 @@ static void json_lists(FILE *o, const ay_snap_t *s) {
     fputs("]", o);
 }
 
+/* Why not per CPU, from the segment's header (written once, before the
+ * segment got its name), into why[AY_SHM_WHY]. */
+static const char *seg_why(const top_seg_t *t, char *why) {
+    memcpy(why, t->seg->why, AY_SHM_WHY);
+    why[AY_SHM_WHY - 1] = 0;
+    return why;
+}
+
 static void print_json(const top_seg_t *t, const ay_snap_t *s) {
     printf("{\"pid\":%u,\"cmd\":", t->pid);
     json_str(stdout, t->seg->cmd);
-    printf(",\"start_unix_ms\":%llu,\"age_ms\":%lld,", (unsigned long long)t->seg->start_unix_ms,
-           (long long)(now_unix_ms() - (int64_t)s->unix_ms));
+    printf(",\"start_unix_ms\":%llu,\"age_ms\":%lld,\"percpu_mode\":\"%s\",\"percpu_why\":",
+           (unsigned long long)t->seg->start_unix_ms,
+           (long long)(now_unix_ms() - (int64_t)s->unix_ms), s->percpu ? "percpu" : "thread");
+    char why[AY_SHM_WHY];
+    json_str(stdout, seg_why(t, why));
+    putchar(',');
     json_totals(stdout, s);
     json_lists(stdout, s);
     puts("}");
@@ -314,12 +332,17 @@ static void render_head(screen_t *sc, const top_seg_t *t, const ay_snap_t *s) {
             bytes(e, s->mapped));
 }
 
+/* The breakdown's parts; per CPU, the first tier's bytes in two rows: the
+ * per-CPU caches', and the thread caches' (of threads with an explicit
+ * default heap), the rest of tcache. */
 static void render_breakdown(screen_t *sc, const ay_snap_t *s) {
+    uint64_t percpu = s->percpu_bytes < s->tcache ? s->percpu_bytes : s->tcache;
     const struct {
         const char *name;
         uint64_t v;
     } part[] = {{"in use", s->allocated},
-                {"thread caches", s->tcache},
+                {"per-CPU caches", percpu},
+                {"thread caches", s->tcache - percpu},
                 {"central caches", s->central},
                 {"span tails", s->span_tails},
                 {"page heap free", s->pageheap_free},
@@ -328,6 +351,8 @@ static void render_breakdown(screen_t *sc, const ay_snap_t *s) {
     char a[24];
     fputs("resident breakdown       bytes   share\n", sc->o);
     for (unsigned i = 0; i < sizeof part / sizeof part[0]; i++) {
+        if (i == 1 && !s->percpu)
+            continue; /* thread caches only */
         fprintf(sc->o, "  %-16s %9s  %5.1f%%  ", part[i].name, bytes(a, part[i].v),
                 s->resident ? 100.0 * (double)part[i].v / (double)s->resident : 0.0);
         bar(sc, part[i].v, s->resident, cols);
@@ -370,16 +395,33 @@ static void render_stacks(screen_t *sc, const ay_snap_t *s) {
     }
 }
 
+/* The first tier: per CPU, its caches' counters; else thread caches, and
+ * why not per CPU (the segment's header has it). */
+static void render_tier(screen_t *sc, const top_seg_t *t, const ay_snap_t *s) {
+    if (s->percpu) {
+        fprintf(sc->o,
+                "tier      per-CPU caches, %llu set up; since start: %llu misses, %llu overflows, "
+                "%llu scavenges, %llu drains\n",
+                (unsigned long long)s->percpu_caches, (unsigned long long)s->percpu_misses,
+                (unsigned long long)s->percpu_overflows, (unsigned long long)s->percpu_scavenges,
+                (unsigned long long)s->percpu_drains);
+        return;
+    }
+    char why[AY_SHM_WHY];
+    fprintf(sc->o, "tier      thread caches%s%s\n", seg_why(t, why)[0] ? "; not per CPU: " : "",
+            why);
+}
+
 static void render(screen_t *sc, const top_seg_t *t, const ay_snap_t *s) {
     char a[24];
     render_head(sc, t, s);
     render_breakdown(sc, s);
-    fprintf(sc->o,
-            "rates     %llu thread-cache misses/s, objects %llu fetched/s and %llu released/s\n"
-            "threads   %llu    heaps %llu    peak active %s\n\n",
-            (unsigned long long)s->misses_per_s, (unsigned long long)s->fetched_per_s,
-            (unsigned long long)s->released_per_s, (unsigned long long)s->threads,
-            (unsigned long long)s->heaps, bytes(a, s->peak_active));
+    fprintf(sc->o, "rates     %llu %s misses/s, objects %llu fetched/s and %llu released/s\n",
+            (unsigned long long)s->misses_per_s, s->percpu ? "cache" : "thread-cache",
+            (unsigned long long)s->fetched_per_s, (unsigned long long)s->released_per_s);
+    render_tier(sc, t, s);
+    fprintf(sc->o, "threads   %llu    heaps %llu    peak active %s\n\n",
+            (unsigned long long)s->threads, (unsigned long long)s->heaps, bytes(a, s->peak_active));
     sparkline(sc, s);
     fputc('\n', sc->o);
     render_classes(sc, s);

@@ -10,6 +10,8 @@ timeline, `alloy plot` and `alloy top`, on observe_prog (observe_prog.c).
     check_observe.py top ALLOY PROG DIR             --once, --json, the segment
     check_observe.py top-tmux ALLOY PROG DIR        the interactive screen, in tmux
     check_observe.py top-errors ALLOY PROG DIR
+    check_observe.py percpu ALLOY PROG DIR DOC     per-CPU figures in the timeline and top
+                                                   (skipped, 77, where thread caches run)
     check_observe.py doc ALLOY DOC DIR              the session's summary in the docs
 
 DOC is docs/OBSERVING.md: its schema tables list every field of the header
@@ -32,6 +34,8 @@ import xml.etree.ElementTree as ET
 MIB = 1 << 20
 WAIT = 60  # seconds any one wait may take before the check fails
 PARTS = ["in_use", "tcache", "central", "span_tails", "pageheap_free", "metadata"]
+PERCPU = ["percpu", "percpu_caches", "percpu_misses", "percpu_overflows", "percpu_scavenges",
+          "percpu_drains"]  # a record's per-CPU figures (percpu: its bytes, part of tcache)
 
 
 def fail(msg):
@@ -180,6 +184,9 @@ def timeline(alloy, prog, d, doc):
     check_schema(header, records, doc)
     if header["interval_ms"] != 100 or header["cmd"] != "observe_prog":
         fail("header: %r" % header)
+    if (header["percpu_mode"], header["percpu_why"]) != ("thread", "the setting percpu:off") \
+            or any(r[k] for r in records for k in PERCPU):
+        fail("thread caches (percpu:off): header %r, or a record with per-CPU figures" % header)
     readings = [json.loads(line) for line in open(ctl)]
     states = class_states(records)
     windows = check_agreement(records, states, readings)
@@ -480,7 +487,8 @@ def top(alloy, prog, d):
     r = run([alloy, "top", "--once", str(p.pid)])
     want = ["alloy top - pid %d (observe_prog)" % p.pid, "resident breakdown", "  in use",
             "  thread caches", "  central caches", "  page heap free", "  metadata",
-            "rates ", "threads ", "RSS over the last", "size classes with the most unused bytes"]
+            "rates ", "threads ", "RSS over the last", "size classes with the most unused bytes",
+            "tier      thread caches; not per CPU: the setting percpu:off"]
     missing = [w for w in want if w not in r.stdout]
     if r.returncode != 0 or missing:
         fail("alloy top --once: %d, missing %s:\n%s%s" % (r.returncode, missing, r.stdout,
@@ -489,7 +497,9 @@ def top(alloy, prog, d):
     r = run([alloy, "top", "--json", str(p.pid)])
     s = json.loads(r.stdout)
     if s["pid"] != p.pid or s["cmd"] != "observe_prog" or sum(s[k] for k in PARTS) != \
-            s["resident"] or s["allocated"] < 20000 * 64 or len(s["rss_history"]) < 1:
+            s["resident"] or s["allocated"] < 20000 * 64 or len(s["rss_history"]) < 1 or \
+            s.get("percpu_mode") != "thread" or s.get("percpu_why") != "the setting percpu:off" or \
+            any(s.get(k, 1) for k in PERCPU):
         fail("alloy top --json: %r" % s)
     ok("alloy top --json: the breakdown adds up to resident %d; allocated %d"
        % (s["resident"], s["allocated"]))
@@ -506,6 +516,65 @@ def top(alloy, prog, d):
     ok("alloy top into a pipe: %d screens, no escape codes" % screens)
     stop_server(p, seg)
     ok("the segment is removed at exit")
+
+
+def percpu(alloy, prog, d, doc):
+    """Per CPU (the environment's ALLOY_CONF=percpu:auto): the timeline's
+    header and records, and alloy top's screen and JSON, have the per-CPU
+    figures that alloy_ctl read in a quiet spell, none of them 0 but
+    scavenges."""
+    os.makedirs(d, exist_ok=True)
+    t = os.path.join(d, "p.jsonl")
+    if os.path.exists(t):
+        os.unlink(t)
+    p = subprocess.Popen([alloy, "run", "--live", "--timeline", t, "--", prog, "percpu"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    q = json.loads(p.stdout.readline())
+    if p.stdout.readline().strip() != "ready":
+        fail("observe_prog percpu did not start")
+    seg = "/dev/shm/alloy.%d" % p.pid
+    if q["mode"] != "percpu":
+        p.stdin.close()
+        p.wait(timeout=WAIT)
+        print("skipped: percpu.mode is %s (%s)" % (q["mode"], q["why"]))
+        sys.exit(77)
+    want = {k: q[k] for k in ("bytes", "caches", "misses", "overflows", "scavenges", "drains")}
+    if q["why"] or not all(want[k] > 0 for k in ("bytes", "caches", "misses", "overflows",
+                                                    "drains")):
+        fail("alloy_ctl read %r: a per-CPU figure is 0 after misses, overflows and a flush" % q)
+    name = {"bytes": "percpu"}
+    wait_until(lambda: os.path.exists(seg), seg)
+    r = run([alloy, "top", "--json", str(p.pid)])
+    s = json.loads(r.stdout)
+    got = {k: s.get(name.get(k, "percpu_" + k)) for k in want}
+    if (s.get("percpu_mode"), s.get("percpu_why")) != ("percpu", "") or got != want:
+        fail("alloy top --json: mode %r, why %r, %r; alloy_ctl read %r"
+             % (s.get("percpu_mode"), s.get("percpu_why"), got, want))
+    ok("alloy top --json: the per-CPU figures alloy_ctl read: %r" % got)
+    r = run([alloy, "top", "--once", str(p.pid)])
+    tier = ("tier      per-CPU caches, %d set up; since start: %d misses, %d overflows, "
+            "%d scavenges, %d drains" % (q["caches"], q["misses"], q["overflows"],
+                                         q["scavenges"], q["drains"]))
+    rows = re.search(r"^  per-CPU caches +(\S+) .*\n  thread caches ", r.stdout, re.M)
+    if r.returncode != 0 or tier not in r.stdout or not rows:
+        fail("alloy top --once: no %r line, or no per-CPU and thread caches rows:\n%s%s"
+             % (tier, r.stdout, r.stderr))
+    ok("alloy top --once: %s; the breakdown's per-CPU caches row %s" % (tier, rows.group(1)))
+    stop_server(p, seg)
+    header, records = load(t)
+    check_schema(header, records, doc)
+    if (header["percpu_mode"], header["percpu_why"]) != ("percpu", ""):
+        fail("timeline header: %r" % header)
+    quiet = [r for r in records if r["unix_ms"] > q["quiet_start_ms"] and not r.get("last")]
+    if not quiet:
+        fail("no record in the quiet spell")
+    for r in quiet:
+        got = {k: r[name.get(k, "percpu_" + k)] for k in want}
+        if got != want or r["percpu"] > r["tcache"]:
+            fail("record %d: %r (tcache %d); alloy_ctl read %r" % (r["seq"], got, r["tcache"],
+                                                                   want))
+    ok("timeline: header mode percpu; %d records of the quiet spell have the figures alloy_ctl "
+       "read" % len(quiet))
 
 
 def tmux(sock, *args):
@@ -644,6 +713,8 @@ def main(argv):
         top_errors(*argv[2:5])
     elif what == "doc":
         doc(*argv[2:5])
+    elif what == "percpu":
+        percpu(*argv[2:6])
     else:
         fail("unknown check %r" % what)
     return 0

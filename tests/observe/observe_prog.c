@@ -18,6 +18,12 @@
  *   observe_prog fsize        allocates until the timeline stops (run under
  *                             a file-size limit), then prints "done"
  *   observe_prog child        runs `true` (on alloy too) and prints "done"
+ *   observe_prog percpu       makes its CPU's cache miss, overflow, drain
+ *                             (alloy_thread_flush) and hold blocks, then, in
+ *                             a quiet spell (a nap, then two records), prints
+ *                             its alloy_ctl readings of the first tier as
+ *                             one JSON line and "ready", and waits until its
+ *                             standard input closes, allocating nothing
  *   observe_prog fork         forks a child that allocates and exits
  *                             normally (its exit handlers run), then prints
  *                             "segment kept" if its own live segment is
@@ -203,6 +209,43 @@ static int serve(void) {
     return 0;
 }
 
+static int percpu(void) {
+    enum { N = 32768 }; /* blocks, of four classes: more than their lists hold */
+    static void *p[N];
+    static char obuf[1 << 12]; /* stdio's buffer, not malloc'ed in the quiet spell */
+    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N; i++)
+            p[i] = malloc(64 + (size_t)(i % 4) * 16);
+        for (int i = 0; i < N; i++)
+            free(p[i]);
+        if (round == 0)
+            alloy_thread_flush(); /* every CPU's cache given back: a drain */
+    }
+    for (int i = 0; i < 64; i++) /* the cache holds blocks */
+        p[i] = malloc(256);
+    for (int i = 0; i < 64; i++)
+        free(p[i]);
+    nap();
+    uint64_t start = unix_ms();
+    wait_records(2);
+    printf("{\"quiet_start_ms\":%llu,\"mode\":\"%s\",\"why\":\"%s\"", (unsigned long long)start,
+           str("percpu.mode"), str("percpu.why"));
+    static const char *const keys[] = {"bytes",     "caches",    "misses",
+                                       "overflows", "scavenges", "drains"};
+    for (unsigned k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "percpu.%s", keys[k]);
+        printf(",\"%s\":%llu", keys[k], (unsigned long long)u64(name));
+    }
+    puts("}\nready");
+    fflush(stdout);
+    char c;
+    while (read(0, &c, 1) > 0)
+        ;
+    return 0;
+}
+
 static int closefd(void) {
     wait_records(1);
     for (int fd = 3; fd < 1024; fd++)
@@ -279,6 +322,9 @@ int main(int argc, char **argv) {
         return child();
     if (!strcmp(mode, "fork"))
         return forked();
-    fprintf(stderr, "usage: observe_prog phases OUT | serve | closefd | fsize | child | fork\n");
+    if (!strcmp(mode, "percpu"))
+        return percpu();
+    fprintf(stderr,
+            "usage: observe_prog phases OUT | serve | closefd | fsize | child | fork | percpu\n");
     return 2;
 }

@@ -13,7 +13,10 @@
 #   each class: 0 <= utilisation <= 1, utilisation = objects in use / capacity,
 #   capacity * size + tails = span bytes, waste = span bytes - allocated;
 #   sparse_bytes is part of central_bytes (beside transfer_bytes), in each
-#   class, heap and the totals, and the classes' sum is the total's.
+#   class, heap and the totals, and the classes' sum is the total's;
+#   the per-CPU figures (percpu_*) are heap 0's and the totals', 0 in every
+#   other heap, percpu_bytes is part of tcache_bytes, and alloy.percpu says
+#   the mode (thread: why, all 0; percpu: no why).
 # Reads the JSON on stdin, or from the file given as argv[1].
 import json, sys
 
@@ -45,6 +48,18 @@ for h in heaps:
     assert 0 <= over <= h["tcache_bytes"], ("heap breakdown", h["id"], got, h["resident"])
     assert 0 <= h["utilisation"] <= 1, h
     assert h["sparse_bytes"] <= h["central_bytes"] - h["transfer_bytes"], h
+
+# the first tier: per-CPU figures in heap 0 only, a part of the thread-cache bytes
+pc = ("percpu_bytes", "percpu_caches", "percpu_misses", "percpu_overflows",
+      "percpu_scavenges", "percpu_drains")
+for key in pc:
+    assert s[key] == sum(h[key] for h in heaps) == [h for h in heaps if h["id"] == 0][0][key], key
+assert s["percpu_bytes"] <= s["tcache_bytes"], s
+assert d["percpu"]["mode"] in ("percpu", "thread") and d["opt"]["percpu"] in ("auto", "off"), d
+if d["percpu"]["mode"] == "thread":
+    assert d["percpu"]["why"] and not any(s[k] for k in pc), (d["percpu"], s)
+else:
+    assert d["percpu"]["why"] == "" and d["opt"]["percpu"] == "auto", d
 
 # NUMA: every heap names its node; each node's totals are the sums of its heaps
 assert isinstance(d["opt"]["numa"], bool), d["opt"]

@@ -6,7 +6,8 @@
     check_stats_report.py summary-of CMD...    the summary CMD prints on stderr
     check_stats_report.py setting-of K V CMD... that summary's settings line shows K V
     check_stats_report.py wide ALLOY DIR       DIR/report.json with every total at
-                                               2^64-1, summarised by alloy stats
+                                               2^64-1, summarised by alloy stats (per
+                                               CPU, and thread caches with a long reason)
     check_stats_report.py full DIR             DIR/full.txt against DIR/report.json
     check_stats_report.py render ALLOY DIR     alloy stats report.json == full.txt
     check_stats_report.py diff ALLOY DIR       alloy stats A A: no change; A after: changes
@@ -308,12 +309,22 @@ def main():
             if isinstance(v, int):
                 doc["alloy"]["stats"][k] = (1 << 64) - 1
         wide = os.path.join(d, "wide.json")
-        with open(wide, "w") as f:
-            json.dump(doc, f)
-        p = run([alloy, "stats", "--summary", wide])
-        if p.returncode != 0:
-            fail(f"alloy stats --summary {wide}: status {p.returncode}: {p.stderr}")
-        check_summary(p.stdout)
+        # the first tier's line at its widest: per CPU, with every figure at
+        # 2^64-1, and thread caches with the longest reason
+        long_why = ("the C library did not register rseq (GLIBC_TUNABLES=glibc.pthread.rseq=0, "
+                    "a kernel without rseq, or valgrind)")
+        for tier in ({"mode": "percpu", "why": ""}, {"mode": "thread", "why": long_why}):
+            doc["alloy"]["percpu"] = tier
+            with open(wide, "w") as f:
+                json.dump(doc, f)
+            p = run([alloy, "stats", "--summary", wide])
+            if p.returncode != 0:
+                fail(f"alloy stats --summary {wide}: status {p.returncode}: {p.stderr}")
+            if not re.search(rf"^percpu: mode {tier['mode']}\b", p.stdout, re.M):
+                fail(f"no percpu: line for mode {tier['mode']}:\n{p.stdout}")
+            if any(len(line) >= 100 for line in p.stdout.splitlines()[:-1]):
+                fail(f"a line of 100 columns or more:\n{p.stdout}")
+            check_summary(p.stdout)
         return
     if what == "full":
         check_full(sys.argv[2])
