@@ -122,6 +122,8 @@ typedef struct alloy_stats {
     uint64_t percpu_scavenges; /* per-CPU caches found above tcache_max_bytes and scavenged */
     uint64_t percpu_drains;    /* per-CPU caches given back whole (idle for decay_ms, or a
                                   flush) */
+    uint64_t percpu_moves;     /* capacity moved from one size class's per-CPU list to
+                                  another's (the cache's byte limit) */
 } alloy_stats_t;
 
 typedef struct alloy_class_stats {

@@ -54,7 +54,7 @@ typedef struct cpu_state {
     uint64_t cap_bytes;          /* the sum of cap[b] * the class's size */
     ay_tc_clock_t clock;         /* slow-path events and bytes since the last limit check */
     uint64_t used_ms;            /* the last slow path on this cache */
-    uint64_t misses, overflows, scavenges, drains, steals;
+    uint64_t misses, overflows, scavenges, drains, moves;
     bool holds; /* a slow path put blocks in since the last drain (a free's
                  * fast push after a drain shows at the next slow path) */
 } cpu_state_t;
@@ -231,14 +231,14 @@ static int seq_pop_batch(unsigned c, ay_cpu_list_t *l, void **dst, uint32_t n, u
 
 bool ay_cpu_init(void) {
     const char *why;
-#if !ALLOY_PERCPU
-    why_off = "built without per-CPU caches (cmake -DALLOY_PERCPU=ON has them)";
-    return false;
-#endif
     if (ay_conf.percpu == AY_PERCPU_OFF) {
         why_off = "the setting percpu:off";
         return false;
     }
+#if !ALLOY_PERCPU
+    why_off = "built without per-CPU caches (cmake -DALLOY_PERCPU=ON has them)";
+    return false;
+#endif
     if (ay_secure || ay_debug) {
         why_off = ay_secure
                       ? "the secure flavour keeps thread caches (its quarantine is per thread)"
@@ -424,7 +424,7 @@ static void steal(ay_heap_t *h, cpu_state_t *st, unsigned c, unsigned b, uint64_
         if (!set_cap(h, st, c, v, cap))
             return;
         st->batch[v] = st->batch[v] > 1 ? st->batch[v] / 2 : 1; /* its fetches, to match */
-        AY_STORE(&st->steals, st->steals + 1);
+        AY_STORE(&st->moves, st->moves + 1);
         need = got < need ? need - got : 0;
     }
 }
@@ -818,7 +818,7 @@ AY_LATE_TEXT void ay_cpu_counts(ay_cpu_counts_t *out) {
         out->overflows += AY_LOAD(&st->overflows);
         out->scavenges += AY_LOAD(&st->scavenges);
         out->drains += AY_LOAD(&st->drains);
-        out->steals += AY_LOAD(&st->steals);
+        out->moves += AY_LOAD(&st->moves);
     }
 }
 

@@ -237,7 +237,7 @@ size_t ay_cpu_bytes(unsigned b);
 /* Counters, summed over the caches. */
 typedef struct ay_cpu_counts {
     uint64_t caches, misses, overflows, scavenges, drains;
-    uint64_t steals; /* capacity moved from one bin to another */
+    uint64_t moves; /* capacity moved from one bin to another */
 } ay_cpu_counts_t;
 void ay_cpu_counts(ay_cpu_counts_t *out);
 /* Fork: every cache's lock, and the child's reset. */

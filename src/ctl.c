@@ -88,6 +88,7 @@ PERCPU_COUNT(get_percpu_misses, misses)
 PERCPU_COUNT(get_percpu_overflows, overflows)
 PERCPU_COUNT(get_percpu_scavenges, scavenges)
 PERCPU_COUNT(get_percpu_drains, drains)
+PERCPU_COUNT(get_percpu_moves, moves)
 static int get_percpu_bytes(const unsigned *idx, void *out) {
     (void)idx;
     uint64_t sum = 0;
@@ -402,6 +403,9 @@ static const ctl_entry_t table[] = {
          "Byte-limit checks that found a per-CPU cache above tcache_max_bytes."),
     FUNC("percpu.drains", T_U64, get_percpu_drains, NULL,
          "Per-CPU caches given back whole after decay_ms without a slow path."),
+    FUNC("percpu.moves", T_U64, get_percpu_moves, NULL,
+         "Capacity moved from one size class's per-CPU list to another's, within a cache's "
+         "byte limit (tcache_max_bytes)."),
     FUNC("opt.tcache_total_bytes", T_U64, opt_tcache_total, NULL,
          "The tcache_total_bytes setting."),
     FUNC("opt.transfer_bytes", T_U64, opt_transfer_bytes, NULL,

@@ -61,6 +61,7 @@ const ay_report_field_t ay_report_total_fields[] = {
     TOT("percpu_overflows", percpu_overflows, 0),
     TOT("percpu_scavenges", percpu_scavenges, 0),
     TOT("percpu_drains", percpu_drains, 0),
+    TOT("percpu_moves", percpu_moves, 0),
 };
 const unsigned ay_report_ntotal_fields =
     sizeof ay_report_total_fields / sizeof ay_report_total_fields[0];
@@ -317,6 +318,7 @@ static void emit_percpu(ay_emit_t *e, const ay_report_src_t *src) {
         ay_emit_u64(e, "overflows", s->percpu_overflows);
         ay_emit_u64(e, "scavenges", s->percpu_scavenges);
         ay_emit_u64(e, "drains", s->percpu_drains);
+        ay_emit_u64(e, "moves", s->percpu_moves);
         ay_emit_end(e);
     } else {
         char head[48];

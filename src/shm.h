@@ -71,9 +71,10 @@ typedef struct ay_snap {
     uint64_t threads, heaps;
     /* the first tier: percpu 1 per CPU, 0 thread caches (percpu.mode); per
      * CPU, its caches: set up, their bytes (part of tcache), and their
-     * misses, overflows, scavenges and drains since start-up */
+     * misses, overflows, scavenges, drains and capacity moves since
+     * start-up */
     uint64_t percpu, percpu_caches, percpu_bytes;
-    uint64_t percpu_misses, percpu_overflows, percpu_scavenges, percpu_drains;
+    uint64_t percpu_misses, percpu_overflows, percpu_scavenges, percpu_drains, percpu_moves;
     uint64_t nwaste;
     ay_snap_class_t waste[AY_SHM_WASTE]; /* most unused bytes first */
     uint64_t nhistory;

@@ -222,6 +222,7 @@ static void heap_read(const ay_heap_t *h, alloy_stats_t *s) {
         s->percpu_overflows = c.overflows;
         s->percpu_scavenges = c.scavenges;
         s->percpu_drains = c.drains;
+        s->percpu_moves = c.moves;
     }
 }
 

@@ -235,6 +235,7 @@ void ay_timeline_collect(ay_snap_t *s, ay_timeline_class_t *all) {
     s->percpu_overflows = c.overflows;
     s->percpu_scavenges = c.scavenges;
     s->percpu_drains = c.drains;
+    s->percpu_moves = c.moves;
     collect_heaps(s);
     s->allocated += s->large;
     s->metadata = ay_meta_mapped(); /* resident metadata; pagemap leaves are sparse */
@@ -396,6 +397,7 @@ static void put_totals(ay_fmt_t *f, const ay_snap_t *s) {
     put_key(f, "percpu_overflows", s->percpu_overflows);
     put_key(f, "percpu_scavenges", s->percpu_scavenges);
     put_key(f, "percpu_drains", s->percpu_drains);
+    put_key(f, "percpu_moves", s->percpu_moves);
 }
 
 static void put_waste(ay_fmt_t *f, const ay_snap_t *s) {

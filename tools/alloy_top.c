@@ -217,10 +217,12 @@ static void json_totals(FILE *o, const ay_snap_t *s) {
             (unsigned long long)s->heaps);
     fprintf(o,
             ",\"percpu\":%llu,\"percpu_caches\":%llu,\"percpu_misses\":%llu,"
-            "\"percpu_overflows\":%llu,\"percpu_scavenges\":%llu,\"percpu_drains\":%llu",
+            "\"percpu_overflows\":%llu,\"percpu_scavenges\":%llu,\"percpu_drains\":%llu,"
+            "\"percpu_moves\":%llu",
             (unsigned long long)s->percpu_bytes, (unsigned long long)s->percpu_caches,
             (unsigned long long)s->percpu_misses, (unsigned long long)s->percpu_overflows,
-            (unsigned long long)s->percpu_scavenges, (unsigned long long)s->percpu_drains);
+            (unsigned long long)s->percpu_scavenges, (unsigned long long)s->percpu_drains,
+            (unsigned long long)s->percpu_moves);
 }
 
 static void json_lists(FILE *o, const ay_snap_t *s) {
@@ -401,10 +403,10 @@ static void render_tier(screen_t *sc, const top_seg_t *t, const ay_snap_t *s) {
     if (s->percpu) {
         fprintf(sc->o,
                 "tier      per-CPU caches, %llu set up; since start: %llu misses, %llu overflows, "
-                "%llu scavenges, %llu drains\n",
+                "%llu scavenges, %llu drains, %llu moves\n",
                 (unsigned long long)s->percpu_caches, (unsigned long long)s->percpu_misses,
                 (unsigned long long)s->percpu_overflows, (unsigned long long)s->percpu_scavenges,
-                (unsigned long long)s->percpu_drains);
+                (unsigned long long)s->percpu_drains, (unsigned long long)s->percpu_moves);
         return;
     }
     char why[AY_SHM_WHY];

@@ -35,7 +35,7 @@ MIB = 1 << 20
 WAIT = 60  # seconds any one wait may take before the check fails
 PARTS = ["in_use", "tcache", "central", "span_tails", "pageheap_free", "metadata"]
 PERCPU = ["percpu", "percpu_caches", "percpu_misses", "percpu_overflows", "percpu_scavenges",
-          "percpu_drains"]  # a record's per-CPU figures (percpu: its bytes, part of tcache)
+          "percpu_drains", "percpu_moves"]  # a record's per-CPU figures (percpu: its bytes, part of tcache)
 
 
 def fail(msg):
@@ -177,7 +177,8 @@ def timeline(alloy, prog, d, doc):
     for f in (t, ctl):
         if os.path.exists(f):
             os.unlink(f)
-    p = run([alloy, "run", "--timeline", t, "--", prog, "phases", ctl], env={"ALLOY_CONF": ""})
+    p = run([alloy, "run", "--timeline", t, "--", prog, "phases", ctl],
+            env={"ALLOY_CONF": "percpu:off"})
     if p.returncode != 0 or p.stderr:
         fail("observe_prog phases: status %d, stderr %r" % (p.returncode, p.stderr))
     header, records = load(t)
@@ -538,7 +539,8 @@ def percpu(alloy, prog, d, doc):
         p.wait(timeout=WAIT)
         print("skipped: percpu.mode is %s (%s)" % (q["mode"], q["why"]))
         sys.exit(77)
-    want = {k: q[k] for k in ("bytes", "caches", "misses", "overflows", "scavenges", "drains")}
+    want = {k: q[k] for k in ("bytes", "caches", "misses", "overflows", "scavenges", "drains",
+                              "moves")}
     if q["why"] or not all(want[k] > 0 for k in ("bytes", "caches", "misses", "overflows",
                                                     "drains")):
         fail("alloy_ctl read %r: a per-CPU figure is 0 after misses, overflows and a flush" % q)
@@ -553,8 +555,8 @@ def percpu(alloy, prog, d, doc):
     ok("alloy top --json: the per-CPU figures alloy_ctl read: %r" % got)
     r = run([alloy, "top", "--once", str(p.pid)])
     tier = ("tier      per-CPU caches, %d set up; since start: %d misses, %d overflows, "
-            "%d scavenges, %d drains" % (q["caches"], q["misses"], q["overflows"],
-                                         q["scavenges"], q["drains"]))
+            "%d scavenges, %d drains, %d moves" % (q["caches"], q["misses"], q["overflows"],
+                                                   q["scavenges"], q["drains"], q["moves"]))
     rows = re.search(r"^  per-CPU caches +(\S+) .*\n  thread caches ", r.stdout, re.M)
     if r.returncode != 0 or tier not in r.stdout or not rows:
         fail("alloy top --once: no %r line, or no per-CPU and thread caches rows:\n%s%s"

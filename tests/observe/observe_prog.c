@@ -231,8 +231,8 @@ static int percpu(void) {
     wait_records(2);
     printf("{\"quiet_start_ms\":%llu,\"mode\":\"%s\",\"why\":\"%s\"", (unsigned long long)start,
            str("percpu.mode"), str("percpu.why"));
-    static const char *const keys[] = {"bytes",     "caches",    "misses",
-                                       "overflows", "scavenges", "drains"};
+    static const char *const keys[] = {"bytes",     "caches", "misses", "overflows",
+                                       "scavenges", "drains", "moves"};
     for (unsigned k = 0; k < sizeof keys / sizeof keys[0]; k++) {
         char name[32];
         snprintf(name, sizeof name, "percpu.%s", keys[k]);

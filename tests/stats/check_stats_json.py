@@ -51,7 +51,7 @@ for h in heaps:
 
 # the first tier: per-CPU figures in heap 0 only, a part of the thread-cache bytes
 pc = ("percpu_bytes", "percpu_caches", "percpu_misses", "percpu_overflows",
-      "percpu_scavenges", "percpu_drains")
+      "percpu_scavenges", "percpu_drains", "percpu_moves")
 for key in pc:
     assert s[key] == sum(h[key] for h in heaps) == [h for h in heaps if h["id"] == 0][0][key], key
 assert s["percpu_bytes"] <= s["tcache_bytes"], s

@@ -27,7 +27,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_stats_report import check_summary, fmt_bytes  # noqa: E402
 
-COUNTS = ("bytes", "caches", "misses", "overflows", "scavenges", "drains")
+COUNTS = ("bytes", "caches", "misses", "overflows", "scavenges", "drains", "moves")
 
 
 def fail(msg):
@@ -111,7 +111,7 @@ def main():
         expect = (f"percpu: mode percpu, caches {s['percpu_caches']}, bytes "
                   f"{fmt_bytes(s['percpu_bytes'])}, misses {s['percpu_misses']}, overflows "
                   f"{s['percpu_overflows']}, scavenges {s['percpu_scavenges']}, drains "
-                  f"{s['percpu_drains']}")
+                  f"{s['percpu_drains']}, moves {s['percpu_moves']}")
         if line != expect:
             fail(f"the summary's line is\n  {line!r}\nwant\n  {expect!r}")
     else:

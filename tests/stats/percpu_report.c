@@ -57,8 +57,8 @@ int main(void) {
         free(p[i]);
     printf("ctl percpu.mode %s\n", ctl_str("percpu.mode"));
     printf("ctl percpu.why %s\n", ctl_str("percpu.why"));
-    static const char *const counts[] = {"bytes",     "caches",    "misses",
-                                         "overflows", "scavenges", "drains"};
+    static const char *const counts[] = {"bytes",     "caches", "misses", "overflows",
+                                         "scavenges", "drains", "moves"};
     for (unsigned i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         char name[32];
         snprintf(name, sizeof name, "percpu.%s", counts[i]);
