@@ -109,6 +109,7 @@ extern AY_HIDDEN bool ay_tags_on;
 extern AY_HIDDEN uintptr_t ay_link_key;                   /* secret of the free-list links */
 extern AY_HIDDEN const uintptr_t ay_list_end;             /* the end of every list: 0 */
 extern AY_HIDDEN uintptr_t ay_tag_key;                    /* secret of the tags (secure flavour) */
+extern AY_HIDDEN uintptr_t ay_tag_free_key;               /* ~ay_tag_key: one XOR makes a mark */
 extern AY_HIDDEN uint64_t ay_class_magic[AY_NUM_CLASSES]; /* floor(2^40 / S) + 1 */
 
 /* Draw the keys (getrandom, else the kernel's AT_RANDOM bytes mixed with
@@ -207,7 +208,7 @@ AY_INLINE uintptr_t *ay_tag_at(void *p, size_t size) {
     return (uintptr_t *)((char *)p + size - sizeof(uintptr_t));
 }
 AY_INLINE uintptr_t ay_tag_live(const void *p) { return (uintptr_t)p ^ ay_tag_key; }
-AY_INLINE uintptr_t ay_tag_free(const void *p) { return ~((uintptr_t)p ^ ay_tag_key); }
+AY_INLINE uintptr_t ay_tag_free(const void *p) { return (uintptr_t)p ^ ay_tag_free_key; }
 /* Without tags (the secure flavour's default): the second word of a small
  * block (every block has 16 bytes at least) is its free mark, ay_tag_free(p),
  * while the block is free (from its free until malloc hands it out again:

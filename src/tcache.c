@@ -48,6 +48,7 @@ uintptr_t ay_tcache_free_off;
 uint16_t ay_bin_small[AY_LOOKUP_A_MAX + 1];
 uint16_t ay_bin_mid[(AY_LOOKUP_B_MAX >> AY_LOOKUP_B_SHIFT) + 1];
 uint32_t ay_bin_size[AY_NUM_BINS];
+ay_bin_class_t ay_bin_class[AY_NUM_BINS];
 
 static pthread_key_t tc_key;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -79,8 +80,11 @@ void ay_tcache_global_init(void) {
                             ? 0 /* served by the page heap (large.h) */
                             : (uint16_t)((c + 1) * AY_BIN_BYTES);
     }
-    for (unsigned b = 1; b < AY_NUM_BINS; b++)
+    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
         ay_bin_size[b] = (uint32_t)ay_policy_class_size(b - 1);
+        ay_bin_class[b].multiple = UINT64_MAX / ay_bin_size[b] + 1;
+        ay_bin_class[b].size = ay_bin_size[b];
+    }
 #if AY_SECURE
     ay_tcache_free_off = ay_conf.quarantine ? AY_QUARANTINE_OFF : 0;
 #endif
@@ -96,15 +100,12 @@ static void set_batch(ay_tcache_t *tc, unsigned b, uint32_t n) {
 }
 
 /* Every list of tc empty, with the batches tc has (1 for a new cache), and
- * each bin's align mask and, in the secure flavour, AY_BIN_CHECK_OFFSET
- * (tcache.h). */
+ * each bin's align mask and check bits (tcache.h). */
 static void lists_init(ay_tcache_t *tc) {
     for (unsigned b = 0; b < AY_NUM_BINS; b++) {
         uint32_t size = ay_bin_size[b];
-        bool check = ay_secure && ay_bin_needs_offset_check(size);
         tc->bins[b].head = AY_LIST_END;
-        tc->bins[b].limit =
-            ay_bin_align_mask(size) << AY_BIN_MASK_SHIFT | (check ? AY_BIN_CHECK_OFFSET : 0);
+        tc->bins[b].limit = ay_bin_align_mask(size) << AY_BIN_MASK_SHIFT | ay_bin_check_bits(size);
         tc->bins[b].room = 0;
     }
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
@@ -122,13 +123,13 @@ static ay_tcache_t *tcache_create(void) {
         return NULL;
     memset(tc, 0, sizeof *tc);
 #if AY_SECURE
-    /* each quarantine list's limit word: K, and the align mask and
-     * AY_QLIST_CHECK_OFFSET that free's fast path tests (free.h) */
+    /* each quarantine list's limit word: K, and the align mask and check
+     * bits that free's fast path tests (free.h) */
     ay_quarantine_init(&tc->q, ay_conf.quarantine);
     for (unsigned b = 1; b < AY_NUM_BINS; b++) {
         uint32_t size = ay_bin_size[b];
-        tc->q.fresh[b].limit |= (ay_bin_needs_offset_check(size) ? AY_QLIST_CHECK_OFFSET : 0) |
-                                ay_bin_align_mask(size) << AY_BIN_MASK_SHIFT;
+        tc->q.fresh[b].limit |= ay_bin_check_bits(size) | ay_bin_align_mask(size)
+                                                              << AY_BIN_MASK_SHIFT;
     }
     tc->quarantine = ay_conf.quarantine ? &tc->q : NULL;
 #endif
