@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* quarantine.c - the secure flavour's quarantine of freed blocks (the
- * setting quarantine:BYTES): making it and emptying it (see quarantine.h, whose invariants this keeps; the push
- * is in free.h, the rotation inline in quarantine.h).  A quarantine is
- * part of its thread's cache record (tcache.h). */
+ * setting quarantine:BYTES): making it and emptying it (see quarantine.h,
+ * whose invariants this keeps; the push is in free.h, the rotation and a
+ * class's joining inline in quarantine.h).  A quarantine is part of its
+ * thread's cache record (tcache.h). */
 #include "quarantine.h"
 
 #include "policy.h"

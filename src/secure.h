@@ -80,9 +80,10 @@
 static const bool ay_secure = AY_SECURE; /* (AY_SECURE: internal.h) */
 /* The secure flavour's parts, each on with it; a build can turn one off
  * (-DAY_SECURE_RANDOM=0, -DAY_SECURE_GUARDS=0) to measure what it costs
- * (docs/HARDENING.md, "What it costs").  The tags and the checks on every
- * free are the flavour; the tags and the quarantine are settings
- * (secure_tags, quarantine: tcache.h). */
+ * (docs/HARDENING.md, "What it costs").  The checks on every free are the
+ * flavour; the tags and the quarantine are settings (secure_tags, read by
+ * ay_secure_conf; quarantine:BYTES, read by the thread caches: tcache.h,
+ * quarantine.h). */
 #ifndef AY_SECURE_RANDOM
 #define AY_SECURE_RANDOM AY_SECURE
 #endif
