@@ -107,6 +107,12 @@ static const ay_conf_key_t keys[] = {
      "Secure flavour only: a tag (canary) after every small block, checked at its free, which "
      "catches an overflow made by plain stores there (the copy functions are checked anyway); "
      "8 bytes more per block."},
+    {"quarantine", AY_CONF_BYTES, AT(quarantine), 8, 0, GiB, "0", NULL,
+     "Secure flavour only (the others warn once and ignore it): the most bytes of freed blocks "
+     "one thread's quarantine holds, where a freed block of up to 4 KiB waits for at least 3 "
+     "more frees of its size class (up to 17 in a class the thread frees often) before it is "
+     "handed out again, so that a use after free reads or writes a block nobody owns; 0 turns "
+     "it off. docs/HARDENING.md gives what it costs at 128k."},
     {"prof", AY_CONF_BOOL, AT(prof), 0, 0, 1, "false", NULL,
      "Heap profiling: sample allocations with their stacks (docs/PROFILING.md)."},
     {"prof_active", AY_CONF_BOOL, AT(prof_active), 0, 0, 1, "true", NULL,

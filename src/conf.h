@@ -44,6 +44,7 @@ typedef struct ay_conf {
     bool abort_on_error;                /* abort on out-of-memory and on a bad setting */
     uint32_t guard_sample;              /* one allocation in this many gets a guarded page; 0 off */
     bool secure_tags;                   /* secure flavour: a tag after every small block */
+    size_t quarantine;                  /* secure flavour: a thread's quarantine's bytes; 0 off */
     uint32_t guard_slots;               /* guarded pages that can be live or resting at once */
     bool prof;                          /* heap profiling (prof.h) */
     bool prof_active;                   /* sampling on at start-up (prof.active) */

@@ -108,6 +108,7 @@ GETTER(opt_stats_file, const char *, ay_conf.stats_file)
 GETTER(opt_stats_print_pid, unsigned, ay_conf.stats_print_pid)
 GETTER(opt_guard_sample, unsigned, ay_conf.guard_sample)
 GETTER(opt_secure_tags, bool, ay_conf.secure_tags)
+GETTER(opt_quarantine, uint64_t, ay_conf.quarantine)
 GETTER(opt_guard_slots, unsigned, ay_conf.guard_slots)
 GETTER(get_heaps_count, unsigned, ay_heaps_auto)
 GETTER(get_heaps_set_up, unsigned, ay_heaps_set_up())
@@ -424,6 +425,9 @@ static const ctl_entry_t table[] = {
          "The guard_sample setting (0: no sampled guarded allocations)."),
     FUNC("opt.secure_tags", T_BOOL, opt_secure_tags, NULL,
          "The secure_tags setting (tags after small blocks: the secure flavour only)."),
+    FUNC("opt.quarantine", T_U64, opt_quarantine, NULL,
+         "The quarantine setting: bytes of freed blocks a thread's quarantine holds at most "
+         "(the secure flavour only; 0: off, and always 0 in the other flavours)."),
     FUNC("opt.guard_slots", T_UNS, opt_guard_slots, NULL, "The guard_slots setting."),
     FUNC("opt.numa", T_BOOL, opt_numa, NULL,
          "Whether NUMA awareness is in effect: the numa setting, on more than one node."),

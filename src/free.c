@@ -162,20 +162,23 @@ void ay_free_secure(void *p) {
     }
     ay_quarantine_mark(p, s->size);
     ay_tcache_t *tc = s->owner.central->bin ? ay_tcache_get() : NULL;
-    if (ay_secure_quarantine && tc && tc->cache_on && s->size <= AY_QUARANTINE_MAX_BLOCK)
+    if (tc && tc->quarantine && tc->cache_on && s->size <= AY_QUARANTINE_MAX_BLOCK)
         return ay_free_quarantine(tc, s->owner.central->list, p);
     free_small(s, p);
 }
 
-/* The fast path missed.  Two cases stay off the slow path, the block
- * checked as on the fast path: a quarantine list with a K (a live cache's:
- * the empty cache's have none) that ran out of room is the rotation (the
- * block is pushed, and the batch before leaves: ay_free_quarantine); and a
- * class that does not wait (K 0: above AY_QUARANTINE_MAX_BLOCK) goes onto
- * its bin when that has room.  Anything else takes the slow path. */
+/* The fast path missed.  With the quarantine on (q is a quarantine list),
+ * two cases stay off the slow path, the block checked as on the fast path:
+ * a quarantine list with a K (a live cache's: the empty cache's have none)
+ * that ran out of room is the rotation (the block is pushed, and the batch
+ * before leaves: ay_free_quarantine; or, at the class's first free, it
+ * joins the quarantine or finds no room within the bound:
+ * ay_tcache_quarantine_rotate); and a class that does not wait (K 0: above
+ * AY_QUARANTINE_MAX_BLOCK, or no room within the bound) goes onto its bin
+ * when that has room.  Anything else takes the slow path. */
 void ay_free_secure_miss(void *p, ay_bin_t *q) {
     ay_bin_undo_free(q);
-    if (ay_secure_quarantine && q->room <= 0) {
+    if (ay_tcache_free_off && q->room <= 0) {
         uintptr_t a = (uintptr_t)p;
         ay_pm_leaf_t *leaf = ay_pagemap_leaf(a);
         uintptr_t i = ay_pagemap_index(a);

@@ -27,7 +27,7 @@ void ay_free_miss(void *p, ay_bin_t *bin);
 /* The secure flavour's free, when its fast path cannot. */
 void ay_free_secure(void *p);
 /* The secure flavour's fast path missed after taking one from the room of
- * list q (a bin, or its quarantine list). */
+ * list q (a bin, or, with the quarantine on, its quarantine list). */
 void ay_free_secure_miss(void *p, ay_bin_t *q);
 /* A free small block goes back to a list, without checks. */
 void ay_free_unchecked(void *p);
@@ -86,15 +86,17 @@ miss:
     return ay_free_miss(p, bin);
 }
 
-/* The secure flavour's free fast path: free's, with the block pushed onto
+/* The secure flavour's free fast path: free's, with the checks that make a
+ * bad free exact at the free before the push.  The block goes onto its
+ * bin, as in free's, or, with the quarantine on (quarantine:BYTES), onto
  * its class's list in the thread's quarantine (quarantine.h; the list is
- * AY_QUARANTINE_OFF after the bin, so that it costs no more than the push
- * onto the bin would), whose room count sends every other case to
- * ay_free_secure_miss: bin 0, a thread without a cache (the empty cache's
- * quarantine lists have no room either), a class that does not wait (K 0:
- * above AY_QUARANTINE_MAX_BLOCK; the miss pushes it onto its bin), and a
- * list that is full (the miss rotates the quarantine).  Before
- * the push, the checks that make a bad free exact at the free:
+ * AY_QUARANTINE_OFF after the bin, ay_tcache_free_off, so that it costs no
+ * more than the push onto the bin would).  The list's room count sends
+ * every other case to ay_free_secure_miss: bin 0, a thread without a cache
+ * (the empty cache's lists have no room), a full list (a bin's overflow;
+ * a quarantine list's rotation), and, in the quarantine, a class that does
+ * not wait (K 0: above AY_QUARANTINE_MAX_BLOCK, or no room within the
+ * bound; the miss pushes it onto its bin).  The checks:
  *  - the pointer's low bits against the class's align mask, as free's;
  *  - its free mark (its second word, secure.h) must not be set: a block
  *    that has it is free already, wherever it is (a double free; the slow
@@ -102,42 +104,49 @@ miss:
  *    byte or an int at p just before free(p) would make that 8-byte load
  *    wait for the store (no store forwarding: docs/ARCHITECTURE.md, "One
  *    free(p)", has the measurement);
- *  - its offset in its span (multiply-shift), for a class whose align
- *    mask does not prove it (AY_QLIST_CHECK_OFFSET: all but the powers of
- *    two up to 256): p + 16 in a 48-byte block.
+ *  - its offset in its span, for a class whose align mask does not prove
+ *    it (AY_BIN_CHECK_OFFSET in the list's limit word: all but the powers
+ *    of two up to 256): p + 16 in a 48-byte block; a multiply and a compare
+ *    (ay_bin_offset_is_object, tcache.h), and a compare with the end of the
+ *    span's last block.
  * The mark then says "free".  With secure_tags:true, the tag word at the
  * end of the block, which must be its canary, takes the place of the last
  * two (one compare: an overflow into the tag, a double free, an interior
- * pointer), and then says "free".
- * Without the quarantine (a build with AY_SECURE_QUARANTINE=0) the block
- * goes onto its bin, and the offset is always checked. */
+ * pointer), and then says "free". */
 /* The checks above, on block p, whose pagemap entry (off) is entry i of
  * leaf, and its list q (with room).  True: p may go onto q (its free mark,
- * or its tag, says "free" now); false: the slow path decides. */
+ * or its tag, says "free" now); false: the slow path decides.  One test of
+ * the list's check bits (tcache.h) leaves a class whose align mask proves
+ * the offset, without tags, with the mark alone. */
 AY_INLINE bool ay_free_secure_ok(void *p, const ay_bin_t *q, const ay_pm_leaf_t *leaf, uintptr_t i,
                                  unsigned off) {
-    uintptr_t a = (uintptr_t)p, key = ay_tag_key;
-    if (AY_UNLIKELY((uint8_t)a & ((const uint8_t *)q)[AY_BIN_MASK_BYTE]))
+    uintptr_t a = (uintptr_t)p, freed = a ^ ay_tag_free_key; /* ay_tag_free */
+    const uint8_t *bytes = (const uint8_t *)q;
+    uintptr_t *mark = ay_mark_at(p);
+    if (AY_UNLIKELY((uint8_t)a & bytes[AY_BIN_MASK_BYTE]))
         return false;
-    uintptr_t *tag;
-    if (ay_secure_tags) {
-        tag = ay_tag_at(p, ay_bin_size[off / AY_BIN_BYTES]);
-        if (AY_UNLIKELY(*tag != (a ^ key))) /* ay_tag_live */
+    if (AY_LIKELY(!(bytes[AY_BIN_CHECK_BYTE] &
+                    AY_BIN_CHECK_IN_BYTE(AY_BIN_CHECK_OFFSET | AY_BIN_CHECK_TAG)))) {
+        if (AY_UNLIKELY(*mark == freed)) /* it is free already */
             return false;
-    } else {
-        tag = ay_mark_at(p);
-        if (AY_UNLIKELY(*tag == ~(a ^ key))) /* ay_tag_free: it is free already */
-            return false;
-        if (!ay_secure_quarantine || (q->limit & AY_QLIST_CHECK_OFFSET)) {
-            const ay_span_t *s = AY_LOAD(&leaf->span[i]);
-            unsigned b = off / AY_BIN_BYTES;
-            uintptr_t d = a - s->start;
-            if (AY_UNLIKELY((((d * ay_class_magic[b - 1]) >> 40) * ay_bin_size[b] != d) |
-                            (a >= s->limit)))
-                return false;
-        }
+        *mark = freed;
+        return true;
     }
-    *tag = ~(a ^ key); /* ay_tag_free */
+    if (ay_secure_tags) { /* (AY_BIN_CHECK_TAG) the tag must be the canary */
+        uintptr_t *tag =
+            ay_tag_at(p, ((const ay_bin_class_t *)((const char *)ay_bin_class + off))->size);
+        if (AY_UNLIKELY(*tag != ay_tag_live(p)))
+            return false;
+        *tag = freed;
+        return true;
+    }
+    /* the mark, and the offset in the span (tcache.h, ay_bin_class) */
+    const ay_span_t *s = AY_LOAD(&leaf->span[i]);
+    if (AY_UNLIKELY(*mark == freed))
+        return false;
+    if (AY_UNLIKELY(!ay_bin_offset_is_object(off, a - s->start) | (a >= s->limit)))
+        return false;
+    *mark = freed;
     return true;
 }
 
@@ -146,8 +155,7 @@ AY_INLINE void ay_free_fast_secure(void *p) {
     ay_pm_leaf_t *leaf = ay_pagemap_leaf(a);
     uintptr_t i = ay_pagemap_index(a);
     unsigned off = AY_LOAD(&leaf->list[i]);
-    ay_bin_t *q =
-        (ay_bin_t *)((char *)ay_tls.bins + off + (ay_secure_quarantine ? AY_QUARANTINE_OFF : 0));
+    ay_bin_t *q = (ay_bin_t *)((char *)ay_tls.bins + off + ay_tcache_free_off);
     AY_ROOM_TAKE(&q->room, miss);
     if (AY_UNLIKELY(!ay_free_secure_ok(p, q, leaf, i, off)))
         goto miss;

@@ -60,8 +60,13 @@ void ay_init_slow(void) {
                                     __ATOMIC_ACQUIRE)) {
         ay_secure_init(); /* the keys, before any free list exists */
         ay_conf_init(&ay_conf);
-        ay_secure_conf(ay_conf.secure_tags); /* before the size tables (tcache) */
-        ay_topology_init(ay_conf.numa);      /* before the heaps, which are grouped by node */
+        ay_secure_conf(ay_conf.secure_tags);    /* before the size tables (tcache) */
+        if (!ay_secure && ay_conf.quarantine) { /* the secure flavour's alone (tcache.h) */
+            ay_warn("quarantine: the quarantine is the secure flavour's (liballoy_secure); "
+                    "this flavour ignores the setting");
+            ay_conf.quarantine = 0;
+        }
+        ay_topology_init(ay_conf.numa); /* before the heaps, which are grouped by node */
         ay_heaps_init(default_heaps());
         ay_tcache_global_init();
         ay_cpu_init(); /* per-CPU caches, or thread caches (cpucache.h) */

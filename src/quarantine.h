@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* quarantine.h - the secure flavour's quarantine: freed small blocks wait
- * here, per thread and per class, before they go back to a free list, so
- * that a block is not handed out again right after it was freed.
+/* quarantine.h - the secure flavour's quarantine, a setting
+ * (quarantine:BYTES, off by default): freed small blocks wait here, per
+ * thread and per class, before they go back to a free list, so that a
+ * block is not handed out again right after it was freed.
  *
  * Each class of up to AY_QUARANTINE_MAX_BLOCK bytes (holding larger ones
  * back makes every reuse a fresh block, and a page fault; scudo's quarantine
@@ -19,17 +20,18 @@
  * K + 1 more frees of its class, and at most 2K + 2, and a class holds at
  * most 2(K + 1) blocks.
  *
- * K is per thread and class, and bounded in bytes per thread: it starts at
- * AY_QUARANTINE_K_MIN (2) and doubles at each rotation, up to
- * AY_QUARANTINE_BLOCKS (16), while the thread's classes may then hold at
- * most AY_QUARANTINE_THREAD_BYTES (64 KiB) more than at K 2
- * (ay_quarantine_k_next).  So a class a thread frees often gets the most
- * K, and a thread that frees a little of many classes (a short-lived one)
- * fills no more than a little: with a K of 16 for every class up to 4 KiB
- * a thread held up to 2 x 4 KiB per class, which each new thread first
- * fetched from its central caches and gave back at its exit.  (Other most
- * Ks, within the same bound, were measured: docs/BENCHMARKS.md, "The
- * secure flavour, part by part".)  No system call, no walk of the blocks.
+ * The setting bounds what a thread's quarantine holds, in bytes (`bound`):
+ * a class joins the quarantine at its first free (ay_quarantine_join), with
+ * a K of AY_QUARANTINE_K_MIN (2), if its 2(K + 1) blocks fit within the
+ * bound beside those of the classes that joined before; else it does not
+ * wait at all (its K becomes 0).  A class's K doubles at each rotation, up
+ * to AY_QUARANTINE_BLOCKS (16), while the doubling fits
+ * (ay_quarantine_k_next).  So a class a thread frees first and often gets
+ * the most K, and a thread that frees a little of many classes (a
+ * short-lived one) holds no more than the bound.  `held` counts the bytes
+ * the classes' Ks allow, not the bytes waiting now, and never shrinks: a
+ * class's K stays until the thread's record is made again.  No system call,
+ * no walk of the blocks.
  *
  * A waiting block's free mark (its second word; with secure_tags:true, its
  * tag word) says "free", so that a second free of it is caught at the free
@@ -46,7 +48,9 @@
  * Invariants: fresh_tail[b] is NULL and fresh[b] empty with room 0, or
  * fresh[b] holds K + 1 - room blocks of bin b, AY_LIST_END-terminated, the
  * last being fresh_tail[b]; old[b] holds nold[b] blocks of bin b (none:
- * NULL), the last being old_tail[b].
+ * NULL), the last being old_tail[b]; a class holds blocks only once it has
+ * joined; held is the sum of 2(K + 1) x size over the classes that joined,
+ * and at most bound.
  */
 #ifndef ALLOY_QUARANTINE_H
 #define ALLOY_QUARANTINE_H
@@ -61,15 +65,13 @@
 #define AY_QUARANTINE_BLOCKS 16u /* K of the small classes */
 #endif
 #define AY_QUARANTINE_K_MIN 2u /* K of a class at first */
-#ifndef AY_QUARANTINE_THREAD_BYTES
-#define AY_QUARANTINE_THREAD_BYTES ((size_t)64 << 10) /* a thread's, above the K_MIN shares */
-#endif
 
 /* A list of one class's waiting blocks, laid out as a thread-cache list
  * (ay_bin_t, tcache.h) so that free pushes onto it the same way.  Its limit
- * word holds K in its low bits, AY_QLIST_CHECK_OFFSET when the class's
- * align mask does not prove a pointer the start of a block (free's fast
- * path then checks its offset in its span), and the class's align mask in
+ * word holds K in its low bits, the check bits of free's fast path
+ * (AY_QLIST_CHECK_OFFSET when the class's align mask does not prove a
+ * pointer the start of a block: its offset in its span is checked;
+ * AY_QLIST_CHECK_TAG with secure_tags:true), and the class's align mask in
  * its top byte, as a bin's (tcache.h). */
 typedef struct ay_qlist {
     void *head;     /* AY_LIST_END: none */
@@ -78,7 +80,8 @@ typedef struct ay_qlist {
 } ay_qlist_t;
 _Static_assert(sizeof(ay_qlist_t) == AY_BIN_BYTES, "a bin's byte offset indexes the lists");
 #define AY_QLIST_CHECK_OFFSET ((uint32_t)1 << 23)
-#define AY_QLIST_K_MASK (AY_QLIST_CHECK_OFFSET - 1)
+#define AY_QLIST_CHECK_TAG ((uint32_t)1 << 22)
+#define AY_QLIST_K_MASK (AY_QLIST_CHECK_TAG - 1)
 
 /* The quarantine of a thread cache, inside its record (tcache.h), where
  * `fresh` is at a fixed offset from the thread's lists. */
@@ -88,7 +91,9 @@ typedef struct ay_quarantine {
     void *old[AY_NUM_BINS];        /* the batch before */
     void *old_tail[AY_NUM_BINS];   /* its last block */
     uint32_t nold[AY_NUM_BINS];    /* its length */
-    size_t extra;                  /* bytes the lists may hold above every class's K_MIN share */
+    bool joined[AY_NUM_BINS];      /* the class waits here: its 2(K + 1) blocks are in `held` */
+    size_t held;                   /* bytes the joined classes may hold: 2(K + 1) x size each */
+    size_t bound;                  /* the most `held` may be: the quarantine setting */
 } ay_quarantine_t;
 
 /* The most K of a class of `size` bytes (0: it does not wait). */
@@ -98,15 +103,31 @@ AY_INLINE uint32_t ay_quarantine_k_max(size_t size) {
 
 /* K of a class of `size` bytes for its next fresh list, at a rotation:
  * k, its K until now, doubled (up to AY_QUARANTINE_BLOCKS) while the
- * doubling keeps the thread's classes within AY_QUARANTINE_THREAD_BYTES
- * above their least share (q->extra: a class of K holds at most 2(K + 1)
- * blocks, 2(K - K_MIN) of them above its least share).  A K never
- * shrinks: a class's blocks stay in its lists until the cache is flushed. */
+ * doubling keeps the thread's classes within q->bound (a class of K holds
+ * at most 2(K + 1) blocks, so doubling K adds 2K).  A K never shrinks: a
+ * class's blocks stay in its lists until the cache is flushed. */
 AY_INLINE uint32_t ay_quarantine_k_next(ay_quarantine_t *q, uint32_t k, size_t size) {
-    if (2 * k > AY_QUARANTINE_BLOCKS || q->extra + 2 * k * size > AY_QUARANTINE_THREAD_BYTES)
+    if (2 * k > AY_QUARANTINE_BLOCKS || q->held + 2 * k * size > q->bound)
         return k;
-    q->extra += 2 * k * size;
+    q->held += 2 * k * size;
     return 2 * k;
+}
+
+/* The first free of bin b's class (of `size` bytes) since the record was
+ * made: the class joins the quarantine if its least share, 2(K_MIN + 1)
+ * blocks, fits within the bound; else its K becomes 0 and it never waits.
+ * True when the class waits (it joined, now or before). */
+AY_INLINE bool ay_quarantine_join(ay_quarantine_t *q, unsigned b, size_t size) {
+    if (AY_LIKELY(q->joined[b]))
+        return true;
+    size_t share = 2 * (AY_QUARANTINE_K_MIN + 1) * size;
+    if (q->held + share > q->bound) {
+        q->fresh[b].limit &= ~AY_QLIST_K_MASK;
+        return false;
+    }
+    q->held += share;
+    q->joined[b] = true;
+    return true;
 }
 
 /* Block p (of `size` bytes) enters: its tag word (or its free mark) says
@@ -115,9 +136,9 @@ AY_INLINE void ay_quarantine_mark(void *p, size_t size) {
     *(ay_secure_tags ? ay_tag_at(p, size) : ay_mark_at(p)) = ay_tag_free(p);
 }
 
-/* Make q (zeroed) an empty quarantine; `on`: blocks wait in it (else every
- * list's K is 0, and each free takes the slow path). */
-void ay_quarantine_init(ay_quarantine_t *q, bool on);
+/* Make q (zeroed) an empty quarantine that holds at most `bound` bytes
+ * (0: no block waits in it: every list's K is 0). */
+void ay_quarantine_init(ay_quarantine_t *q, size_t bound);
 
 /* What leaves the quarantine is a list of n blocks of one bin, from *head
  * to *tail, whose link must still be the end of a list, for the caller to
@@ -146,7 +167,8 @@ AY_INLINE void ay_quarantine_fresh_to_old(ay_quarantine_t *q, unsigned b) {
     q->fresh_tail[b] = NULL;
 }
 
-/* The fresh list of bin b has no room for block p (free.h's push): if it
+/* The fresh list of bin b (its class joined: ay_quarantine_join) has no
+ * room for block p (free.h's push): if it
  * holds blocks (K + 1), the old batch leaves (as ay_quarantine_old_out)
  * and the fresh list becomes the old batch; then p alone is the fresh
  * list, with room for K more.

@@ -2,7 +2,8 @@
 /* secure.c - the keys, the magic numbers of the offset check, and the
  * slow-path random numbers (see secure.h).
  *
- * Invariants: ay_link_key, ay_tag_key and ay_class_magic[] are written once,
+ * Invariants: ay_link_key, ay_tag_key (and ay_tag_free_key, its complement)
+ * and ay_class_magic[] are written once,
  * by ay_secure_init, before any free list exists, and never change (a fork
  * child keeps them); the three seed words come from getrandom, or, without
  * it, from AT_RANDOM mixed with the time and an address; random_state
@@ -16,7 +17,7 @@
  * that a malloc before initialisation misses (secure.h). */
 uintptr_t ay_link_key = (uintptr_t)0x5a5a << AY_USER_ADDR_BITS;
 const uintptr_t ay_list_end = 0; /* (read-only: no path ever writes the end of a list) */
-uintptr_t ay_tag_key;
+uintptr_t ay_tag_key, ay_tag_free_key;
 bool ay_tags_on;
 uint64_t ay_class_magic[AY_NUM_CLASSES];
 static uint64_t random_state;
@@ -48,6 +49,7 @@ void ay_secure_init(void) {
     ay_link_key = (uintptr_t)((seed[0] & (((uint64_t)1 << AY_USER_ADDR_BITS) - 1)) |
                               top << AY_USER_ADDR_BITS);
     ay_tag_key = (uintptr_t)seed[1];
+    ay_tag_free_key = ~ay_tag_key;
     __atomic_store_n(&random_state, seed[2], __ATOMIC_RELAXED);
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
         ay_class_magic[c] = ((uint64_t)1 << 40) / ay_policy_class_size(c) + 1;

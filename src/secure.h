@@ -50,7 +50,9 @@
  * The secure flavour adds (each `if (ay_secure)` in the code): every free
  * checked at the free (free.h: the align mask, the block's free mark, in
  * its second word, which says it is free already: a double free, and the
- * block's offset in its span); a quarantine of freed blocks; randomised
+ * block's offset in its span, where its class's align mask does not
+ * prove it); with the setting quarantine:BYTES, a quarantine of freed
+ * blocks (quarantine.h); randomised
  * allocation order in a span; guard pages around page-heap chunks, direct
  * maps, metadata chunks and pagemap leaves (ay_os_map_chunk, os.h: around
  * each mapping, never around a block inside one); and checked copies
@@ -77,15 +79,14 @@
 
 static const bool ay_secure = AY_SECURE; /* (AY_SECURE: internal.h) */
 /* The secure flavour's parts, each on with it; a build can turn one off
- * (-DAY_SECURE_QUARANTINE=0, ...) to measure what it costs
- * (docs/HARDENING.md, "What it costs").  The tags and the checks on every free are the flavour. */
-#ifndef AY_SECURE_QUARANTINE
-#define AY_SECURE_QUARANTINE AY_SECURE
-#endif
+ * (-DAY_SECURE_RANDOM=0, -DAY_SECURE_GUARDS=0) to measure what it costs
+ * (docs/HARDENING.md, "What it costs").  The checks on every free are the
+ * flavour; the tags and the quarantine are settings (secure_tags, read by
+ * ay_secure_conf; quarantine:BYTES, read by the thread caches: tcache.h,
+ * quarantine.h). */
 #ifndef AY_SECURE_RANDOM
 #define AY_SECURE_RANDOM AY_SECURE
 #endif
-static const bool ay_secure_quarantine = AY_SECURE && AY_SECURE_QUARANTINE;
 static const bool ay_secure_random = AY_SECURE && AY_SECURE_RANDOM;
 static const bool ay_secure_guards = AY_SECURE && AY_SECURE_GUARDS;
 /* The tags are a setting (secure_tags:true), off by default: ay_tags_on
@@ -109,6 +110,7 @@ extern AY_HIDDEN bool ay_tags_on;
 extern AY_HIDDEN uintptr_t ay_link_key;                   /* secret of the free-list links */
 extern AY_HIDDEN const uintptr_t ay_list_end;             /* the end of every list: 0 */
 extern AY_HIDDEN uintptr_t ay_tag_key;                    /* secret of the tags (secure flavour) */
+extern AY_HIDDEN uintptr_t ay_tag_free_key;               /* ~ay_tag_key: one XOR makes a mark */
 extern AY_HIDDEN uint64_t ay_class_magic[AY_NUM_CLASSES]; /* floor(2^40 / S) + 1 */
 
 /* Draw the keys (getrandom, else the kernel's AT_RANDOM bytes mixed with
@@ -207,7 +209,7 @@ AY_INLINE uintptr_t *ay_tag_at(void *p, size_t size) {
     return (uintptr_t *)((char *)p + size - sizeof(uintptr_t));
 }
 AY_INLINE uintptr_t ay_tag_live(const void *p) { return (uintptr_t)p ^ ay_tag_key; }
-AY_INLINE uintptr_t ay_tag_free(const void *p) { return ~((uintptr_t)p ^ ay_tag_key); }
+AY_INLINE uintptr_t ay_tag_free(const void *p) { return (uintptr_t)p ^ ay_tag_free_key; }
 /* Without tags (the secure flavour's default): the second word of a small
  * block (every block has 16 bytes at least) is its free mark, ay_tag_free(p),
  * while the block is free (from its free until malloc hands it out again:

@@ -42,9 +42,13 @@ static __thread uint8_t tc_state __attribute__((tls_model("initial-exec")));
  * (caches off, fills on, or an explicit heap set as the thread's default) */
 static __thread ay_tcache_t *tc_self __attribute__((tls_model("initial-exec")));
 
+#if AY_SECURE
+uintptr_t ay_tcache_free_off;
+#endif
 uint16_t ay_bin_small[AY_LOOKUP_A_MAX + 1];
 uint16_t ay_bin_mid[(AY_LOOKUP_B_MAX >> AY_LOOKUP_B_SHIFT) + 1];
 uint32_t ay_bin_size[AY_NUM_BINS];
+ay_bin_class_t ay_bin_class[AY_NUM_BINS];
 
 static pthread_key_t tc_key;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -76,8 +80,14 @@ void ay_tcache_global_init(void) {
                             ? 0 /* served by the page heap (large.h) */
                             : (uint16_t)((c + 1) * AY_BIN_BYTES);
     }
-    for (unsigned b = 1; b < AY_NUM_BINS; b++)
+    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
         ay_bin_size[b] = (uint32_t)ay_policy_class_size(b - 1);
+        ay_bin_class[b].multiple = UINT64_MAX / ay_bin_size[b] + 1;
+        ay_bin_class[b].size = ay_bin_size[b];
+    }
+#if AY_SECURE
+    ay_tcache_free_off = ay_conf.quarantine ? AY_QUARANTINE_OFF : 0;
+#endif
     pthread_key_create(&tc_key, tcache_thread_exit);
 }
 
@@ -90,11 +100,12 @@ static void set_batch(ay_tcache_t *tc, unsigned b, uint32_t n) {
 }
 
 /* Every list of tc empty, with the batches tc has (1 for a new cache), and
- * each bin's align mask (tcache.h). */
+ * each bin's align mask and check bits (tcache.h). */
 static void lists_init(ay_tcache_t *tc) {
     for (unsigned b = 0; b < AY_NUM_BINS; b++) {
+        uint32_t size = ay_bin_size[b];
         tc->bins[b].head = AY_LIST_END;
-        tc->bins[b].limit = ay_bin_align_mask(ay_bin_size[b]) << AY_BIN_MASK_SHIFT;
+        tc->bins[b].limit = ay_bin_align_mask(size) << AY_BIN_MASK_SHIFT | ay_bin_check_bits(size);
         tc->bins[b].room = 0;
     }
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
@@ -112,15 +123,15 @@ static ay_tcache_t *tcache_create(void) {
         return NULL;
     memset(tc, 0, sizeof *tc);
 #if AY_SECURE
-    /* each quarantine list's limit word: K, and the align mask and
-     * AY_QLIST_CHECK_OFFSET that free's fast path tests (free.h) */
-    ay_quarantine_init(&tc->q, ay_secure_quarantine);
+    /* each quarantine list's limit word: K, and the align mask and check
+     * bits that free's fast path tests (free.h) */
+    ay_quarantine_init(&tc->q, ay_conf.quarantine);
     for (unsigned b = 1; b < AY_NUM_BINS; b++) {
-        uint32_t size = ay_bin_size[b], mask = ay_bin_align_mask(size);
-        bool exact = ay_is_pow2(size) && size <= mask + 1; /* a power of two up to 256 */
-        tc->q.fresh[b].limit |= (exact ? 0 : AY_QLIST_CHECK_OFFSET) | mask << AY_BIN_MASK_SHIFT;
+        uint32_t size = ay_bin_size[b];
+        tc->q.fresh[b].limit |= ay_bin_check_bits(size) | ay_bin_align_mask(size)
+                                                              << AY_BIN_MASK_SHIFT;
     }
-    tc->quarantine = ay_secure_quarantine ? &tc->q : NULL;
+    tc->quarantine = ay_conf.quarantine ? &tc->q : NULL;
 #endif
     lists_init(tc);
     tc->node_pending = AY_NODE_NONE;
@@ -411,6 +422,8 @@ static void quarantine_splice(ay_tcache_t *tc, unsigned b, void *head, void *tai
 }
 
 void ay_tcache_quarantine_rotate(ay_tcache_t *tc, unsigned b, void *p) {
+    if (AY_UNLIKELY(!ay_quarantine_join(tc->quarantine, b, ay_bin_size[b])))
+        return ay_tcache_push(tc, b, p); /* no room within the bound: the class does not wait */
     void *head, *tail;
     uint32_t n = ay_quarantine_rotate(tc->quarantine, b, ay_bin_size[b], p, &head, &tail);
     if (n)
@@ -428,7 +441,7 @@ static void quarantine_drain(ay_tcache_t *tc) {
 }
 
 void ay_tcache_flush(ay_tcache_t *tc) {
-    if (ay_secure_quarantine && tc->quarantine)
+    if (ay_secure && tc->quarantine)
         quarantine_drain(tc); /* the secure flavour's quarantine first, onto its lists */
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
         bin_release(tc, b, ay_bin_len(&tc->bins[b]));

@@ -68,21 +68,36 @@ struct ay_heap;
  * is a multiple of 16): free's fast path tests a pointer against that byte
  * with one instruction, and sends a pointer that is not aligned as its
  * class's blocks are (p + 1, p + 8 in a 16-byte class, p + 16 in a 64-byte one) to the slow path,
- * which reports it. */
+ * which reports it.  In the secure flavour, two bits below that byte tell
+ * free's fast path (free.h) which checks it makes beyond the mark, for a
+ * bin as for a quarantine list (quarantine.h): bit 23
+ * (AY_BIN_CHECK_OFFSET), that the align mask does not prove a pointer the
+ * start of a block, so that its offset in its span is checked; bit 22
+ * (AY_BIN_CHECK_TAG), that blocks carry a tag (secure_tags:true).  A limit
+ * is below 2^22 (batch_cap times return_threshold at most: 65536 x 64). */
 typedef struct ay_bin {
     void *head;     /* free objects, linked through their first word; AY_LIST_END: none */
     int32_t room;   /* objects the list takes before its limit: limit - length */
-    uint32_t limit; /* the list's limit (the policy's, for its batch) | align mask << 24 */
+    uint32_t limit; /* the list's limit | the two check bits | align mask << 24 */
 } ay_bin_t;
 
 #define AY_BIN_MASK_SHIFT 24
-#define AY_BIN_LIMIT_MASK (((uint32_t)1 << AY_BIN_MASK_SHIFT) - 1)
-/* The byte of a bin that holds the align mask (limit's top byte). */
+#define AY_BIN_CHECK_OFFSET AY_QLIST_CHECK_OFFSET
+#define AY_BIN_CHECK_TAG AY_QLIST_CHECK_TAG
+_Static_assert(AY_BIN_CHECK_OFFSET == (uint32_t)1 << 23 && AY_BIN_CHECK_TAG == (uint32_t)1 << 22,
+               "the check bits, below the align mask's byte");
+#define AY_BIN_LIMIT_MASK (AY_BIN_CHECK_TAG - 1)
+/* The byte of a bin that holds the align mask (limit's top byte), and the
+ * byte that holds the check bits (the one below it: bits 16-23). */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define AY_BIN_MASK_BYTE (offsetof(ay_bin_t, limit) + 3)
+#define AY_BIN_CHECK_BYTE (offsetof(ay_bin_t, limit) + 2)
 #else
 #define AY_BIN_MASK_BYTE offsetof(ay_bin_t, limit)
+#define AY_BIN_CHECK_BYTE (offsetof(ay_bin_t, limit) + 1)
 #endif
+/* The check bits as they are in that byte. */
+#define AY_BIN_CHECK_IN_BYTE(bits) ((uint8_t)((bits) >> 16))
 
 AY_INLINE uint32_t ay_bin_limit(const ay_bin_t *bin) { return bin->limit & AY_BIN_LIMIT_MASK; }
 AY_INLINE uint32_t ay_bin_len(const ay_bin_t *bin) {
@@ -101,6 +116,21 @@ AY_INLINE void ay_bin_set_limit(ay_bin_t *bin, uint32_t limit) {
 AY_INLINE uint32_t ay_bin_align_mask(size_t size) {
     size_t pow2 = size & -size;
     return size == 0 ? 0 : (uint32_t)(pow2 < 256 ? pow2 : 256) - 1;
+}
+/* Does the align mask of a class of `size` bytes leave a pointer's offset
+ * in its span to check (AY_BIN_CHECK_OFFSET)?  Only a power of two up to
+ * 256 is proved the start of a block by the mask alone. */
+AY_INLINE bool ay_bin_needs_offset_check(size_t size) {
+    return size && !(ay_is_pow2(size) && size <= ay_bin_align_mask(size) + 1u);
+}
+/* The check bits of a list of a class of `size` bytes (secure flavour;
+ * none in the others). */
+AY_INLINE uint32_t ay_bin_check_bits(size_t size) {
+    if (!ay_secure)
+        return 0;
+    return ay_secure_tags                    ? AY_BIN_CHECK_TAG
+           : ay_bin_needs_offset_check(size) ? AY_BIN_CHECK_OFFSET
+                                             : 0;
 }
 /* The list's first block, NULL when it is empty (the slow paths' view). */
 AY_INLINE void *ay_bin_head(const ay_bin_t *bin) {
@@ -127,15 +157,20 @@ typedef struct ay_tcache {
     uint8_t node_pending;             /* NUMA: another node seen at the last check (heap.h) */
     bool heap_chosen;                 /* the thread chose its automatic heap: no NUMA moves */
     struct ay_tcache *prev, *next;    /* registry of live caches */
-    struct ay_quarantine *quarantine; /* secure flavour: &q while blocks wait there, else NULL */
+    struct ay_quarantine *quarantine; /* secure flavour: &q with the quarantine on, else NULL */
 } ay_tcache_t;
 #if AY_SECURE
 /* The quarantine's list of a bin is this far after the bin (free.h). */
 #define AY_QUARANTINE_OFF (AY_NUM_BINS * AY_BIN_BYTES)
+/* How far from its bin free's fast path pushes a block: AY_QUARANTINE_OFF
+ * with the quarantine on (the setting quarantine:BYTES), else 0 (the bin
+ * itself).  Written once, by ay_tcache_global_init. */
+extern AY_HIDDEN uintptr_t ay_tcache_free_off;
 _Static_assert(offsetof(ay_tcache_t, q) == AY_QUARANTINE_OFF, "the quarantine follows the lists");
 #define AY_EMPTY_BINS (2 * AY_NUM_BINS) /* the bins, and the quarantine's lists */
 #else
 #define AY_QUARANTINE_OFF 0
+#define ay_tcache_free_off ((uintptr_t)0)
 #define AY_EMPTY_BINS AY_NUM_BINS
 #endif
 
@@ -214,6 +249,27 @@ _Static_assert(sizeof(ay_bin_t) == AY_BIN_BYTES && AY_NUM_BINS * AY_BIN_BYTES <=
 extern AY_HIDDEN uint16_t ay_bin_small[AY_LOOKUP_A_MAX + 1]; /* bin offsets by size */
 extern AY_HIDDEN uint16_t ay_bin_mid[(AY_LOOKUP_B_MAX >> AY_LOOKUP_B_SHIFT) + 1];
 extern AY_HIDDEN uint32_t ay_bin_size[AY_NUM_BINS]; /* object size of a bin; 0 for bin 0 */
+/* What the secure flavour's free fast path reads of a bin's class (free.h),
+ * one entry per bin, AY_BIN_BYTES each, so that the bin's byte offset
+ * finds it with no shift.  `multiple` tells whether an offset d is a
+ * multiple of the size with a multiply and a compare, no division: with
+ * M = floor((2^64 - 1) / size) + 1, d is a multiple of size exactly when
+ * d x M mod 2^64 < M, for every d below 2^32 (Lemire, Kaser and Kurz,
+ * "Faster remainder by direct computation", 2019; snmalloc's
+ * is_start_of_object tests a free the same way); offsets in a span are
+ * below 2^20.  Filled with the size tables; bin 0's is all zero. */
+typedef struct ay_bin_class {
+    uint64_t multiple; /* M, above */
+    uint64_t size;     /* the class size (ay_bin_size) */
+} ay_bin_class_t;
+_Static_assert(sizeof(ay_bin_class_t) == AY_BIN_BYTES, "indexed by a bin's byte offset");
+extern AY_HIDDEN ay_bin_class_t ay_bin_class[AY_NUM_BINS];
+/* Is offset d (below 2^32) a multiple of the size of the class at bin
+ * offset off? */
+AY_INLINE bool ay_bin_offset_is_object(unsigned off, uintptr_t d) {
+    const ay_bin_class_t *c = (const ay_bin_class_t *)((const char *)ay_bin_class + off);
+    return (uint64_t)d * c->multiple < c->multiple;
+}
 
 /* The byte offset of size's bin in a thread cache (0: not cacheable). */
 AY_INLINE unsigned ay_size_bin_offset(size_t size) {
@@ -259,9 +315,11 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b);
  * the byte limit's, the transfer caches' and NUMA's periodic checks. */
 void ay_tcache_push(ay_tcache_t *tc, unsigned b, void *p);
 /* Secure flavour: the list of bin b in tc's quarantine (quarantine.h) has
- * no room for block p: the quarantine rotates (ay_quarantine_rotate: the
- * fresh batch, if any, becomes old, and p starts the fresh list), and the
- * old batch that leaves it goes onto tc's list of bin b (which may
+ * no room for block p.  A class that cannot join the quarantine within its
+ * bound (ay_quarantine_join) does not wait: p goes onto tc's list of bin b,
+ * as ay_tcache_push.  Else the quarantine rotates (ay_quarantine_rotate:
+ * the fresh batch, if any, becomes old, and p starts the fresh list), and
+ * the old batch that leaves it goes onto tc's list of bin b (which may
  * overflow).  Aborts with a message when the old batch's last link was
  * written to. */
 void ay_tcache_quarantine_rotate(ay_tcache_t *tc, unsigned b, void *p);

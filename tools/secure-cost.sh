@@ -3,12 +3,15 @@
 # secure-cost.sh - what the secure flavour and each of its parts cost
 # (docs/HARDENING.md, "What it costs"):
 #  1. builds the secure flavour with one part off at a time, into
-#     BUILD/secure-cost/NAME (cmake with CMAKE_C_FLAGS): noquarantine
-#     (-DAY_SECURE_QUARANTINE=0), norandom (-DAY_SECURE_RANDOM=0), noguards
-#     (-DAY_SECURE_GUARDS=0), and checksonly (all three off: the checks on
-#     every free and the checked copies are what is left);
-#  2. prints instructions per malloc+free pair of 64 and 4096 bytes for the
-#     release library, the secure one and each part-off build, counted by
+#     BUILD/secure-cost/NAME (cmake with CMAKE_C_FLAGS): norandom
+#     (-DAY_SECURE_RANDOM=0), noguards (-DAY_SECURE_GUARDS=0), and
+#     checksonly (both off: the checks on every free and the checked copies
+#     are what is left); the secure library itself runs twice more, with
+#     settings: secure-quarantine (ALLOY_CONF=quarantine:QUARANTINE, 128k
+#     unless the variable QUARANTINE says otherwise) and secure-tags
+#     (secure_tags:true);
+#  2. prints instructions per malloc+free pair of 64, 48 and 4096 bytes for
+#     the release library, the secure one and each variant, counted by
 #     callgrind as fastpath-instructions.sh counts them (the difference
 #     between runs of 1.1 M and 0.1 M pairs, less the loop's own 10; exact
 #     figures, not truncated);
@@ -26,10 +29,12 @@ suite=${2:-}
 reps=${3:-5}
 out=$build/secure-cost
 mkdir -p "$out"
-variants=("noquarantine:-DAY_SECURE_QUARANTINE=0" "norandom:-DAY_SECURE_RANDOM=0"
-          "noguards:-DAY_SECURE_GUARDS=0"
-          "checksonly:-DAY_SECURE_QUARANTINE=0 -DAY_SECURE_RANDOM=0 -DAY_SECURE_GUARDS=0")
-libs=("release=$build/liballoy.so" "secure=$build/liballoy_secure.so")
+variants=("norandom:-DAY_SECURE_RANDOM=0" "noguards:-DAY_SECURE_GUARDS=0"
+          "checksonly:-DAY_SECURE_RANDOM=0 -DAY_SECURE_GUARDS=0")
+libs=("release=$build/liballoy.so" "secure=$build/liballoy_secure.so"
+      "secure-quarantine=$build/liballoy_secure.so" "secure-tags=$build/liballoy_secure.so")
+# the settings of the runs that have some (the others run without ALLOY_CONF)
+declare -A conf=([secure-quarantine]="quarantine:${QUARANTINE:-128k}" [secure-tags]="secure_tags:true")
 for v in "${variants[@]}"; do
     name=${v%%:*} flags=${v#*:}
     cmake -S "$src" -B "$out/$name" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS=$flags" \
@@ -41,8 +46,8 @@ if command -v valgrind >/dev/null; then
     for entry in "${libs[@]}"; do
         name=${entry%%=*} lib=${entry#*=}
         line="$name:"
-        for size in 64 4096; do
-            line+=" $(tools/pair-instructions.sh "$lib" "$size") ($size B)"
+        for size in 64 48 4096; do
+            line+=" $(ALLOY_CONF=${conf[$name]:-} tools/pair-instructions.sh "$lib" "$size") ($size B)"
         done
         echo "$line instructions per malloc+free pair"
     done
@@ -54,8 +59,12 @@ list=$(
     IFS=,
     echo "${libs[*]}"
 )
+conf_for=()
+for name in "${!conf[@]}"; do
+    conf_for+=(--conf-for "$name=${conf[$name]}")
+done
 bench/run.py --build-dir "$build" --mode short --reps "$reps" --no-charts --quiet \
-    --out "$out/suite" --allocators "$list" || true
+    --out "$out/suite" --allocators "$list" "${conf_for[@]}" || true
 bench/compare.py "$out/suite" --base release
 /usr/bin/python3 - "$out/suite/results.json" <<'PY'
 import json, math, sys

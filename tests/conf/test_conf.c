@@ -37,7 +37,7 @@ static int same_conf(const ay_conf_t *a, const ay_conf_t *b) {
            a->decay_ms == b->decay_ms && a->stats_print == b->stats_print && a->heaps == b->heaps &&
            a->background_thread == b->background_thread && a->junk == b->junk &&
            a->zero == b->zero && a->abort_on_error == b->abort_on_error &&
-           !strcmp(a->stats_print_opts, b->stats_print_opts);
+           a->quarantine == b->quarantine && !strcmp(a->stats_print_opts, b->stats_print_opts);
 }
 
 static int count_lines(const char *s) {
@@ -54,6 +54,7 @@ int main(void) {
     CHECK_EQ_U(d.return_k_halves, 4);
     CHECK_EQ_U(d.decay_ms, 1000);
     CHECK(d.tcache && !d.stats_print);
+    CHECK_EQ_U(d.quarantine, 0); /* off by default, in every flavour */
     CHECK_EQ_U(captured[0], 0);
 
     ay_conf_t c = apply("batch_policy:clip,return_threshold:1.5,decay_ms:-1,tcache_max_bytes:3m,"
@@ -68,6 +69,9 @@ int main(void) {
     CHECK(!strcmp(d.stats_print_opts, ""));
     ay_conf_t o = apply("stats_print_opts:fJhc");
     CHECK(!strcmp(o.stats_print_opts, "fJhc"));
+    CHECK_EQ_U(captured[0], 0);
+    ay_conf_t q = apply("quarantine:128k");
+    CHECK_EQ_U(q.quarantine, 128u << 10);
     CHECK_EQ_U(captured[0], 0);
     CHECK_EQ_U(captured[0], 0);
     CHECK_EQ_U(c.batch.byte_budget, 128u << 10);
@@ -90,7 +94,10 @@ int main(void) {
                          "junk:2",
                          "stats_print_opts:x",
                          "stats_print_opts:ff",
-                         "stats_print_opts:fJhcf"};
+                         "stats_print_opts:fJhcf",
+                         "quarantine:2g",
+                         "quarantine:-1",
+                         "quarantine:lots"};
     const char *keys[] = {"decay_ms",
                           "batch_policy",
                           "return_threshold",
@@ -106,7 +113,10 @@ int main(void) {
                           "junk",
                           "stats_print_opts",
                           "stats_print_opts",
-                          "stats_print_opts"};
+                          "stats_print_opts",
+                          "'quarantine'",
+                          "'quarantine'",
+                          "'quarantine'"};
     for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ay_conf_t b = apply(bad[i]);
         CHECK(same_conf(&b, &d));

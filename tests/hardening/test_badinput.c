@@ -68,8 +68,8 @@ static void flush(void) {
 #endif
 }
 
-/* Free enough other blocks to push a block out of the secure flavour's
- * quarantine, and more. */
+/* Free enough other blocks to push a block out of the quarantine (the
+ * secure flavour with quarantine:BYTES), and more. */
 static void churn(void) {
     static void *blocks[100];
     for (int round = 0; round < 80; round++) {
@@ -236,9 +236,11 @@ static void free_interior_large(void) {
 }
 
 /* ---- expectations, one column per flavour: release, debug, secure, glibc,
- * and the secure flavour with secure_tags:true (FLAVOUR_SECURE, run with
- * ALLOY_CONF=secure_tags:true: ctest badinput-secure-tags), which is the
- * secure column where a case gives none ---- */
+ * the secure flavour with secure_tags:true (FLAVOUR_SECURE, run with
+ * ALLOY_CONF=secure_tags:true: ctest badinput-secure-tags) and the secure
+ * flavour with its quarantine on (FLAVOUR_SECURE, run with a quarantine
+ * setting other than 0: ctest badinput-secure-quarantine); each of the last
+ * two is the secure column where a case gives none ---- */
 
 typedef struct expect {
     const char *outcome; /* abort, crash, returns, survives */
@@ -249,7 +251,7 @@ typedef struct bad_case {
     const char *name;
     const char *what; /* the README's words for the row */
     void (*fn)(void);
-    expect_t want[5];
+    expect_t want[6];
 } bad_case_t;
 
 #define ABORT(m)                                                                                   \
@@ -328,16 +330,18 @@ static const bad_case_t cases[] = {
     {"write-after-free",
      "write after free (32 bytes), then two `malloc(32)`",
      write_after_free,
-     {ABORT("free list corrupted"), ABORT("free list corrupted"), SURVIVES, SURVIVES}},
+     {ABORT("free list corrupted"), ABORT("free list corrupted"), ABORT("free list corrupted"),
+      SURVIVES, NA, SURVIVES}},
     {"write-after-free-churned",
      "the same, then 8000 more `malloc`/`free`",
      write_after_free_churned,
-     {ABORT("free list corrupted"), ABORT("free list corrupted"),
-      ABORT("free(): a block was written to after it was freed"), SURVIVES}},
+     {ABORT("free list corrupted"), ABORT("free list corrupted"), ABORT("free list corrupted"),
+      SURVIVES, NA, ABORT("free(): a block was written to after it was freed")}},
     {"chosen-address",
      "write a chosen address into a freed block, then two `malloc(32)`",
      chosen_address,
-     {ABORT("free list corrupted"), ABORT("free list corrupted"), SURVIVES, SURVIVES}},
+     {ABORT("free list corrupted"), ABORT("free list corrupted"), ABORT("free list corrupted"),
+      SURVIVES, NA, SURVIVES}},
     {"overflow-copy",
      "16-byte overflow past `malloc_usable_size` by `memset` (a call), then `free`",
      overflow_copy,
@@ -388,11 +392,15 @@ int main(int argc, char **argv) {
     int table = argc > 1 && !strcmp(argv[1], "--table");
     const char *conf = getenv("ALLOY_CONF");
     int tags = COL == 2 && conf && strstr(conf, "secure_tags:true");
+    const char *qset = conf ? strstr(conf, "quarantine:") : NULL;
+    int quarantine = COL == 2 && qset && qset[strlen("quarantine:")] != '0';
     for (size_t i = 0; i < NCASES; i++) {
         const bad_case_t *c = &cases[i];
         const expect_t *want = &c->want[COL];
         if (tags && (c->want[4].outcome || !want->outcome))
             want = &c->want[4];
+        if (quarantine && c->want[5].outcome)
+            want = &c->want[5];
         if (!want->outcome)
             continue;
         char out[2048], line[200];

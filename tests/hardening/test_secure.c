@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_secure.c - what the secure flavour adds, beyond test_badinput and
- * test_checked:
+ * test_checked and test_quarantine (the quarantine, a setting):
  *   - a span's objects are handed out in a random order (not by address,
  *     and not by a fixed stride);
- *   - a freed block is not handed out again by the next mallocs of its size,
- *     nor, once its class is in use, while 15 more of its size are freed
- *     (the quarantine);
  *   - a large block (300000 bytes) has the release flavour's layout, no
  *     guard page of its own: its usable size is its pages as the page heap
  *     rounds them (74 to 80), all writable; a memset one byte past them
@@ -107,30 +104,6 @@ int main(void) {
     CHECK(repeats < (N - 2) / 8);
     for (int i = 0; i < N; i++)
         free(b[i]);
-
-    /* quarantine: the block just freed is not among the next 64 of its size */
-    char *p = malloc(80);
-    free(p);
-    int reused = 0;
-    for (int i = 0; i < 64; i++) {
-        b[i] = malloc(80);
-        reused |= b[i] == p;
-    }
-    CHECK(!reused);
-    for (int i = 0; i < 64; i++)
-        free(b[i]);
-    /* ... nor by the next 15 of its size while as many others are freed:
-     * it waits for at least K + 1 more frees of its class, and the 64 frees
-     * above have doubled the class's K from 2 to 16 (quarantine.h) */
-    p = malloc(80);
-    free(p);
-    reused = 0;
-    for (int i = 0; i < 15; i++) {
-        char *q = malloc(80);
-        reused |= q == p;
-        free(q);
-    }
-    CHECK(!reused);
 
     /* a large block: the page heap's pages, as in the release flavour, and
      * a memset past them aborts */
