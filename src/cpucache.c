@@ -528,7 +528,7 @@ static void fill_run(unsigned c, unsigned b, ay_cpu_list_t *l, ay_run_t *r) {
 }
 
 static bool drain_idle(uint64_t idle_ms, uint64_t now);
-static void drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c);
+static bool drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c);
 static uint64_t last_drain_ms; /* when drain_tick last looked */
 
 /* A miss's look (or the background thread's), once per decay round at
@@ -696,24 +696,26 @@ AY_LATE_TEXT static void flush_own(ay_heap_t *h, cpu_state_t *st, unsigned c) {
     }
 }
 
-/* Drain cache c: the caller's own through its sequences, another's by
- * drain_other; with `idle_ms`, only when no slow path used it for that
- * long before `now`, and only when its lock is free (a drain never waits). */
+/* Drain cache c (any: the caller's own too) by drain_other, or, the
+ * caller's own, through its sequences where the fence cannot be had; with
+ * `idle_ms`, only when a slow path put blocks in since the last drain and
+ * none used it for that long before `now`, and only when its lock is free
+ * (a drain never waits). */
 AY_LATE_TEXT static bool drain(ay_heap_t *h, unsigned c, unsigned me, const uint64_t *idle_ms,
                                uint64_t now) {
     cpu_state_t *st = __atomic_load_n(&states[c], __ATOMIC_ACQUIRE);
-    if (!st || !AY_LOAD(&st->holds))
+    if (!st || (idle_ms && !AY_LOAD(&st->holds)))
         return false;
     if (idle_ms && now - AY_LOAD(&st->used_ms) < *idle_ms)
         return false;
     if (idle_ms ? pthread_mutex_trylock(&st->lock) != 0 : pthread_mutex_lock(&st->lock) != 0)
         return false;
     bool done = false;
-    if (st->holds) {
-        if (c == me)
+    if (!idle_ms || st->holds) { /* a flush drains what fast frees put in, too */
+        /* the caller's own cache, if the fence cannot be had (the id read
+         * before may be stale: then flush_own's sequences stop short) */
+        if (!drain_other(h, st, c) && c == me)
             flush_own(h, st, c);
-        else
-            drain_other(h, st, c);
         st->holds = false;
         AY_STORE(&st->drains, st->drains + 1);
         done = true;
@@ -746,8 +748,9 @@ AY_LATE_TEXT static void list_restart(ay_cpu_list_t *l, unsigned b, uint32_t cap
 /* Drain cache c, which another thread may have, to heap h's node: stop
  * every header (so that every sequence misses), fence, then take the
  * blocks with plain reads and writes, and start the headers again, empty,
- * at batch 1 and no capacity. */
-AY_LATE_TEXT static void drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c) {
+ * at batch 1 and no capacity.  False when the fence cannot be had (then
+ * nothing was taken). */
+AY_LATE_TEXT static bool drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c) {
     char *region = region_of(c);
     for (unsigned b = 1; b < AY_NUM_BINS; b++) {
         ay_cpu_list_t *l = list_at(region, b);
@@ -757,7 +760,7 @@ AY_LATE_TEXT static void drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c) 
     if (!ay_rseq_fence()) { /* cannot be made safe here: start them again as they were */
         for (unsigned b = 1; b < AY_NUM_BINS; b++)
             list_restart(list_at(region, b), b, st->cap[b]);
-        return;
+        return false;
     }
     void **slots = slots_of(region);
     for (unsigned b = 1; b < AY_NUM_BINS; b++) {
@@ -774,6 +777,7 @@ AY_LATE_TEXT static void drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c) 
         AY_STORE(&l->cur, first);
         list_restart(l, b, st->cap[b]);
     }
+    return true;
 }
 
 /* Give back every cache that no slow path used for `idle_ms` (now: the
