@@ -76,7 +76,10 @@ def check_summary(text, want_waste_rows=None):
         waste = [parse_bytes(r.split()[5]) for r in rows]
         if waste != sorted(waste, reverse=True):
             fail(f"the waste table is not sorted by waste: {waste}")
-    if want_waste_rows is not None and len(rows) != want_waste_rows:
+    # fewer only where the summary is at its line budget (a reason for not
+    # running per CPU that wraps takes a line from the table)
+    if want_waste_rows is not None and len(rows) != want_waste_rows and \
+            not (len(rows) < want_waste_rows and len(lines) == SUMMARY_MAX):
         fail(f"{len(rows)} rows in the waste table, want {want_waste_rows}")
     print(f"summary ok: {len(lines)} lines (at most {SUMMARY_MAX}), {len(rows)} classes in the waste table")
 
