@@ -13,8 +13,8 @@
  * sequences of a slow path miss on a stopped header as the fast paths do);
  * a block taken out of a list is in the caller's hands only, and goes back
  * to the central tier (transfer.h, central.h) or to a list; a cache's
- * batches and clock are written under its lock only (read without it, as
- * a hint, by the slow paths). */
+ * batches, clock and reserves are written under its lock only (read
+ * without it, as a hint, by the slow paths). */
 #include "cpucache.h"
 
 #include <pthread.h>
@@ -55,7 +55,8 @@ typedef struct cpu_state {
     ay_tc_clock_t clock;         /* slow-path events and bytes since the last limit check */
     uint64_t used_ms;            /* the last slow path on this cache */
     uint64_t misses, overflows, scavenges, drains, moves;
-    bool holds; /* a slow path put blocks in since the last drain (a free's
+    ay_run_t reserve[AY_NUM_BINS]; /* never-used objects not yet in a list, per bin */
+    bool holds;                    /* a slow path put blocks in since the last drain (a free's
                  * fast push after a drain shows at the next slow path) */
 } cpu_state_t;
 
@@ -504,27 +505,61 @@ static void fill(ay_heap_t *h, unsigned c, unsigned b, ay_cpu_list_t *l, void *h
     give_back(h, b, head, n);
 }
 
-/* Push the never-used objects of run r (bin b's class), each with its
- * mark, onto list l of region c, from the run's start: its objects are
- * written once (the mark), where a linked batch's are written by the
- * fetch and read again here.  What does not fit (or is left when the
- * thread moved) is the run's end, which goes back to its span. */
-static void fill_run(unsigned c, unsigned b, ay_cpu_list_t *l, ay_run_t *r) {
-    void *buf[BATCH_MAX];
-    uint32_t size = ay_bin_size[b];
-    while (r->next < r->end) {
-        uint32_t k = 0, pushed;
-        for (uintptr_t o = r->next; k < BATCH_MAX && o < r->end; o += size, k++) {
-            *(uintptr_t *)o = ay_cpu_mark();
-            buf[k] = (void *)o;
-        }
-        if (seq_push_batch(c, l, buf, k, &pushed) != AY_DONE)
-            pushed = 0;
+/* Push up to AY_CARVE_BATCH never-used objects of run r (bin b's class),
+ * each with its mark, onto list l of region c, from the run's start (a
+ * carve): only they are written; the rest of the run stays untouched.
+ * What the list has no room for (or is left when the thread moved) stays
+ * in r, whose start moves past what was pushed. */
+static void carve(unsigned c, unsigned b, ay_cpu_list_t *l, ay_run_t *r) {
+    void *buf[AY_CARVE_BATCH];
+    uint32_t size = ay_bin_size[b], k = 0, pushed;
+    for (uintptr_t o = r->next; k < AY_CARVE_BATCH && o < r->end; o += size, k++) {
+        *(uintptr_t *)o = ay_cpu_mark();
+        buf[k] = (void *)o;
+    }
+    if (k && seq_push_batch(c, l, buf, k, &pushed) == AY_DONE)
         r->next += (uintptr_t)pushed * size;
-        if (pushed < k)
-            break;
+}
+
+/* The rest of a fetch's run (bin b's class) becomes cache st's reserve for
+ * the bin, which the next misses carve from without going to the central
+ * tier, as a thread cache keeps its run; when the reserve is taken (or the
+ * cache's lock is), the rest goes back to its span. */
+static void keep_run(cpu_state_t *st, unsigned b, ay_run_t *r) {
+    if (r->next < r->end && pthread_mutex_trylock(&st->lock) == 0) {
+        if (st->reserve[b].next == st->reserve[b].end) {
+            st->reserve[b] = *r;
+            r->next = r->end;
+        }
+        pthread_mutex_unlock(&st->lock);
     }
     ay_central_release_run(b - 1, r);
+}
+
+/* Bin b's reserve goes back to its span (the cache's lock is held). */
+AY_LATE_TEXT static void release_reserve(cpu_state_t *st, unsigned b) {
+    ay_central_release_run(b - 1, &st->reserve[b]);
+}
+
+/* A miss on bin b of cache c (the calling thread's) served from the bin's
+ * reserve, under the cache's lock (tried only): its first object, handed
+ * out, and a carve of the next onto list l.  NULL when the reserve is empty
+ * or the lock taken. */
+static void *from_reserve(cpu_state_t *st, unsigned c, unsigned b, ay_cpu_list_t *l) {
+    if (AY_LOAD(&st->reserve[b].next) == AY_LOAD(&st->reserve[b].end) ||
+        pthread_mutex_trylock(&st->lock) != 0)
+        return NULL;
+    ay_run_t *r = &st->reserve[b];
+    void *p = NULL;
+    if (r->next < r->end) {
+        p = (void *)r->next;
+        r->next += ay_bin_size[b];
+        carve(c, b, l, r);
+        if (r->next == r->end)
+            r->next = r->end = 0;
+    }
+    pthread_mutex_unlock(&st->lock);
+    return p;
 }
 
 static bool drain_idle(uint64_t idle_ms, uint64_t now);
@@ -594,9 +629,13 @@ void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
             AY_CPU_CLAIM(p, bad);
             return p;
         }
-        /* empty: a batch from the transfer cache, else from the heap's
-         * central cache, every object on a list (the list is at most a
-         * batch: its objects are all written as they go into the list) */
+        /* empty: a carve of the bin's reserve (not a miss, as a thread
+         * cache's carve of its run is not) */
+        if ((p = from_reserve(st, c, b, l)))
+            return p;
+        /* else a batch from the transfer cache, or from the heap's central
+         * cache: its linked objects on the list, its run carved and the
+         * rest of the run kept */
         ay_tc_step_t step =
             ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], AY_LOAD(&st->batch[b]));
         void *head;
@@ -613,7 +652,7 @@ void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
         if (!linked) { /* never-used objects only: the first is handed out */
             p = (void *)run.next;
             run.next += ay_bin_size[b];
-            fill_run(c, b, l, &run);
+            carve(c, b, l, &run);
         } else {
             p = head;
             /* every link checked, the last one's too: a block whose word was
@@ -627,8 +666,9 @@ void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
              * gives back never-used objects, whose span takes them back
              * untouched */
             fill(h, c, b, l, rest, linked - 1);
-            fill_run(c, b, l, &run);
+            carve(c, b, l, &run);
         }
+        keep_run(st, b, &run);
         ay_heaps_decay_tick();
         return p;
     }
@@ -691,6 +731,7 @@ AY_LATE_TEXT static void flush_own(ay_heap_t *h, cpu_state_t *st, unsigned c) {
         void *head;
         uint32_t k = take(c, l, UINT32_MAX, &head);
         give_back(h, b, head, k);
+        release_reserve(st, b);
         st->batch[b] = 1;
         set_cap(h, st, c, b, 0);
     }
@@ -772,6 +813,7 @@ AY_LATE_TEXT static bool drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c) 
             head = slots[i];
         }
         give_back(h, b, head, cur > first ? cur - first : 0);
+        release_reserve(st, b);
         st->batch[b] = 1;
         cap_account(st, b, 0);
         AY_STORE(&l->cur, first);
@@ -805,6 +847,8 @@ AY_LATE_TEXT AY_NO_SANITIZE_THREAD size_t ay_cpu_bytes(unsigned b) {
         if (!st)
             continue;
         n += list_len(list_at(region_of(c), b));
+        uintptr_t next = AY_LOAD(&st->reserve[b].next), end = AY_LOAD(&st->reserve[b].end);
+        n += end > next ? (end - next) / ay_bin_size[b] : 0; /* racy: either may be older */
     }
     return n * ay_bin_size[b];
 }

@@ -39,7 +39,12 @@
  * header's top byte, as a thread-cache bin's), before it writes the mark.
  *
  * Everything else is the slow path's (cpucache.c): refill on a miss, give
- * back on an overflow, the byte limit, flushes and drains.  The slow path
+ * back on an overflow, the byte limit, flushes and drains.  A refill's
+ * never-used objects (the run of a central fetch) go into the list
+ * AY_CARVE_BATCH at a time, each marked as it goes in; the rest stays the
+ * bin's reserve, in the cache's state and untouched, for the next misses,
+ * as a thread cache keeps its run: a cache writes only objects it is about
+ * to hand out.  The slow path
  * works on its own region through sequences that also check the id (a
  * thread that migrated stops and gives what it holds back to the central
  * tier), taking no lock around that work; the batch, the capacity and the

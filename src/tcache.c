@@ -233,20 +233,18 @@ static void *tcache_next(void *p) {
     return next;
 }
 
-#define CARVE_BATCH 32 /* never-used objects linked into a list at a time */
-
 static uint32_t run_count(const ay_run_t *r, unsigned b) {
     return (uint32_t)((r->end - r->next) / ay_bin_size[b]);
 }
 
-/* The list of bin b is empty: link up to CARVE_BATCH objects of its run
+/* The list of bin b is empty: link up to AY_CARVE_BATCH objects of its run
  * (the secure flavour links them in a random order). */
 static void carve(ay_tcache_t *tc, unsigned b) {
     ay_run_t *r = &tc->run[b];
     uintptr_t size = ay_bin_size[b], o = r->next;
     uint32_t k = run_count(r, b);
-    if (k > CARVE_BATCH)
-        k = CARVE_BATCH;
+    if (k > AY_CARVE_BATCH)
+        k = AY_CARVE_BATCH;
     if (ay_secure_random && k >= 2) { /* in a random order, window by window (secure.h) */
         void *last, *first = ay_link_shuffled(o, k, (uint32_t)size, ay_random(), &last);
         ay_link_set(last, NULL);
