@@ -67,6 +67,15 @@ static pthread_mutex_t states_lock = PTHREAD_MUTEX_INITIALIZER;
 static ay_cpu_list_t *list_at(char *region, unsigned b) {
     return (ay_cpu_list_t *)(region + (size_t)b * AY_BIN_BYTES);
 }
+/* begin = ~0 and end = 0, in one store: every sequence misses on l. */
+static void list_stop(ay_cpu_list_t *l) {
+    __atomic_store_n((uint64_t *)l, (uint64_t)UINT32_MAX, __ATOMIC_RELEASE);
+}
+/* The header word of begin and end for bin b with a capacity of cap slots. */
+static uint64_t list_bounds(unsigned b, uint32_t cap) {
+    uint64_t first = slot_first[b];
+    return first | (first + cap) << 32;
+}
 static char *region_of(unsigned c) { return ay_cpu_base + ((size_t)c << AY_CPU_SHIFT); }
 static void **slots_of(char *region) { return (void **)region; }
 
@@ -201,11 +210,11 @@ empty:
     return AY_EMPTY;
 }
 
-/* Store v into the 32-bit word w of region c. */
-static int seq_store(unsigned c, uint32_t *w, uint32_t v) {
+/* Store v into the 64-bit word w of region c (a header's begin and end). */
+static int seq_store(unsigned c, uint64_t *w, uint64_t v) {
     uintptr_t t;
     __asm__ volatile goto(AY_RSEQ_START AY_RSEQ_SAME_ID
-        "movl %k[v], (%[w])\n"
+        "movq %[v], (%[w])\n"
         AY_RSEQ_END
         : [t] "=&r"(t)
         : [rs] "r"(ay_rseq_off), [c] "r"(c), [w] "r"(w), [v] "r"(v)
@@ -219,7 +228,7 @@ moved:
 #else
 static int seq_pop(unsigned c, ay_cpu_list_t *l, void **p) { return AY_MOVED; }
 static int seq_push(unsigned c, ay_cpu_list_t *l, void *p) { return AY_MOVED; }
-static int seq_store(unsigned c, uint32_t *w, uint32_t v) { return AY_MOVED; }
+static int seq_store(unsigned c, uint64_t *w, uint64_t v) { return AY_MOVED; }
 static int seq_push_batch(unsigned c, ay_cpu_list_t *l, void *const *src, uint32_t n, uint32_t *k) {
     return AY_MOVED;
 }
@@ -317,16 +326,15 @@ static cpu_state_t *state_of(unsigned c) {
         memset(st, 0, sizeof *st);
         st->lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
         char *region = region_of(c);
-        /* a zero header misses both ways; begin, then cur, then end, so
-         * that it misses until the last store (x86's stores are seen in
-         * order) */
+        /* a zero header misses both ways; stopped first (one store), so
+         * that it misses whatever the order in which a sequence reads the
+         * rest; its bin's first event starts it (set_cap) */
         for (unsigned b = 1; b < AY_NUM_BINS; b++) {
             ay_cpu_list_t *l = list_at(region, b);
             st->batch[b] = 1; /* and capacity 0: a bin's first event gives it some */
+            list_stop(l);
             AY_STORE(&l->mask, ay_bin_align_mask(ay_bin_size[b]) << AY_BIN_MASK_SHIFT);
-            __atomic_store_n(&l->begin, slot_first[b], __ATOMIC_RELEASE);
-            __atomic_store_n(&l->cur, slot_first[b], __ATOMIC_RELEASE);
-            __atomic_store_n(&l->end, slot_first[b], __ATOMIC_RELEASE);
+            AY_STORE(&l->cur, slot_first[b]);
         }
         __atomic_store_n(&states[c], st, __ATOMIC_RELEASE);
         AY_STORE(&caches_made, caches_made + 1);
@@ -400,7 +408,10 @@ static bool set_cap(ay_heap_t *h, cpu_state_t *st, unsigned c, unsigned b, uint3
         uint32_t k = take(c, l, len - cap, &head);
         give_back_overflow(h, b, head, k);
     }
-    if (seq_store(c, &l->end, slot_first[b] + cap) != AY_DONE)
+    /* begin and end in one store, from a sequence of the cache's own id:
+     * this starts a stopped list again too (a drained one, whose cur the
+     * drain reset: no sequence that read the old cur can run beside it) */
+    if (seq_store(c, (uint64_t *)l, list_bounds(b, cap)) != AY_DONE)
         return false;
     cap_account(st, b, cap);
     return true;
@@ -410,7 +421,8 @@ static bool set_cap(ay_heap_t *h, cpu_state_t *st, unsigned c, unsigned b, uint3
  * bins (once round, and once more for those it gave a second chance),
  * halving the capacity of each that neither missed nor overflowed since
  * it last passed, and clearing that mark on those that did. */
-static void steal(ay_heap_t *h, cpu_state_t *st, unsigned c, unsigned b, uint64_t need) {
+AY_LATE_TEXT __attribute__((noinline)) static void steal(ay_heap_t *h, cpu_state_t *st, unsigned c,
+                                                         unsigned b, uint64_t need) {
     for (unsigned i = 0; i < 2 * AY_NUM_BINS && need; i++) {
         unsigned v = st->hand;
         st->hand = v + 1 < AY_NUM_BINS ? v + 1 : 1;
@@ -477,7 +489,8 @@ static void scavenge_maybe(ay_heap_t *h, cpu_state_t *st, unsigned c, uint64_t b
 /* Push the n blocks linked from head onto list l of region c; what does
  * not fit (or is left when the thread moved) goes back to the central
  * tier. */
-static void fill(ay_heap_t *h, unsigned c, unsigned b, ay_cpu_list_t *l, void *head, uint32_t n) {
+AY_LATE_TEXT static void fill(ay_heap_t *h, unsigned c, unsigned b, ay_cpu_list_t *l, void *head,
+                              uint32_t n) {
     void *buf[BATCH_MAX];
     while (n) {
         /* up to BATCH_MAX blocks, the list's first last (popped first),
@@ -547,6 +560,7 @@ AY_LATE_TEXT static void release_reserve(cpu_state_t *st, unsigned b) {
  * or the lock taken. */
 static void *from_reserve(cpu_state_t *st, unsigned c, unsigned b, ay_cpu_list_t *l) {
     if (AY_LOAD(&st->reserve[b].next) == AY_LOAD(&st->reserve[b].end) ||
+        AY_LOAD(&l->end) <= AY_LOAD(&l->begin) || /* no capacity, or stopped: a miss gives it */
         pthread_mutex_trylock(&st->lock) != 0)
         return NULL;
     ay_run_t *r = &st->reserve[b];
@@ -665,7 +679,8 @@ void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
             /* the used blocks first, so that a list without room for all
              * gives back never-used objects, whose span takes them back
              * untouched */
-            fill(h, c, b, l, rest, linked - 1);
+            if (linked > 1)
+                fill(h, c, b, l, rest, linked - 1);
             carve(c, b, l, &run);
         }
         keep_run(st, b, &run);
@@ -779,28 +794,22 @@ AY_LATE_TEXT void ay_cpu_flush(void) {
         drain(h, c, me, NULL, 0);
 }
 
-/* Bin b's list l, stopped, starts again with a capacity of cap slots:
- * begin and end in one store. */
-AY_LATE_TEXT static void list_restart(ay_cpu_list_t *l, unsigned b, uint32_t cap) {
-    uint64_t first = slot_first[b];
-    __atomic_store_n((uint64_t *)l, first | (first + cap) << 32, __ATOMIC_RELEASE);
-}
-
 /* Drain cache c, which another thread may have, to heap h's node: stop
  * every header (so that every sequence misses), fence, then take the
- * blocks with plain reads and writes, and start the headers again, empty,
- * at batch 1 and no capacity.  False when the fence cannot be had (then
- * nothing was taken). */
+ * blocks with plain reads and writes, and leave the headers stopped, empty,
+ * at batch 1 and no capacity, for the cache's next slow path to start
+ * (set_cap).  Starting them here would race: a sequence of c's that read
+ * cur before the reset and begin after the start would pop a slot the
+ * drain emptied.  False when the fence cannot be had (then nothing was
+ * taken, and the headers are as they were). */
 AY_LATE_TEXT static bool drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c) {
     char *region = region_of(c);
-    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
-        ay_cpu_list_t *l = list_at(region, b);
-        /* begin = ~0, end = 0: one store of the two words */
-        __atomic_store_n((uint64_t *)l, (uint64_t)UINT32_MAX, __ATOMIC_RELEASE);
-    }
-    if (!ay_rseq_fence()) { /* cannot be made safe here: start them again as they were */
+    for (unsigned b = 1; b < AY_NUM_BINS; b++)
+        list_stop(list_at(region, b));
+    if (!ay_rseq_fence()) { /* cur unchanged: begin and end back as they were */
         for (unsigned b = 1; b < AY_NUM_BINS; b++)
-            list_restart(list_at(region, b), b, st->cap[b]);
+            __atomic_store_n((uint64_t *)list_at(region, b), list_bounds(b, st->cap[b]),
+                             __ATOMIC_RELEASE);
         return false;
     }
     void **slots = slots_of(region);
@@ -817,7 +826,6 @@ AY_LATE_TEXT static bool drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c) 
         st->batch[b] = 1;
         cap_account(st, b, 0);
         AY_STORE(&l->cur, first);
-        list_restart(l, b, st->cap[b]);
     }
     return true;
 }

@@ -20,7 +20,11 @@
  * A region is mapped zero, and a zero header misses both ways (cur <= begin
  * and cur >= end): a region is set up by the slow path at its first use; a
  * header being worked on by another thread is stopped: begin = ~0 and
- * end = 0 (one 8-byte store), which every sequence misses on too.
+ * end = 0 (one 8-byte store), which every sequence misses on too.  A
+ * header is started (begin and end, one 8-byte store) only by a sequence
+ * of its cache's own id, so that no sequence reads a cur from before a
+ * change with a begin or end from after it: a set-up or drained list stays
+ * stopped until its cache's next slow path.
  *
  * malloc pops and free pushes with one restartable sequence each: arm,
  * read the id, find the header, check, move a slot, and commit by storing

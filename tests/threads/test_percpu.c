@@ -17,6 +17,9 @@
  *                                    forks; each child allocates at once
  *   test_percpu exit                 threads free into their CPU's cache and
  *                                    exit; the main thread takes the blocks
+ *   test_percpu drain                threads allocate and free at full
+ *                                    speed while another drains every
+ *                                    CPU's cache, again and again
  *   test_percpu touch                per CPU: 4000 blocks of 1 KiB grow the
  *                                    resident set by at most 80 KiB more
  *                                    than their own bytes (a cache writes
@@ -39,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -301,6 +305,45 @@ static int run_exit(void) {
     return corrupt ? 1 : CHECK_DONE();
 }
 
+/* ---- caches drained while their CPUs' threads run their sequences ---- */
+
+static void *drain_worker(void *arg) {
+    unsigned id = (unsigned)(uintptr_t)arg;
+    unsigned char *p[8];
+    while (!stop) {
+        for (unsigned i = 0; i < 8; i++)
+            p[i] = make(64, id + i);
+        for (unsigned i = 0; i < 8; i++)
+            check_free(p[i], id + i);
+    }
+    return NULL;
+}
+
+static int run_drain(void) {
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        if (pthread_create(&t[i], NULL, drain_worker, (void *)(uintptr_t)i) != 0)
+            return 1;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    unsigned drains = 0;
+    do {
+        alloy_thread_flush(); /* per CPU: stops, fences and drains every cache */
+        drains++;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (now.tv_sec - start.tv_sec < 3);
+    stop = 1;
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    fprintf(stderr, "%u drains\n", drains);
+    CHECK(drains > 0);
+    alloy_thread_flush();
+    alloy_stats_t st = {.size = sizeof st};
+    CHECK(alloy_stats_read(&st) == 0);
+    CHECK_EQ_U(st.tcache_bytes, 0);
+    return corrupt ? 1 : CHECK_DONE();
+}
+
 /* The process's resident set, in KiB (-1 when it cannot be read). */
 static long resident_kib(void) {
     long total = 0, resident = 0;
@@ -384,6 +427,8 @@ int main(int argc, char **argv) {
             rc = run_fork();
         else if (!strcmp(argv[1], "exit"))
             rc = run_exit();
+        else if (!strcmp(argv[1], "drain"))
+            rc = run_drain();
         else
             rc = 2;
         _exit(rc);
