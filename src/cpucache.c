@@ -518,15 +518,19 @@ AY_LATE_TEXT static void fill(ay_heap_t *h, unsigned c, unsigned b, ay_cpu_list_
     give_back(h, b, head, n);
 }
 
-/* Push up to AY_CARVE_BATCH never-used objects of run r (bin b's class),
- * each with its mark, onto list l of region c, from the run's start (a
- * carve): only they are written; the rest of the run stays untouched.
- * What the list has no room for (or is left when the thread moved) stays
- * in r, whose start moves past what was pushed. */
+/* Push never-used objects of run r (bin b's class), each with its mark,
+ * onto list l of region c, from the run's start (a carve): AY_CARVE_BATCH
+ * of them, or a page's worth of small ones (which the program is about to
+ * touch), up to CARVE_MAX; only they are written, and the rest of the run
+ * stays untouched.  What the list has no room for (or is left when the
+ * thread moved) stays in r, whose start moves past what was pushed. */
+#define CARVE_MAX 256
 static void carve(unsigned c, unsigned b, ay_cpu_list_t *l, ay_run_t *r) {
-    void *buf[AY_CARVE_BATCH];
+    void *buf[CARVE_MAX];
     uint32_t size = ay_bin_size[b], k = 0, pushed;
-    for (uintptr_t o = r->next; k < AY_CARVE_BATCH && o < r->end; o += size, k++) {
+    uint32_t n = AY_PAGE_SIZE / size > AY_CARVE_BATCH ? AY_PAGE_SIZE / size : AY_CARVE_BATCH;
+    n = n < CARVE_MAX ? n : CARVE_MAX;
+    for (uintptr_t o = r->next; k < n && o < r->end; o += size, k++) {
         *(uintptr_t *)o = ay_cpu_mark();
         buf[k] = (void *)o;
     }
@@ -643,18 +647,19 @@ void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
             AY_CPU_CLAIM(p, bad);
             return p;
         }
-        /* empty: a carve of the bin's reserve (not a miss, as a thread
-         * cache's carve of its run is not) */
-        if ((p = from_reserve(st, c, b, l)))
-            return p;
-        /* else a batch from the transfer cache, or from the heap's central
-         * cache: its linked objects on the list, its run carved and the
-         * rest of the run kept */
+        /* empty: a batch that some cache gave back, from the transfer
+         * cache (blocks used before are reused before new ones are
+         * touched); else a carve of the bin's reserve (not a miss, as a
+         * thread cache's carve of its run is not); else a fetch from the
+         * heap's central cache: its linked objects on the list, its run
+         * carved and the rest of the run kept */
         ay_tc_step_t step =
             ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], AY_LOAD(&st->batch[b]));
         void *head;
         ay_run_t run = {0, 0};
         uint32_t got = ay_transfer_take(ay_transfer_set(h->node), b - 1, &head);
+        if (!got && (p = from_reserve(st, c, b, l)))
+            return p;
         if (!got)
             got = ay_central_fetch(ay_heap_central(h, b - 1), step.move, &head, &run);
         if (!got)
