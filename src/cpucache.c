@@ -264,7 +264,7 @@ bool ay_cpu_init(void) {
 #endif
     if (ay_secure || ay_debug) {
         why_off = ay_secure
-                      ? "the secure flavour keeps thread caches (its quarantine is per thread)"
+                      ? "the secure flavour keeps thread caches (its checks at the free are theirs)"
                       : "the debug flavour keeps thread caches (it walks them)";
         return false;
     }
