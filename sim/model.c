@@ -672,22 +672,30 @@ static void cpu_give_back(model_t *m, unsigned cls, const uint64_t *objs, uint32
     transfer_insert(m, cls, b);
 }
 
-/* The k newest objects of list l (class cls) to their spans, the newest
- * first (cpucache.c's take, then give_back_overflow). */
-static void cpu_take_to_spans(model_t *m, model_list_t *l, unsigned cls, uint32_t k) {
+/* The k newest objects of list l to their spans (cpucache.c's take, then
+ * give_back_overflow), in the order take links them: it pops MODEL_TAKE_MAX
+ * at a time, the newest first, and links each chunk, newest first, in
+ * front of those before it, so the oldest chunk goes back first. */
+#define MODEL_TAKE_MAX 256 /* cpucache.c's BATCH_MAX */
+static void cpu_take_to_spans(model_t *m, model_list_t *l, uint32_t k) {
     k = k < l->len ? k : l->len;
     if (m->measuring)
         m->met->objects_released += k;
-    for (uint32_t i = 0; i < k; i++)
-        central_release(m, l->objs[--l->len]);
-    (void)cls;
+    uint32_t top = l->len, base = top - k;
+    for (uint32_t chunks = (k + MODEL_TAKE_MAX - 1) / MODEL_TAKE_MAX; chunks > 0; chunks--) {
+        uint32_t hi = top - (chunks - 1) * MODEL_TAKE_MAX, lo = hi - MODEL_TAKE_MAX;
+        lo = hi - base < MODEL_TAKE_MAX ? base : lo;
+        for (uint32_t p = hi; p > lo; p--)
+            central_release(m, l->objs[p - 1]);
+    }
+    l->len = base;
 }
 
 /* Bin b's capacity becomes cap: what the list holds beyond it goes back. */
 static void cpu_set_cap(model_t *m, unsigned b, uint32_t cap) {
     model_list_t *l = &m->tc[b - 1];
     if (l->len > cap)
-        cpu_take_to_spans(m, l, b - 1, l->len - cap);
+        cpu_take_to_spans(m, l, l->len - cap);
     m->cpu_cap_bytes = m->cpu_cap_bytes - (uint64_t)m->cpu_cap[b] * m->cpu_size[b] +
                        (uint64_t)cap * m->cpu_size[b];
     m->cpu_cap[b] = cap;
@@ -737,7 +745,7 @@ static void cpu_scavenge_maybe(model_t *m, uint64_t bytes_in) {
     for (unsigned b = 1; b < MODEL_NBINS; b++) {
         model_list_t *l = &m->tc[b - 1];
         ay_tc_step_t step = ay_policy_on_scavenge(m->cpu_batch[b], l->len);
-        cpu_take_to_spans(m, l, b - 1, step.move);
+        cpu_take_to_spans(m, l, step.move);
         cpu_set_batch(m, b, step.batch);
     }
 }
@@ -902,7 +910,7 @@ static void cpu_free(model_t *m, uint64_t obj) {
     ay_tc_step_t step = ay_policy_on_overflow(&m->cfg->bp, m->cpu_size[b], m->cpu_batch[b], l->len);
     if (m->cfg->diverge & SIM_DIVERGE_OVERFLOW_GROWTH)
         step.batch = m->cpu_batch[b];
-    cpu_take_to_spans(m, l, cls, step.move ? step.move : 1);
+    cpu_take_to_spans(m, l, step.move ? step.move : 1);
     cpu_after_event(m, b, step, 0, &m->met->overflows);
     if (l->len < m->cpu_cap[b])
         tcache_push(m, l, obj);
