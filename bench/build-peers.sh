@@ -29,7 +29,10 @@
 # Exit status: 0 when it printed every peer, 1 when one or more are MISSING
 # (the lines it printed are still good: bench/run.py and tools/*.sh use them
 # and report the rest as MISSING with the reason), 2 on bad arguments.
-# Environment: ALLOY_PEERS_SRC (above); ALLOY_PEERS_JOBS, parallel build jobs
+# Environment: ALLOY_PEERS_SRC (above); ALLOY_PEERS_HARDENED=1 builds, besides,
+# the peers' hardened builds from the same archives, for docs/HARDENING.md:
+# mimalloc3-secure (mimalloc's MI_SECURE=ON) and snmalloc-checks (its
+# snmallocshim-checks); ALLOY_PEERS_JOBS, parallel build jobs
 # (default: the CPU count); ALLOY_PEERS_URL_BASE, for the tests only: fetch
 # each archive from BASE/NAME-VERSION.tar.gz instead of GitHub (a file:// or an
 # unreachable address); the checksums apply the same.
@@ -48,12 +51,17 @@ jobs=${ALLOY_PEERS_JOBS:-$(nproc 2>/dev/null || echo 2)}
 me=build-peers.sh
 
 peers=(mimalloc3 snmalloc rpmalloc)
-declare -A dir=([mimalloc3]=mimalloc-3.4.3 [snmalloc]=snmalloc-0.7.5 [rpmalloc]=rpmalloc-2.0.1)
+[ "${ALLOY_PEERS_HARDENED:-0}" = 1 ] && peers+=(mimalloc3-secure snmalloc-checks)
+declare -A dir=([mimalloc3]=mimalloc-3.4.3 [snmalloc]=snmalloc-0.7.5 [rpmalloc]=rpmalloc-2.0.1
+                [mimalloc3-secure]=mimalloc-3.4.3 [snmalloc-checks]=snmalloc-0.7.5)
 declare -A url=([mimalloc3]=https://github.com/microsoft/mimalloc/archive/refs/tags/v3.4.3.tar.gz
                 [snmalloc]=https://github.com/microsoft/snmalloc/archive/refs/tags/0.7.5.tar.gz
+                [mimalloc3-secure]=https://github.com/microsoft/mimalloc/archive/refs/tags/v3.4.3.tar.gz
+                [snmalloc-checks]=https://github.com/microsoft/snmalloc/archive/refs/tags/0.7.5.tar.gz
                 [rpmalloc]=https://github.com/mjansson/rpmalloc/archive/refs/tags/2.0.1.tar.gz)
 declare -A lib=([mimalloc3]=build/libmimalloc.so.3 [snmalloc]=build/libsnmallocshim.so
-                [rpmalloc]=librpmalloc.so)
+                [rpmalloc]=librpmalloc.so [mimalloc3-secure]=build-secure/libmimalloc-secure.so.3
+                [snmalloc-checks]=build/libsnmallocshim-checks.so)
 
 # verify FILE NAME-VERSION.tar.gz: true if FILE's sha256 is one peers.sha256
 # records for that archive; otherwise false, with the reason in $bad (FILE:
@@ -155,9 +163,15 @@ build() {
     mimalloc3)
       cmake -S "$d" -B "$d/build" -DCMAKE_BUILD_TYPE=Release -DMI_BUILD_TESTS=OFF \
         -DMI_BUILD_OBJECT=OFF -DMI_BUILD_STATIC=OFF && cmake --build "$d/build" -j"$jobs" ;;
-    snmalloc)
+    mimalloc3-secure)
+      cmake -S "$d" -B "$d/build-secure" -DCMAKE_BUILD_TYPE=Release -DMI_BUILD_TESTS=OFF \
+        -DMI_BUILD_OBJECT=OFF -DMI_BUILD_STATIC=OFF -DMI_SECURE=ON &&
+        cmake --build "$d/build-secure" -j"$jobs" ;;
+    snmalloc | snmalloc-checks)
+      local target=snmallocshim
+      [ "$1" = snmalloc-checks ] && target=snmallocshim-checks
       cmake -S "$d" -B "$d/build" -DCMAKE_BUILD_TYPE=Release -DSNMALLOC_BUILD_TESTING=OFF \
-        -DSNMALLOC_STATIC_LIBRARY=OFF && cmake --build "$d/build" -j"$jobs" --target snmallocshim ;;
+        -DSNMALLOC_STATIC_LIBRARY=OFF && cmake --build "$d/build" -j"$jobs" --target "$target" ;;
     rpmalloc)
       gcc -O3 -DNDEBUG -fPIC -shared -DENABLE_OVERRIDE=1 -o "$d/${lib[$1]}" \
         "$d/rpmalloc/rpmalloc.c" -lpthread ;;

@@ -90,10 +90,12 @@ class Tree:
             else:
                 shutil.copy(self.archive(top), dest)
 
-    def run(self, *args, src=None, url=UNREACHABLE):
+    def run(self, *args, src=None, url=UNREACHABLE, hardened=False):
         env = {k: v for k, v in os.environ.items() if not k.startswith("ALLOY_PEERS")}
         env["ALLOY_PEERS_URL_BASE"] = url          # never GitHub
         env["ALLOY_PEERS_JOBS"] = "1"
+        if hardened:
+            env["ALLOY_PEERS_HARDENED"] = "1"
         if src is not None:
             env["ALLOY_PEERS_SRC"] = src
         return subprocess.run(["bash", self.script] + list(args), capture_output=True,
@@ -126,6 +128,20 @@ class Sources(unittest.TestCase):
         self.assertEqual((rc, missing), (0, {}), err)
         for n, top in ARCHIVES.items():
             self.assertEqual(got[n], (os.path.join(t.src, top + ".tar.gz"), "ALLOY_PEERS_SRC"))
+
+    def test_hardened_builds_only_when_asked(self):
+        """ALLOY_PEERS_HARDENED=1: mimalloc3-secure and snmalloc-checks too,
+        from mimalloc3's and snmalloc's archives; without it, neither."""
+        t = self.t
+        t.put(t.src, *ARCHIVES)
+        rc, got, missing, err = t.fetch(src=t.src)
+        self.assertEqual((rc, missing), (0, {}), err)
+        self.assertEqual(sorted(got), sorted(ARCHIVES))
+        rc, got, missing, err = t.fetch(src=t.src, hardened=True)
+        self.assertEqual((rc, missing), (0, {}), err)
+        self.assertEqual(sorted(got), sorted(list(ARCHIVES) + ["mimalloc3-secure", "snmalloc-checks"]))
+        self.assertEqual(got["mimalloc3-secure"], got["mimalloc3"])
+        self.assertEqual(got["snmalloc-checks"], got["snmalloc"])
 
     def test_order_src_then_shared(self):
         t = self.t

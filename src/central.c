@@ -43,26 +43,18 @@ void ay_central_reset_lock(ay_central_t *c) { pthread_mutex_init(&c->lock, NULL)
 /* A run of never-used objects taken from a span's bump region, whose links
  * are written after the central lock is dropped: writing a link into each
  * object is what faults a fresh span's pages in, and other threads should
- * not wait for that.  Under the lock only the link before the run and the
- * run's last object (which the rest of the list hangs from) are written. */
+ * not wait for that.  Under the lock nothing of the run is written: the
+ * list goes on from `after`, a word of the record, and the link into the
+ * run's first object (`before`) and out of its last are written with the
+ * run's own, in the run's order (address order; the secure flavour's is
+ * random, drawn then: secure.h). */
 typedef struct bump_run {
     uintptr_t start; /* first object */
     uint32_t count;  /* objects, at least 2 */
     uint32_t size;   /* object size */
-    void **before;   /* the link that points at the run's first object */
-    uint64_t seed;   /* secure flavour: window w's order is drawn from seed + w */
+    void **before;   /* the link that is to point at the run's first object */
+    void *after;     /* the link its last object is to hold (encoded, at this word) */
 } bump_run_t;
-
-/* The secure flavour hands a span's never-used objects out in a random
- * order, window by window (secure.h); other flavours in address order. */
-static void run_order(bump_run_t *r) { r->seed = ay_secure_random ? ay_random() : 0; }
-
-/* The j-th object of run r in its order. */
-static uintptr_t run_object(const bump_run_t *r, uint32_t j) {
-    if (ay_secure_random)
-        return ay_shuffled_object(r->start, r->count, r->size, r->seed, j);
-    return r->start + (uintptr_t)j * r->size;
-}
 
 #define FETCH_RUNS 8 /* runs a fetch defers; more are linked under the lock */
 
@@ -118,9 +110,7 @@ static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
         r->count = k;
         r->size = s->size;
         r->before = f->link;
-        run_order(r);
-        ay_link_set(f->link, (void *)run_object(r, 0));
-        f->link = (void **)run_object(r, k - 1);
+        f->link = &r->after;
         f->got += k;
         s->bump += (uintptr_t)k * s->size;
         got += k;
@@ -141,18 +131,24 @@ static uint32_t span_take(ay_span_t *s, uint32_t want, fetch_t *f) {
     return got;
 }
 
-/* After the lock: link the objects inside each deferred run. */
-static void fetch_link_runs(const fetch_t *f) {
-    for (unsigned i = 0; i < f->nruns; i++) {
-        const bump_run_t *r = &f->runs[i];
+/* After the lock: link each deferred run, its objects and the links into
+ * and out of it.  From the last run back: a run's `before` may be the
+ * `after` of the run just before it, which must hold its link first. */
+static void fetch_link_runs(fetch_t *f) {
+    for (unsigned i = f->nruns; i-- > 0;) {
+        bump_run_t *r = &f->runs[i];
+        void *first, *last;
         if (ay_secure_random) {
-            void *last;
-            ay_link_shuffled(r->start, r->count, r->size, r->seed, &last);
-            continue;
+            first = ay_link_shuffled(r->start, r->count, r->size, ay_random(), &last);
+        } else {
+            uintptr_t o = r->start;
+            for (uint32_t k = 1; k < r->count; k++, o += r->size)
+                ay_link_set((void *)o, (void *)(o + r->size));
+            first = (void *)r->start;
+            last = (void *)o;
         }
-        uintptr_t o = r->start;
-        for (uint32_t k = 1; k < r->count; k++, o += r->size)
-            ay_link_set((void *)o, (void *)(o + r->size));
+        ay_link_set(last, ay_link_get(&r->after));
+        ay_link_set(r->before, first);
     }
 }
 
@@ -216,7 +212,7 @@ uint32_t ay_central_fetch(ay_central_t *c, uint32_t want, void **head, ay_run_t 
     }
     /* a last run, after which nothing was taken, goes to the caller as it is */
     bump_run_t *last = f.nruns ? &f.runs[f.nruns - 1] : NULL;
-    if (run && last && f.link == (void **)run_object(last, last->count - 1)) {
+    if (run && last && f.link == &last->after) {
         ay_link_set(last->before, NULL);
         run->next = last->start;
         run->end = last->start + (uintptr_t)last->count * last->size;

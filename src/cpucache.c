@@ -35,8 +35,18 @@ char *ay_cpu_base;
 static char *null_base;  /* the null regions: every header zero, never written */
 static unsigned ncaches; /* ids: every mm_cid is below this */
 static const char *why_off = "not initialised";
-static uint32_t slot_first[AY_NUM_BINS]; /* bin b's slots: [first, first + max) in every region */
-static uint32_t slot_max[AY_NUM_BINS];
+static uint32_t slot_max[AY_NUM_BINS]; /* bin b's largest capacity, in slots */
+
+/* The slots of a region are given out in chunks: a bin's list lives in one
+ * chunk of its cache's region, given at its first capacity and exchanged
+ * for a larger one as its capacity grows (move_list), so that the lists a
+ * small program uses share pages of slots rather than each starting a page
+ * of its own.  A chunk has 8, 16, 32, ... slots, or the bin's
+ * largest capacity, whichever is less (chunk_slots); one left by a list
+ * that grew waits for the next list that needs its size. */
+#define CHUNK_ORDER0 3  /* the least chunk: 8 slots */
+#define CHUNK_ORDERS 10 /* chunks of 8 to 4096 slots are kept for reuse */
+#define REGION_SLOTS ((uint32_t)1 << (AY_CPU_SHIFT - 3))
 
 /* A cache's capacity, in bytes (the sum over its bins of capacity in
  * slots times the class's size), stays within the byte limit,
@@ -56,7 +66,12 @@ typedef struct cpu_state {
     uint64_t used_ms;            /* the last slow path on this cache */
     uint64_t misses, overflows, scavenges, drains, moves;
     ay_run_t reserve[AY_NUM_BINS]; /* never-used objects not yet in a list, per bin */
-    bool holds;                    /* a slow path put blocks in since the last drain (a free's
+    uint32_t first[AY_NUM_BINS];   /* bin b's chunk: slots [first, first + room) */
+    uint32_t room[AY_NUM_BINS];    /* 0: none yet */
+    uint32_t bump;                 /* slots from here on were never given */
+    uint32_t nfree[CHUNK_ORDERS];  /* chunks given back, by order */
+    uint32_t freed[CHUNK_ORDERS][AY_NUM_BINS];
+    bool holds; /* a slow path put blocks in since the last drain (a free's
                  * fast push after a drain shows at the next slow path) */
 } cpu_state_t;
 
@@ -71,11 +86,9 @@ static ay_cpu_list_t *list_at(char *region, unsigned b) {
 static void list_stop(ay_cpu_list_t *l) {
     __atomic_store_n((uint64_t *)l, (uint64_t)UINT32_MAX, __ATOMIC_RELEASE);
 }
-/* The header word of begin and end for bin b with a capacity of cap slots. */
-static uint64_t list_bounds(unsigned b, uint32_t cap) {
-    uint64_t first = slot_first[b];
-    return first | (first + cap) << 32;
-}
+/* The header word of begin and end for a list from slot `first` with a
+ * capacity of cap slots. */
+static uint64_t list_bounds(uint64_t first, uint32_t cap) { return first | (first + cap) << 32; }
 static char *region_of(unsigned c) { return ay_cpu_base + ((size_t)c << AY_CPU_SHIFT); }
 static void **slots_of(char *region) { return (void **)region; }
 
@@ -264,19 +277,13 @@ bool ay_cpu_init(void) {
         return false;
     }
     /* each bin's share of the slots: its largest list (the policy's limit
-     * at its terminal batch), scaled down when they do not all fit */
-    uint64_t room = ((uint64_t)1 << (AY_CPU_SHIFT - 3)) - AY_CPU_SLOT0;
+     * at its terminal batch), scaled down when they do not all fit (the
+     * chunks lists leave behind as they grow, reused by others, are not
+     * counted: when the region has no chunk left, a list keeps the
+     * capacity its chunk has) */
+    uint64_t room = REGION_SLOTS - AY_CPU_SLOT0;
     ay_policy_cpu_slots(&ay_conf.batch, ay_conf.return_k_halves, ay_bin_size, AY_NUM_BINS, room,
                         slot_max);
-    uint64_t first = AY_CPU_SLOT0;
-    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
-        slot_first[b] = (uint32_t)first;
-        first += slot_max[b];
-    }
-    if (first > ((uint64_t)1 << (AY_CPU_SHIFT - 3))) {
-        why_off = "the lists do not fit a region";
-        return false;
-    }
     ncaches = ay_rseq_possible_cpus();
     size_t bytes = (size_t)ncaches << AY_CPU_SHIFT;
     char *m = ay_os_map(2 * bytes, AY_PAGE_SIZE);
@@ -324,8 +331,9 @@ static cpu_state_t *state_of(unsigned c) {
             st->batch[b] = 1; /* and capacity 0: a bin's first event gives it some */
             list_stop(l);
             AY_STORE(&l->mask, ay_bin_align_mask(ay_bin_size[b]) << AY_BIN_MASK_SHIFT);
-            AY_STORE(&l->cur, slot_first[b]);
+            AY_STORE(&l->cur, 0); /* no chunk yet */
         }
+        st->bump = AY_CPU_SLOT0;
         __atomic_store_n(&states[c], st, __ATOMIC_RELEASE);
         AY_STORE(&caches_made, caches_made + 1);
     }
@@ -380,6 +388,64 @@ static uint32_t list_len(const ay_cpu_list_t *l) {
     return cur > begin ? cur - begin : 0;
 }
 
+/* A chunk of n slots of cache st's region (its lock held): its first slot,
+ * or 0 when the region has none left. */
+static uint32_t chunk_get(cpu_state_t *st, uint32_t n) {
+    unsigned o = (unsigned)__builtin_ctz(n) - CHUNK_ORDER0;
+    if ((n & (n - 1)) == 0 && o < CHUNK_ORDERS && st->nfree[o])
+        return st->freed[o][--st->nfree[o]];
+    if (n > REGION_SLOTS - st->bump)
+        return 0;
+    st->bump += n;
+    return st->bump - n;
+}
+
+/* Chunk `first` of n slots waits for the next list that needs its size:
+ * a power of two (a list leaves only those: its largest it keeps); any
+ * other (a move that found the thread moved) is not used again. */
+static void chunk_put(cpu_state_t *st, uint32_t first, uint32_t n) {
+    unsigned o = (unsigned)__builtin_ctz(n) - CHUNK_ORDER0;
+    if ((n & (n - 1)) == 0 && o < CHUNK_ORDERS && st->nfree[o] < AY_NUM_BINS)
+        st->freed[o][st->nfree[o]++] = first;
+}
+
+/* The chunk for a capacity of cap slots of bin b: a power of two from 8,
+ * or the bin's largest capacity when that is less. */
+static uint32_t chunk_slots(unsigned b, uint32_t cap) {
+    uint32_t n = 1u << CHUNK_ORDER0;
+    while (n < cap)
+        n <<= 1;
+    return n < slot_max[b] ? n : slot_max[b];
+}
+
+/* Bin b's list of cache c (the calling thread's; its lock held) moves to a
+ * chunk with room for cap slots: stopped by a sequence of c's own id (so
+ * that no sequence can move a slot of it until it starts again), its
+ * slots copied, its cur moved; it stays stopped for set_cap to start.
+ * AY_EMPTY when the region has no such chunk (nothing changed), AY_MOVED
+ * when the thread no longer has id c (nothing changed). */
+static int move_list(cpu_state_t *st, unsigned c, unsigned b, uint32_t cap) {
+    uint32_t n = chunk_slots(b, cap), to = chunk_get(st, n);
+    if (!to)
+        return AY_EMPTY;
+    char *region = region_of(c);
+    ay_cpu_list_t *l = list_at(region, b);
+    if (seq_store(c, (uint64_t *)l, (uint64_t)UINT32_MAX) != AY_DONE) {
+        chunk_put(st, to, n);
+        return AY_MOVED;
+    }
+    uint32_t from = st->first[b], cur = AY_LOAD(&l->cur), len = cur > from ? cur - from : 0;
+    void **slots = slots_of(region);
+    for (uint32_t i = 0; i < len; i++)
+        slots[to + i] = slots[from + i];
+    AY_STORE(&l->cur, to + len);
+    if (st->room[b])
+        chunk_put(st, from, st->room[b]);
+    st->first[b] = to;
+    st->room[b] = n;
+    return AY_DONE;
+}
+
 /* Bin b's capacity is cap slots now: the cache's count follows. */
 static void cap_account(cpu_state_t *st, unsigned b, uint32_t cap) {
     st->cap_bytes =
@@ -392,6 +458,13 @@ static void cap_account(cpu_state_t *st, unsigned b, uint32_t cap) {
  * the thread moved (then only what went back has changed). */
 static bool set_cap(ay_heap_t *h, cpu_state_t *st, unsigned c, unsigned b, uint32_t cap) {
     ay_cpu_list_t *l = list_at(region_of(c), b);
+    if (cap > st->room[b]) {
+        int r = move_list(st, c, b, cap);
+        if (r == AY_MOVED)
+            return false;
+        if (r == AY_EMPTY) /* no chunk that large: the capacity its chunk has */
+            cap = st->room[b];
+    }
     uint32_t len = list_len(l);
     if (len > cap) {
         void *head;
@@ -401,7 +474,7 @@ static bool set_cap(ay_heap_t *h, cpu_state_t *st, unsigned c, unsigned b, uint3
     /* begin and end in one store, from a sequence of the cache's own id:
      * this starts a stopped list again too (a drained one, whose cur the
      * drain reset: no sequence that read the old cur can run beside it) */
-    if (seq_store(c, (uint64_t *)l, list_bounds(b, cap)) != AY_DONE)
+    if (seq_store(c, (uint64_t *)l, list_bounds(st->first[b], cap)) != AY_DONE)
         return false;
     cap_account(st, b, cap);
     return true;
@@ -496,15 +569,19 @@ AY_LATE_TEXT static void fill(ay_heap_t *h, unsigned c, unsigned b, ay_cpu_list_
     give_back(h, b, head, n);
 }
 
-/* Push up to AY_CARVE_BATCH never-used objects of run r (bin b's class),
- * each with its mark, onto list l of region c, from the run's start (a
- * carve): only they are written; the rest of the run stays untouched.
- * What the list has no room for (or is left when the thread moved) stays
- * in r, whose start moves past what was pushed. */
+/* Push never-used objects of run r (bin b's class), each with its mark,
+ * onto list l of region c, from the run's start (a carve): AY_CARVE_BATCH
+ * of them, or a page's worth of small ones (which the program is about to
+ * touch), up to CARVE_MAX; only they are written, and the rest of the run
+ * stays untouched.  What the list has no room for (or is left when the
+ * thread moved) stays in r, whose start moves past what was pushed. */
+#define CARVE_MAX 256
 static void carve(unsigned c, unsigned b, ay_cpu_list_t *l, ay_run_t *r) {
-    void *buf[AY_CARVE_BATCH];
+    void *buf[CARVE_MAX];
     uint32_t size = ay_bin_size[b], k = 0, pushed;
-    for (uintptr_t o = r->next; k < AY_CARVE_BATCH && o < r->end; o += size, k++) {
+    uint32_t n = AY_PAGE_SIZE / size > AY_CARVE_BATCH ? AY_PAGE_SIZE / size : AY_CARVE_BATCH;
+    n = n < CARVE_MAX ? n : CARVE_MAX;
+    for (uintptr_t o = r->next; k < n && o < r->end; o += size, k++) {
         *(uintptr_t *)o = ay_cpu_mark();
         buf[k] = (void *)o;
     }
@@ -621,18 +698,19 @@ void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
             AY_CPU_CLAIM(p, bad);
             return p;
         }
-        /* empty: a carve of the bin's reserve (not a miss, as a thread
-         * cache's carve of its run is not) */
-        if ((p = from_reserve(st, c, b, l)))
-            return p;
-        /* else a batch from the transfer cache, or from the heap's central
-         * cache: its linked objects on the list, its run carved and the
-         * rest of the run kept */
+        /* empty: a batch that some cache gave back, from the transfer
+         * cache (blocks used before are reused before new ones are
+         * touched); else a carve of the bin's reserve (not a miss, as a
+         * thread cache's carve of its run is not); else a fetch from the
+         * heap's central cache: its linked objects on the list, its run
+         * carved and the rest of the run kept */
         ay_tc_step_t step =
             ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], AY_LOAD(&st->batch[b]));
         void *head;
         ay_run_t run = {0, 0};
         uint32_t got = ay_transfer_take(ay_transfer_set(h->node), b - 1, &head);
+        if (!got && (p = from_reserve(st, c, b, l)))
+            return p;
         if (!got)
             got = ay_central_fetch(ay_heap_central(h, b - 1), step.move, &head, &run);
         if (!got)
@@ -707,10 +785,12 @@ AY_COLD void ay_cpu_bad_block(void *p) {
 }
 
 bool ay_cpu_is_newest(unsigned b, const void *p) {
-    char *region = region_of(ay_rseq_cid());
+    unsigned c = ay_rseq_cid();
+    cpu_state_t *st = __atomic_load_n(&states[c], __ATOMIC_ACQUIRE);
+    char *region = region_of(c);
     ay_cpu_list_t *l = list_at(region, b);
     uint32_t begin = AY_LOAD(&l->begin), cur = AY_LOAD(&l->cur);
-    if (cur <= begin || cur > slot_first[b] + slot_max[b])
+    if (!st || cur <= begin || cur > REGION_SLOTS)
         return false;
     return AY_LOAD(&slots_of(region)[cur - 1]) == p;
 }
@@ -786,14 +866,14 @@ AY_LATE_TEXT static bool drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c) 
         list_stop(list_at(region, b));
     if (!ay_rseq_fence()) { /* cur unchanged: begin and end back as they were */
         for (unsigned b = 1; b < AY_NUM_BINS; b++)
-            __atomic_store_n((uint64_t *)list_at(region, b), list_bounds(b, st->cap[b]),
+            __atomic_store_n((uint64_t *)list_at(region, b), list_bounds(st->first[b], st->cap[b]),
                              __ATOMIC_RELEASE);
         return false;
     }
     void **slots = slots_of(region);
     for (unsigned b = 1; b < AY_NUM_BINS; b++) {
         ay_cpu_list_t *l = list_at(region, b);
-        uint32_t cur = AY_LOAD(&l->cur), first = slot_first[b];
+        uint32_t cur = AY_LOAD(&l->cur), first = st->first[b];
         void *head = NULL;
         for (uint32_t i = first; i < cur; i++) {
             ay_link_set(slots[i], head);

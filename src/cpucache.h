@@ -12,11 +12,13 @@
  * ay_cpu_base + (c << AY_CPU_SHIFT): first one list header per bin, at the
  * bin's byte offset (the same offsets as a thread cache's bins: the size
  * tables and the pagemap give them), then the slots, an array of block
- * pointers.  Bin b owns the slots [first, first + max) (the same indices in
- * every region, cpucache.c); its header says which of them are in use:
+ * pointers.  Bin b's list has a chunk of its region's slots, [first,
+ * first + room), given and grown by the slow path (cpucache.c); its header
+ * says which of them are in use:
  *   slots [begin, cur) hold free blocks, the newest at cur - 1;
  *   end - begin is the list's capacity now (its limit, from the batch
- *   policy, as a thread cache's); begin <= cur <= end <= first + max.
+ *   policy, as a thread cache's); begin = first, and cur <= end <=
+ *   first + room, while the list runs.
  * A region is mapped zero, and a zero header misses both ways (cur <= begin
  * and cur >= end): a region is set up by the slow path at its first use; a
  * header being worked on by another thread is stopped: begin = ~0 and

@@ -64,48 +64,37 @@ uint64_t ay_random(void) {
 
 void ay_secure_conf(bool tags) { ay_tags_on = AY_SECURE && tags; }
 
-/* A random order of 0..m-1 (m <= AY_SHUFFLE_WINDOW) into perm, for window
- * w of a run of seed: Fisher-Yates, each index drawn with a multiply and a
- * shift from a linear congruential state's top bits. */
-static unsigned shuffle_window(uint8_t *perm, uint32_t n, uint64_t seed, uint32_t w) {
-    uint32_t m = n - w * AY_SHUFFLE_WINDOW;
-    if (m > AY_SHUFFLE_WINDOW)
-        m = AY_SHUFFLE_WINDOW;
-    uint64_t x = seed + w * 0x9e3779b97f4a7c15u;
-    for (unsigned i = 0; i < m; i++)
-        perm[i] = (uint8_t)i;
-    for (unsigned i = m; i > 1; i--) {
-        x = x * 6364136223846793005u + 1442695040888963407u;
-        unsigned j = (unsigned)(((x >> 32) * i) >> 32);
-        uint8_t t = perm[i - 1];
-        perm[i - 1] = perm[j];
-        perm[j] = t;
-    }
-    return m;
-}
-
-uintptr_t ay_shuffled_object(uintptr_t start, uint32_t n, uint32_t size, uint64_t seed,
-                             uint32_t j) {
-    uint8_t perm[AY_SHUFFLE_WINDOW];
-    uint32_t w = j / AY_SHUFFLE_WINDOW;
-    shuffle_window(perm, n, seed, w);
-    return start + ((uintptr_t)w * AY_SHUFFLE_WINDOW + perm[j % AY_SHUFFLE_WINDOW]) * size;
-}
+/* The picks come from a linear congruential state's top bits (the top
+ * AY_SHUFFLE_POOL_BITS while the pool is full; a multiply and a shift give
+ * an index below m, without a division, as it drains), seeded by the
+ * caller's ay_random(): one draw per run, none per object. */
+static uint64_t lcg_step(uint64_t x) { return x * 6364136223846793005u + 1442695040888963407u; }
 
 void *ay_link_shuffled(uintptr_t start, uint32_t n, uint32_t size, uint64_t seed, void **last) {
-    uint8_t perm[AY_SHUFFLE_WINDOW];
-    void *first = NULL, *prev = NULL;
-    for (uint32_t w = 0; w * AY_SHUFFLE_WINDOW < n; w++) {
-        unsigned m = shuffle_window(perm, n, seed, w);
-        for (unsigned k = 0; k < m; k++) {
-            void *o = (void *)(start + ((uintptr_t)w * AY_SHUFFLE_WINDOW + perm[k]) * size);
-            if (prev)
-                ay_link_set(prev, o);
-            else
-                first = o;
-            prev = o;
-        }
+    uintptr_t pool[AY_SHUFFLE_POOL];
+    uint32_t m = n < AY_SHUFFLE_POOL ? n : AY_SHUFFLE_POOL;
+    uintptr_t next = start, end = start + (uintptr_t)n * size;
+    for (uint32_t i = 0; i < m; i++, next += size)
+        pool[i] = next;
+    uint64_t x = seed;
+    uintptr_t head; /* the link to the first object, in a word of its own */
+    void *prev = &head;
+    for (; next < end; next += size) { /* the pool is full */
+        x = lcg_step(x);
+        unsigned j = (unsigned)(x >> (64 - AY_SHUFFLE_POOL_BITS));
+        void *o = (void *)pool[j];
+        pool[j] = next;
+        ay_link_set_raw(prev, o);
+        prev = o;
+    }
+    for (; m > 0; m--) { /* the run's last objects: the pool drains */
+        x = lcg_step(x);
+        uint32_t j = (uint32_t)(((x >> 32) * m) >> 32);
+        void *o = (void *)pool[j];
+        pool[j] = pool[m - 1];
+        ay_link_set_raw(prev, o);
+        prev = o;
     }
     *last = prev;
-    return first;
+    return ay_link_get_raw(&head);
 }

@@ -125,18 +125,22 @@ void ay_secure_conf(bool tags);
 uint64_t ay_random(void);
 
 /* Random allocation order (secure flavour): a run of never-used objects
- * is handed out window by window, in address order, each window of
- * AY_SHUFFLE_WINDOW objects in a random order of its own.  The next
- * object is one of up to 16, drawn afresh for every window, so that no
- * step tells the next (as a fixed stride through the run would), and the
- * objects are touched a window at a time.  Window w's order is drawn from
- * seed + w, so that any object's place in the order can be found again
- * (ay_shuffled_object) without linking the run. */
-#define AY_SHUFFLE_WINDOW 16u
-/* The j-th of the n objects of `size` bytes at start, in the order of seed. */
-uintptr_t ay_shuffled_object(uintptr_t start, uint32_t n, uint32_t size, uint64_t seed, uint32_t j);
-/* Link the n objects (n >= 1) in the order of seed, each to the next;
- * returns the first, and the last in *last, whose link it leaves as it is. */
+ * is handed out from a pool of the next AY_SHUFFLE_POOL objects in address
+ * order: each step takes one of the pool's objects at random and puts the
+ * run's next object in its place.  Every step but the run's last few
+ * (when the pool drains) picks one of AY_SHUFFLE_POOL objects afresh, so no
+ * step tells the next, and no object comes more than AY_SHUFFLE_POOL - 1
+ * places before its turn in address order, so the objects handed out stay
+ * near the run's front.  The work is a random index, a load and a store
+ * per object, on top of the link that address order writes too.  (A build
+ * may set AY_SHUFFLE_POOL_BITS, from 1, to measure other pools.) */
+#ifndef AY_SHUFFLE_POOL_BITS
+#define AY_SHUFFLE_POOL_BITS 3
+#endif
+#define AY_SHUFFLE_POOL (1u << AY_SHUFFLE_POOL_BITS)
+/* Link the n objects (n >= 1) of `size` bytes at start in a random order
+ * drawn from seed, each to the next; returns the first, and the last in
+ * *last, whose link it leaves as it is. */
 void *ay_link_shuffled(uintptr_t start, uint32_t n, uint32_t size, uint64_t seed, void **last);
 
 /* The end of every list, and an empty thread-cache list (see above). */

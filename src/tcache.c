@@ -245,7 +245,7 @@ static void carve(ay_tcache_t *tc, unsigned b) {
     uint32_t k = run_count(r, b);
     if (k > AY_CARVE_BATCH)
         k = AY_CARVE_BATCH;
-    if (ay_secure_random && k >= 2) { /* in a random order, window by window (secure.h) */
+    if (ay_secure_random && k >= 2) { /* in a random order (secure.h) */
         void *last, *first = ay_link_shuffled(o, k, (uint32_t)size, ay_random(), &last);
         ay_link_set(last, NULL);
         ay_bin_set_head(&tc->bins[b], first);

@@ -14,7 +14,8 @@
 #     the release library, the secure one and each variant, counted by
 #     callgrind as fastpath-instructions.sh counts them (the difference
 #     between runs of 1.1 M and 0.1 M pairs, less the loop's own 10; exact
-#     figures, not truncated);
+#     figures, not truncated), and per never-used 64-byte block, with its
+#     free (fresh-instructions.sh: what carving and the random order cost);
 #  3. with --suite [REPS], runs the benchmark suite in short mode with all of
 #     them interleaved (REPS runs each, default 5) into BUILD/secure-cost/suite,
 #     and prints each one's geometric mean of time over the release library
@@ -49,7 +50,9 @@ if command -v valgrind >/dev/null; then
         for size in 64 48 4096; do
             line+=" $(ALLOY_CONF=${conf[$name]:-} tools/pair-instructions.sh "$lib" "$size") ($size B)"
         done
-        echo "$line instructions per malloc+free pair"
+        echo "$line instructions per malloc+free pair;" \
+            "$(ALLOY_CONF=${conf[$name]:-} tools/fresh-instructions.sh "$build" "$lib" 64)" \
+            "per fresh 64-byte block"
     done
 else
     echo "secure-cost.sh: no valgrind: no instruction counts"

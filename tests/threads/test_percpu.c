@@ -20,11 +20,13 @@
  *   test_percpu drain                threads allocate and free at full
  *                                    speed while another drains every
  *                                    CPU's cache, again and again
- *   test_percpu touch                per CPU: 4000 blocks of 1 KiB grow the
- *                                    resident set by at most 80 KiB more
- *                                    than their own bytes (a cache writes
- *                                    only the never-used objects it is
- *                                    about to hand out)
+ *   test_percpu touch [32]           per CPU: 4000 blocks of 1 KiB (or 100
+ *                                    of each of 32 sizes) grow the resident
+ *                                    set by at most 80 KiB (416) more than
+ *                                    their own bytes (a cache writes only
+ *                                    the never-used objects it is about to
+ *                                    hand out, and its lists share pages
+ *                                    of slots)
  *
  * Each workload runs in a child process; a child that dies (alloy's abort
  * on a block handed out twice, a crash) or finds a pattern broken makes the
@@ -358,9 +360,18 @@ static long resident_kib(void) {
 /* The resident set's growth over N blocks of SIZE bytes, each written once
  * (its first byte), as a program would: their own pages, and what the cache
  * touched besides (the marks of the objects it holds, its slots). */
-static int run_touch(void) {
-    enum { N = 4000, SIZE = 1024, SLACK_KIB = 80 };
-    static unsigned char *blocks[N];
+static int run_touch(int classes) {
+    /* one class: 4000 blocks of 1 KiB, within 80 KiB of their bytes;
+     * 32 classes: 100 blocks of each of 16, 32, ... 512 bytes, within
+     * 416 KiB (their 31 first spans, carves, and the lists' slots, which
+     * share pages: with a page of slots per list, 455-511 KiB; now
+     * 311-379) */
+    enum { MAX = 4000 };
+    int per = classes == 1 ? MAX : 100;
+    long slack_kib = classes == 1 ? 80 : 416;
+    static unsigned char *blocks[MAX];
+    if (classes < 1 || classes * per > MAX)
+        return 2;
     if (strcmp(mode_now(), "percpu") != 0) {
         fprintf(stderr, "test_percpu touch: thread caches run here (skipped)\n");
         return 77;
@@ -370,19 +381,23 @@ static int run_touch(void) {
     CPU_ZERO(&one);
     CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &one);
     sched_setaffinity(0, sizeof one, &one);
-    free(malloc(SIZE)); /* the class's first span and the cache set up */
+    free(malloc(1024)); /* the cache set up, and the 1 KiB class's first span */
     resident_kib();     /* the first read sets the C library's stream up */
-    long before = resident_kib();
-    for (int i = 0; i < N; i++) {
-        blocks[i] = malloc(SIZE);
-        CHECK(blocks[i] != NULL);
-        blocks[i][0] = 1;
-    }
-    long grew = resident_kib() - before, own = (long)N * SIZE / 1024;
-    fprintf(stderr, "%d blocks of %d bytes: resident +%ld KiB, %ld KiB of them theirs\n", N, SIZE,
-            grew, own);
-    CHECK(before > 0 && grew <= own + SLACK_KIB);
-    for (int i = 0; i < N; i++)
+    long before = resident_kib(), own = 0;
+    for (int k = 0, i = 0; k < classes; k++)
+        for (int j = 0; j < per; j++, i++) {
+            size_t size = classes == 1 ? 1024 : 16 * (size_t)(k + 1);
+            blocks[i] = malloc(size);
+            CHECK(blocks[i] != NULL);
+            blocks[i][0] = 1;
+            own += (long)size;
+        }
+    long grew = resident_kib() - before;
+    own /= 1024;
+    fprintf(stderr, "%d classes, %d blocks each: resident +%ld KiB, %ld KiB of them theirs\n",
+            classes, per, grew, own);
+    CHECK(before > 0 && grew <= own + slack_kib);
+    for (int i = 0; i < classes * per; i++)
         free(blocks[i]);
     return CHECK_DONE();
 }
@@ -409,7 +424,7 @@ int main(int argc, char **argv) {
     ncpus = CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
     free(malloc(1)); /* initialised before the child is forked */
     if (!strcmp(argv[1], "touch"))
-        return run_touch();
+        return run_touch(argc > 2 ? atoi(argv[2]) : 1);
     /* a third argument "percpu": the run means nothing with thread caches
      * (the flavour whose sequences are not armed): skipped */
     if (argc > 3 && !strcmp(argv[3], "percpu") && strcmp(mode_now(), "percpu") != 0) {
