@@ -116,7 +116,10 @@ typedef struct model {
     uint8_t cpu_used[AY_NUM_CLASSES + 1];
     unsigned cpu_hand;
     uint64_t cpu_cap_bytes, cpu_limit;
-    model_list_t scratch; /* a fetch's objects on their way to a per-CPU list */
+    uint32_t cpu_room[AY_NUM_CLASSES + 1]; /* the slots of the bin's chunk (0: none yet) */
+    uint32_t cpu_bump;                     /* the region's slots never given */
+    uint32_t cpu_nfree[10];                /* chunks given back, by order (MODEL_CHUNK_ORDERS) */
+    model_list_t scratch;                  /* a fetch's objects on their way to a per-CPU list */
     int measuring;
     int oom;
     sim_metrics_t *met;
@@ -616,15 +619,18 @@ static void tcache_free(model_t *m, uint64_t obj) {
  * CPU (one cache in use), through policy.h's rules for it (the capacity,
  * ay_policy_cpu_*, and the batch steps, ay_policy_on_*):
  *  - a bin's list holds at most its capacity cap[b] (0 at first, batch 1);
- *    a malloc that finds it empty takes from the bin's reserve (a carve:
- *    not a miss), when it has one and the bin has capacity, else misses:
- *    a fetch of the batch (the transfer cache's newest batch first), then
+ *    a malloc that finds it empty takes the transfer cache's newest batch
+ *    (a miss), else a carve of the bin's reserve (not a miss) when it has
+ *    one and the bin has capacity, else misses: a fetch of the batch; then
  *    the step: the batch, the capacity it gives within the byte limit (the
  *    clock hand's steal, and the cut), the byte limit's check; then the
  *    fetched objects: the first handed out, the linked ones into the list,
  *    what has no room to the transfer cache as one batch, up to
- *    AY_CARVE_BATCH never-used ones carved in, the rest of the run the
- *    bin's reserve (or back to its span when the reserve is taken);
+ *    AY_CARVE_BATCH never-used ones (a page's worth of small ones) carved
+ *    in, the rest of the run the bin's reserve (or back to its span when
+ *    the reserve is taken);
+ *  - a list's capacity is also bounded by its chunk of the region's slots
+ *    (cpucache.c): one that finds no chunk as large keeps the one it has;
  *  - a free that finds the list full overflows: the batch's newest objects
  *    go straight to their spans (one cache in use), the step, then the push
  *    (to the transfer cache when there is still no room);
@@ -635,9 +641,21 @@ static void tcache_free(model_t *m, uint64_t obj) {
  * validate trace never leaves it idle that long; liballoy's percpu.drains
  * is compared, and must stay 0) and more than one cache. */
 #define MODEL_NBINS (AY_NUM_CLASSES + 1)
-/* a region's slots after its headers (cpucache.h: 1 << (AY_CPU_SHIFT - 3)
- * slots of 8 bytes, the first AY_CPU_SLOT0 the headers') */
-#define MODEL_CPU_ROOM (((uint64_t)1 << 17) - 512)
+/* a region's slots (cpucache.h: 1 << (AY_CPU_SHIFT - 3) slots of 8 bytes,
+ * the first AY_CPU_SLOT0 the headers') */
+#define MODEL_REGION_SLOTS ((uint32_t)1 << 17)
+#define MODEL_CPU_SLOT0 512u
+#define MODEL_CPU_ROOM ((uint64_t)MODEL_REGION_SLOTS - MODEL_CPU_SLOT0)
+/* cpucache.c's chunks: a list's slots are a chunk of 8, 16, 32, ... slots
+ * (or the bin's largest capacity, when less), exchanged for a larger one as
+ * it grows; chunks of 8 to 4096 slots left behind are reused by lists that
+ * need their size, and when the region has no chunk left, a list keeps the
+ * capacity its chunk has.  Only how many there are matters here. */
+#define MODEL_CHUNK_ORDER0 3
+#define MODEL_CHUNK_ORDERS 10
+/* cpucache.c's carve: AY_CARVE_BATCH objects, or a page's worth of small
+ * ones, 256 at most */
+#define MODEL_CPU_CARVE_MAX 256u
 
 static void cpu_init(model_t *m) {
     for (unsigned b = 1; b < MODEL_NBINS; b++) {
@@ -647,6 +665,37 @@ static void cpu_init(model_t *m) {
     ay_policy_cpu_slots(&m->cfg->bp, m->k_halves, m->cpu_size, MODEL_NBINS, MODEL_CPU_ROOM,
                         m->cpu_slot_max);
     m->cpu_limit = m->cfg->tcache_max_bytes ? m->cfg->tcache_max_bytes : (uint64_t)1 << 40;
+    m->cpu_bump = MODEL_CPU_SLOT0;
+}
+
+/* The chunk order of n slots (one of MODEL_CHUNK_ORDERS), or
+ * MODEL_CHUNK_ORDERS when chunks of n are not kept. */
+static unsigned cpu_chunk_order(uint32_t n) {
+    unsigned o = (unsigned)__builtin_ctz(n) - MODEL_CHUNK_ORDER0;
+    return (n & (n - 1)) == 0 && o < MODEL_CHUNK_ORDERS ? o : MODEL_CHUNK_ORDERS;
+}
+
+/* Bin b's list moves to a chunk for a capacity of cap (cpucache.c's
+ * move_list); 0 when the region has none left. */
+static int cpu_chunk_move(model_t *m, unsigned b, uint32_t cap) {
+    uint32_t n = 1u << MODEL_CHUNK_ORDER0;
+    while (n < cap)
+        n <<= 1;
+    n = n < m->cpu_slot_max[b] ? n : m->cpu_slot_max[b];
+    unsigned o = cpu_chunk_order(n);
+    if (o < MODEL_CHUNK_ORDERS && m->cpu_nfree[o])
+        m->cpu_nfree[o]--;
+    else if (n > MODEL_REGION_SLOTS - m->cpu_bump)
+        return 0;
+    else
+        m->cpu_bump += n;
+    if (m->cpu_room[b]) { /* the old chunk waits for the next list of its size */
+        unsigned old = cpu_chunk_order(m->cpu_room[b]);
+        if (old < MODEL_CHUNK_ORDERS && m->cpu_nfree[old] < MODEL_NBINS)
+            m->cpu_nfree[old]++;
+    }
+    m->cpu_room[b] = n;
+    return 1;
 }
 
 /* The objs[0..n) of class cls, in list order, back: to the transfer cache
@@ -694,6 +743,8 @@ static void cpu_take_to_spans(model_t *m, model_list_t *l, uint32_t k) {
 /* Bin b's capacity becomes cap: what the list holds beyond it goes back. */
 static void cpu_set_cap(model_t *m, unsigned b, uint32_t cap) {
     model_list_t *l = &m->tc[b - 1];
+    if (cap > m->cpu_room[b] && !cpu_chunk_move(m, b, cap))
+        cap = m->cpu_room[b]; /* no chunk that large: the capacity its chunk has */
     if (l->len > cap)
         cpu_take_to_spans(m, l, l->len - cap);
     m->cpu_cap_bytes = m->cpu_cap_bytes - (uint64_t)m->cpu_cap[b] * m->cpu_size[b] +
@@ -761,12 +812,16 @@ static void cpu_after_event(model_t *m, unsigned b, ay_tc_step_t step, uint64_t 
     cpu_scavenge_maybe(m, bytes_in);
 }
 
-/* Up to AY_CARVE_BATCH never-used objects of [*next, end) onto list l (as
- * many as it has room for), the lowest first (popped last). */
+/* Up to AY_CARVE_BATCH never-used objects of [*next, end) onto list l, or
+ * a page's worth of small ones, 256 at most (as many as it has room for),
+ * the lowest first (popped last). */
 static void cpu_carve(model_t *m, unsigned b, model_list_t *l, uint64_t *next, uint64_t end) {
     uint64_t size = m->cpu_size[b];
     uint32_t k = 0, room = m->cpu_cap[b] > l->len ? m->cpu_cap[b] - l->len : 0;
-    for (uint64_t o = *next; k < MODEL_CARVE_BATCH && o < end; o += size)
+    uint32_t n = AY_PAGE_SIZE / size > MODEL_CARVE_BATCH ? (uint32_t)(AY_PAGE_SIZE / size)
+                                                         : MODEL_CARVE_BATCH;
+    n = n < MODEL_CPU_CARVE_MAX ? n : MODEL_CPU_CARVE_MAX;
+    for (uint64_t o = *next; k < n && o < end; o += size)
         k++;
     k = k < room ? k : room;
     for (uint32_t i = 0; i < k; i++)
@@ -840,7 +895,13 @@ static uint64_t cpu_alloc(model_t *m, size_t size, unsigned *cls_out) {
     *cls_out = cls;
     if (l->len)
         return l->objs[--l->len];
-    if (l->rnext != l->rend && m->cpu_cap[b]) { /* a carve of the reserve: no miss */
+    ay_tc_step_t step = ay_policy_on_miss(&m->cfg->bp, S, m->cpu_batch[b]);
+    model_list_t *f = &m->scratch;
+    f->len = f->run = 0;
+    /* the transfer cache's newest batch, else a carve of the reserve (no
+     * miss), else a fetch */
+    uint32_t got = transfer_take(m, cls, f), linked = got; /* a whole batch: never short */
+    if (!got && l->rnext != l->rend && m->cpu_cap[b]) {
         uint64_t p = l->rnext;
         l->rnext += S;
         cpu_carve(m, b, l, &l->rnext, l->rend);
@@ -848,10 +909,6 @@ static uint64_t cpu_alloc(model_t *m, size_t size, unsigned *cls_out) {
             l->rnext = l->rend = 0;
         return p;
     }
-    ay_tc_step_t step = ay_policy_on_miss(&m->cfg->bp, S, m->cpu_batch[b]);
-    model_list_t *f = &m->scratch;
-    f->len = f->run = 0;
-    uint32_t got = transfer_take(m, cls, f), linked = got; /* a whole batch: never short */
     int fetched = !got;
     if (fetched) {
         got = central_fetch(m, cls, step.move, f); /* in the order taken: the list's */
