@@ -172,41 +172,6 @@ int ay_policy_scavenge_due(ay_tc_clock_t *c, uint64_t bytes_in, uint64_t limit) 
     return 1;
 }
 
-uint64_t ay_policy_cpu_slots(const ay_batch_params_t *bp, uint32_t k_halves, const uint32_t *size,
-                             unsigned nbins, uint64_t room, uint32_t *slot_max) {
-    uint64_t want = 0, total = 0;
-    for (unsigned b = 1; b < nbins; b++) {
-        uint32_t n = size[b] ? ay_policy_terminal_batch(bp, size[b]) : 0;
-        slot_max[b] = size[b] ? ay_policy_list_limit(n, k_halves) : 0;
-        want += slot_max[b];
-    }
-    for (unsigned b = 1; b < nbins; b++) {
-        if (want > room)
-            slot_max[b] = (uint32_t)((uint64_t)slot_max[b] * room / want);
-        if (size[b] && slot_max[b] < 2)
-            slot_max[b] = 2;
-        total += slot_max[b];
-    }
-    return total;
-}
-
-ay_cpu_victim_t ay_policy_cpu_victim(const uint32_t *cap, const uint32_t *batch, uint8_t *used,
-                                     unsigned nbins, unsigned b, unsigned *hand, unsigned *steps) {
-    while (*steps < 2 * nbins) {
-        unsigned v = *hand;
-        *hand = v + 1 < nbins ? v + 1 : 1;
-        ++*steps;
-        if (v == b || !cap[v])
-            continue;
-        if (used[v]) {
-            used[v] = 0;
-            continue;
-        }
-        return (ay_cpu_victim_t){v, cap[v] / 2, batch[v] > 1 ? batch[v] / 2 : 1};
-    }
-    return (ay_cpu_victim_t){0, 0, 0};
-}
-
 static const char *const policy_names[AY_NUM_POLICIES] = {"clip", "guard", "pow2", "lean",
                                                           "compact"};
 

@@ -309,8 +309,26 @@ static inline int ay_policy_decay_round_due(uint64_t now_ms, uint64_t last_ms, i
 /* Sets slot_max[b] for bins 1 .. nbins - 1 of sizes size[b] (0: no class):
  * the list limit at the terminal batch, scaled to fit `room` slots (at least
  * 2 for a bin with a class).  Returns the slots they take. */
-uint64_t ay_policy_cpu_slots(const ay_batch_params_t *bp, uint32_t k_halves, const uint32_t *size,
-                             unsigned nbins, uint64_t room, uint32_t *slot_max);
+/* (Inline, as the victim below: cpucache.c's start-up and its late text
+ * have them where they are called, not in the policy module's text.) */
+static inline uint64_t ay_policy_cpu_slots(const ay_batch_params_t *bp, uint32_t k_halves,
+                                           const uint32_t *size, unsigned nbins, uint64_t room,
+                                           uint32_t *slot_max) {
+    uint64_t want = 0, total = 0;
+    for (unsigned b = 1; b < nbins; b++) {
+        uint32_t n = size[b] ? ay_policy_terminal_batch(bp, size[b]) : 0;
+        slot_max[b] = size[b] ? ay_policy_list_limit(n, k_halves) : 0;
+        want += slot_max[b];
+    }
+    for (unsigned b = 1; b < nbins; b++) {
+        if (want > room)
+            slot_max[b] = (uint32_t)((uint64_t)slot_max[b] * room / want);
+        if (size[b] && slot_max[b] < 2)
+            slot_max[b] = 2;
+        total += slot_max[b];
+    }
+    return total;
+}
 /* The capacity, in slots, of a bin of batch n and slot_max slots at most. */
 static inline uint32_t ay_policy_cpu_capacity(uint32_t n, uint32_t k_halves, uint32_t slot_max) {
     uint32_t limit = ay_policy_list_limit(n, k_halves);
@@ -336,8 +354,23 @@ typedef struct ay_cpu_victim {
     uint32_t cap; /* its capacity after */
     uint32_t batch;
 } ay_cpu_victim_t;
-ay_cpu_victim_t ay_policy_cpu_victim(const uint32_t *cap, const uint32_t *batch, uint8_t *used,
-                                     unsigned nbins, unsigned b, unsigned *hand, unsigned *steps);
+static inline ay_cpu_victim_t ay_policy_cpu_victim(const uint32_t *cap, const uint32_t *batch,
+                                                   uint8_t *used, unsigned nbins, unsigned b,
+                                                   unsigned *hand, unsigned *steps) {
+    while (*steps < 2 * nbins) {
+        unsigned v = *hand;
+        *hand = v + 1 < nbins ? v + 1 : 1;
+        ++*steps;
+        if (v == b || !cap[v])
+            continue;
+        if (used[v]) {
+            used[v] = 0;
+            continue;
+        }
+        return (ay_cpu_victim_t){v, cap[v] / 2, batch[v] > 1 ? batch[v] / 2 : 1};
+    }
+    return (ay_cpu_victim_t){0, 0, 0};
+}
 /* What a bin of `size` with `have` slots that wants `want` at batch n
  * gets, once the cache's capacity is cap_bytes of at most `limit`
  * (after the steal): `want` when it fits, else the slots that fit, and the
