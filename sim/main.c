@@ -56,6 +56,7 @@ typedef struct main_opts {
     int tcache_max_set;  /* --tcache-max-bytes given */
     unsigned diverge;    /* validate: SIM_DIVERGE_* (test-only) */
     int no_clock;        /* validate: liballoy under decay_ms:-1, the model without a clock */
+    int percpu;          /* validate: per-CPU caches (the model's one, liballoy's on one CPU) */
 } main_opts_t;
 
 static void main_usage(FILE *f) {
@@ -84,9 +85,11 @@ static void main_usage(FILE *f) {
         "       --no-clock (validate: liballoy under decay_ms:-1, and a model without the rules\n"
         "         on the clock; by default both share the model's clock, op i at 1000 + i / 100 "
         "ms)\n"
-        "       --diverge overflow-growth|scavenge|fullness|geometry|transfer|idle (test hook,\n"
-        "         validate: the model breaks that rule of alloy's, so that validation must "
-        "fail)\n");
+        "       --percpu (validate: a per-CPU cache, in the model and in liballoy, which must\n"
+        "         be a build with them, cmake -DALLOY_PERCPU=ON, run on one CPU)\n"
+        "       --diverge overflow-growth|scavenge|fullness|geometry|transfer|idle|steal|budget\n"
+        "         (test hook, validate: the model breaks that rule of alloy's, so that validation\n"
+        "         must fail; steal and budget are the per-CPU cache's, with --percpu)\n");
 }
 
 static int main_bad(const char *fmt, const char *arg) {
@@ -162,7 +165,7 @@ static int main_parse(main_opts_t *o, int argc, char **argv) {
         const char *a = argv[i];
         int flag_only = !strcmp(a, "--progress") || !strcmp(a, "--no-progress") ||
                         !strcmp(a, "--figures") || !strcmp(a, "--no-figures") ||
-                        !strcmp(a, "--no-clock") || !strcmp(a, "--help");
+                        !strcmp(a, "--no-clock") || !strcmp(a, "--percpu") || !strcmp(a, "--help");
         if (!strcmp(a, "--help")) {
             main_usage(stdout);
             exit(0);
@@ -182,6 +185,8 @@ static int main_parse(main_opts_t *o, int argc, char **argv) {
             o->figures = 0;
         else if (!strcmp(a, "--no-clock"))
             o->no_clock = 1;
+        else if (!strcmp(a, "--percpu"))
+            o->percpu = 1;
         else if (!strcmp(a, "--out"))
             o->out = v;
         else if (!strcmp(a, "--real"))
@@ -254,9 +259,13 @@ static int main_parse(main_opts_t *o, int argc, char **argv) {
                 o->diverge |= SIM_DIVERGE_TRANSFER;
             else if (!strcmp(v, "idle"))
                 o->diverge |= SIM_DIVERGE_IDLE;
+            else if (!strcmp(v, "steal"))
+                o->diverge |= SIM_DIVERGE_STEAL;
+            else if (!strcmp(v, "budget"))
+                o->diverge |= SIM_DIVERGE_BUDGET;
             else
                 return main_bad("--diverge wants overflow-growth, scavenge, fullness, geometry, "
-                                "transfer or idle, got '%s'",
+                                "transfer, idle, steal or budget, got '%s'",
                                 v);
         } else {
             return main_bad("unknown option '%s'", a);
@@ -432,6 +441,7 @@ static int main_real(const main_opts_t *o, int bench) {
     ro.tcache_max_bytes = o->tcache_max_set ? o->tcache_max : bench ? 0 : 256u << 10;
     ro.diverge = o->diverge;
     ro.clock = !o->no_clock;
+    ro.percpu = o->percpu;
     ro.progress = o->progress >= 0 ? o->progress : isatty(STDERR_FILENO);
     for (unsigned w = 0; w < SIM_WL_COUNT; w++)
         ro.tp[w] = main_trace_params(o, (sim_workload_t)w);

@@ -70,9 +70,11 @@ typedef struct model_span {
 typedef struct model_list {
     uint64_t *objs; /* stack: objs[len-1] is the head of the intrusive list */
     uint32_t len, cap;
-    uint32_t n;   /* current batch */
-    uint32_t run; /* of len, the never-used objects liballoy keeps unlinked (its run:
+    uint32_t n;           /* current batch */
+    uint32_t run;         /* of len, the never-used objects liballoy keeps unlinked (its run:
                      tcache.h), at the bottom of the stack */
+    uint64_t rnext, rend; /* per-CPU: the bin's reserve, never-used objects [rnext, rend) of
+                             one span, not in the list (cpucache.c) */
 } model_list_t;
 
 /* A batch in a transfer cache: objs[0] is its list's head (handed out first). */
@@ -106,6 +108,18 @@ typedef struct model {
     uint64_t now_ms;        /* the time of the op being replayed (sim_clock_ms) */
     uint64_t last_round_ms; /* when the last decay round ran */
     uint64_t committed;
+    /* the per-CPU cache (cfg.percpu), indexed by bin (class + 1), as
+     * src/cpucache.c's state: capacity and batch, the used marks, the clock
+     * hand, the capacity in bytes and its limit */
+    uint32_t cpu_cap[AY_NUM_CLASSES + 1], cpu_batch[AY_NUM_CLASSES + 1];
+    uint32_t cpu_slot_max[AY_NUM_CLASSES + 1], cpu_size[AY_NUM_CLASSES + 1];
+    uint8_t cpu_used[AY_NUM_CLASSES + 1];
+    unsigned cpu_hand;
+    uint64_t cpu_cap_bytes, cpu_limit;
+    uint32_t cpu_room[AY_NUM_CLASSES + 1]; /* the slots of the bin's chunk (0: none yet) */
+    uint32_t cpu_bump;                     /* the region's slots never given */
+    uint32_t cpu_nfree[10];                /* chunks given back, by order (MODEL_CHUNK_ORDERS) */
+    model_list_t scratch;                  /* a fetch's objects on their way to a per-CPU list */
     int measuring;
     int oom;
     sim_metrics_t *met;
@@ -599,6 +613,369 @@ static void tcache_free(model_t *m, uint64_t obj) {
     transfer_tick(m);
 }
 
+/* ---- the per-CPU cache ------------------------------------------------------- */
+
+/* One per-CPU cache, as src/cpucache.c runs it for a single thread on one
+ * CPU (one cache in use), through policy.h's rules for it (the capacity,
+ * ay_policy_cpu_*, and the batch steps, ay_policy_on_*):
+ *  - a bin's list holds at most its capacity cap[b] (0 at first, batch 1);
+ *    a malloc that finds it empty takes the transfer cache's newest batch
+ *    (a miss), else a carve of the bin's reserve (not a miss) when it has
+ *    one and the bin has capacity, else misses: a fetch of the batch; then
+ *    the step: the batch, the capacity it gives within the byte limit (the
+ *    clock hand's steal, and the cut), the byte limit's check; then the
+ *    fetched objects: the first handed out, the linked ones into the list,
+ *    what has no room to the transfer cache as one batch, up to
+ *    AY_CARVE_BATCH never-used ones (a page's worth of small ones) carved
+ *    in, the rest of the run the bin's reserve (or back to its span when
+ *    the reserve is taken);
+ *  - a list's capacity is also bounded by its chunk of the region's slots
+ *    (cpucache.c): one that finds no chunk as large keeps the one it has;
+ *  - a free that finds the list full overflows: the batch's newest objects
+ *    go straight to their spans (one cache in use), the step, then the push
+ *    (to the transfer cache when there is still no room);
+ *  - a scavenge gives every list's step back to the spans and sets every
+ *    bin's batch (and capacity) by it, as a step does;
+ *  - a capacity cut gives the newest objects beyond it back to the spans.
+ * Not modelled: drains (of a cache no slow path used for decay_ms: a
+ * validate trace never leaves it idle that long; liballoy's percpu.drains
+ * is compared, and must stay 0) and more than one cache. */
+#define MODEL_NBINS (AY_NUM_CLASSES + 1)
+/* a region's slots (cpucache.h: 1 << (AY_CPU_SHIFT - 3) slots of 8 bytes,
+ * the first AY_CPU_SLOT0 the headers') */
+#define MODEL_REGION_SLOTS ((uint32_t)1 << 17)
+#define MODEL_CPU_SLOT0 512u
+#define MODEL_CPU_ROOM ((uint64_t)MODEL_REGION_SLOTS - MODEL_CPU_SLOT0)
+/* cpucache.c's chunks: a list's slots are a chunk of 8, 16, 32, ... slots
+ * (or the bin's largest capacity, when less), exchanged for a larger one as
+ * it grows; chunks of 8 to 4096 slots left behind are reused by lists that
+ * need their size, and when the region has no chunk left, a list keeps the
+ * capacity its chunk has.  Only how many there are matters here. */
+#define MODEL_CHUNK_ORDER0 3
+#define MODEL_CHUNK_ORDERS 10
+/* cpucache.c's carve: AY_CARVE_BATCH objects, or a page's worth of small
+ * ones, 256 at most */
+#define MODEL_CPU_CARVE_MAX 256u
+
+static void cpu_init(model_t *m) {
+    for (unsigned b = 1; b < MODEL_NBINS; b++) {
+        m->cpu_size[b] = (uint32_t)ay_policy_class_size(b - 1);
+        m->cpu_batch[b] = 1;
+    }
+    ay_policy_cpu_slots(&m->cfg->bp, m->k_halves, m->cpu_size, MODEL_NBINS, MODEL_CPU_ROOM,
+                        m->cpu_slot_max);
+    m->cpu_limit = m->cfg->tcache_max_bytes ? m->cfg->tcache_max_bytes : (uint64_t)1 << 40;
+    m->cpu_bump = MODEL_CPU_SLOT0;
+}
+
+/* The chunk order of n slots (one of MODEL_CHUNK_ORDERS), or
+ * MODEL_CHUNK_ORDERS when chunks of n are not kept. */
+static unsigned cpu_chunk_order(uint32_t n) {
+    unsigned o = (unsigned)__builtin_ctz(n) - MODEL_CHUNK_ORDER0;
+    return (n & (n - 1)) == 0 && o < MODEL_CHUNK_ORDERS ? o : MODEL_CHUNK_ORDERS;
+}
+
+/* Bin b's list moves to a chunk for a capacity of cap (cpucache.c's
+ * move_list); 0 when the region has none left. */
+static int cpu_chunk_move(model_t *m, unsigned b, uint32_t cap) {
+    uint32_t n = 1u << MODEL_CHUNK_ORDER0;
+    while (n < cap)
+        n <<= 1;
+    n = n < m->cpu_slot_max[b] ? n : m->cpu_slot_max[b];
+    unsigned o = cpu_chunk_order(n);
+    if (o < MODEL_CHUNK_ORDERS && m->cpu_nfree[o])
+        m->cpu_nfree[o]--;
+    else if (n > MODEL_REGION_SLOTS - m->cpu_bump)
+        return 0;
+    else
+        m->cpu_bump += n;
+    if (m->cpu_room[b]) { /* the old chunk waits for the next list of its size */
+        unsigned old = cpu_chunk_order(m->cpu_room[b]);
+        if (old < MODEL_CHUNK_ORDERS && m->cpu_nfree[old] < MODEL_NBINS)
+            m->cpu_nfree[old]++;
+    }
+    m->cpu_room[b] = n;
+    return 1;
+}
+
+/* The objs[0..n) of class cls, in list order, back: to the transfer cache
+ * as one batch (cpucache.c, give_back), or with to_spans (give_back_overflow,
+ * one cache in use) or no transfer cache, each to its span. */
+static void cpu_give_back(model_t *m, unsigned cls, const uint64_t *objs, uint32_t n,
+                          int to_spans) {
+    if (!n)
+        return;
+    if (m->measuring)
+        m->met->objects_released += n;
+    if (to_spans || !transfer_on(m, cls)) {
+        for (uint32_t k = 0; k < n; k++)
+            central_release(m, objs[k]);
+        return;
+    }
+    model_batch_t b = {malloc(sizeof(uint64_t) * n), n};
+    if (!b.objs) {
+        m->oom = 1;
+        return;
+    }
+    memcpy(b.objs, objs, sizeof(uint64_t) * n);
+    transfer_insert(m, cls, b);
+}
+
+/* The k newest objects of list l to their spans (cpucache.c's take, then
+ * give_back_overflow), in the order take links them: it pops MODEL_TAKE_MAX
+ * at a time, the newest first, and links each chunk, newest first, in
+ * front of those before it, so the oldest chunk goes back first. */
+#define MODEL_TAKE_MAX 256 /* cpucache.c's BATCH_MAX */
+static void cpu_take_to_spans(model_t *m, model_list_t *l, uint32_t k) {
+    k = k < l->len ? k : l->len;
+    if (m->measuring)
+        m->met->objects_released += k;
+    uint32_t top = l->len, base = top - k;
+    for (uint32_t chunks = (k + MODEL_TAKE_MAX - 1) / MODEL_TAKE_MAX; chunks > 0; chunks--) {
+        uint32_t hi = top - (chunks - 1) * MODEL_TAKE_MAX, lo = hi - MODEL_TAKE_MAX;
+        lo = hi - base < MODEL_TAKE_MAX ? base : lo;
+        for (uint32_t p = hi; p > lo; p--)
+            central_release(m, l->objs[p - 1]);
+    }
+    l->len = base;
+}
+
+/* Bin b's capacity becomes cap: what the list holds beyond it goes back. */
+static void cpu_set_cap(model_t *m, unsigned b, uint32_t cap) {
+    model_list_t *l = &m->tc[b - 1];
+    if (cap > m->cpu_room[b] && !cpu_chunk_move(m, b, cap))
+        cap = m->cpu_room[b]; /* no chunk that large: the capacity its chunk has */
+    if (l->len > cap)
+        cpu_take_to_spans(m, l, l->len - cap);
+    m->cpu_cap_bytes = m->cpu_cap_bytes - (uint64_t)m->cpu_cap[b] * m->cpu_size[b] +
+                       (uint64_t)cap * m->cpu_size[b];
+    m->cpu_cap[b] = cap;
+}
+
+static void cpu_steal(model_t *m, unsigned b, uint64_t need) {
+    unsigned steps = 0;
+    ay_cpu_victim_t v;
+    while (need && (v = ay_policy_cpu_victim(m->cpu_cap, m->cpu_batch, m->cpu_used, MODEL_NBINS, b,
+                                             &m->cpu_hand, &steps))
+                       .bin) {
+        uint64_t got = (uint64_t)(m->cpu_cap[v.bin] - v.cap) * m->cpu_size[v.bin];
+        cpu_set_cap(m, v.bin, v.cap);
+        m->cpu_batch[v.bin] = v.batch;
+        if (m->measuring)
+            m->met->moves++;
+        need = got < need ? need - got : 0;
+    }
+}
+
+static void cpu_set_batch(model_t *m, unsigned b, uint32_t n) {
+    uint32_t want = ay_policy_cpu_capacity(n, m->k_halves, m->cpu_slot_max[b]),
+             have = m->cpu_cap[b];
+    uint64_t size = m->cpu_size[b];
+    uint64_t need = ay_policy_cpu_need(have, want, size, m->cpu_cap_bytes, m->cpu_limit);
+    if (need && !(m->cfg->diverge & SIM_DIVERGE_STEAL))
+        cpu_steal(m, b, need);
+    ay_cpu_grant_t g =
+        m->cfg->diverge & SIM_DIVERGE_BUDGET
+            ? (ay_cpu_grant_t){want, n}
+            : ay_policy_cpu_grant(n, have, want, size, m->cpu_cap_bytes, m->cpu_limit);
+    m->cpu_batch[b] = g.batch;
+    cpu_set_cap(m, b, g.cap);
+}
+
+static void cpu_scavenge_maybe(model_t *m, uint64_t bytes_in) {
+    if (!ay_policy_scavenge_due(&m->clock, bytes_in, m->cpu_limit) ||
+        (m->cfg->diverge & SIM_DIVERGE_SCAVENGE))
+        return;
+    uint64_t bytes = 0;
+    for (unsigned c = 0; c < AY_NUM_CLASSES; c++)
+        bytes += (uint64_t)m->tc[c].len * ay_policy_class_size(c);
+    if (bytes <= m->cpu_limit)
+        return;
+    if (m->measuring)
+        m->met->scavenges++;
+    for (unsigned b = 1; b < MODEL_NBINS; b++) {
+        model_list_t *l = &m->tc[b - 1];
+        ay_tc_step_t step = ay_policy_on_scavenge(m->cpu_batch[b], l->len);
+        cpu_take_to_spans(m, l, step.move);
+        cpu_set_batch(m, b, step.batch);
+    }
+}
+
+/* After a miss or an overflow of bin b (cpucache.c, after_event); counter,
+ * if any, counts it. */
+static void cpu_after_event(model_t *m, unsigned b, ay_tc_step_t step, uint64_t bytes_in,
+                            uint64_t *counter) {
+    m->cpu_used[b] = 1;
+    cpu_set_batch(m, b, step.batch);
+    if (m->measuring && counter)
+        ++*counter;
+    cpu_scavenge_maybe(m, bytes_in);
+}
+
+/* Up to AY_CARVE_BATCH never-used objects of [*next, end) onto list l, or
+ * a page's worth of small ones, 256 at most (as many as it has room for),
+ * the lowest first (popped last). */
+static void cpu_carve(model_t *m, unsigned b, model_list_t *l, uint64_t *next, uint64_t end) {
+    uint64_t size = m->cpu_size[b];
+    uint32_t k = 0, room = m->cpu_cap[b] > l->len ? m->cpu_cap[b] - l->len : 0;
+    uint32_t n = AY_PAGE_SIZE / size > MODEL_CARVE_BATCH ? (uint32_t)(AY_PAGE_SIZE / size)
+                                                         : MODEL_CARVE_BATCH;
+    n = n < MODEL_CPU_CARVE_MAX ? n : MODEL_CPU_CARVE_MAX;
+    for (uint64_t o = *next; k < n && o < end; o += size)
+        k++;
+    k = k < room ? k : room;
+    for (uint32_t i = 0; i < k; i++)
+        if (tcache_push(m, l, *next + i * size))
+            return;
+    *next += k * size;
+}
+
+/* The never-used objects [next, end) of one span back to it (liballoy's
+ * ay_central_release_run): as never used while nothing was taken from its
+ * bump region since, else one by one, the lowest first. */
+static void cpu_run_release(model_t *m, uint64_t next, uint64_t end) {
+    if (next == end)
+        return;
+    uint32_t i = m->pagemap[next >> AY_PAGE_SHIFT];
+    model_span_t *s = &m->spans[i];
+    uint64_t base = (uint64_t)s->start << AY_PAGE_SHIFT;
+    uint32_t first = (uint32_t)((next - base) / s->size),
+             top = (uint32_t)((end - base) / s->size) - 1;
+    uint32_t k = top - first + 1;
+    if (m->measuring)
+        m->met->objects_released += k;
+    int back = s->fresh ? s->slots[s->fresh - 1] == top + 1 : top + 1 == s->cap;
+    if (back) {
+        uint32_t was = s->nfree;
+        memmove(&s->slots[s->fresh + k], &s->slots[s->fresh],
+                sizeof(uint32_t) * (s->nfree - s->fresh));
+        for (uint32_t j = 0; j < k; j++)
+            s->slots[s->fresh + j] = top - j;
+        s->fresh += k;
+        s->nfree += k;
+        span_took_back(m, i, was);
+    } else {
+        for (uint64_t o = next; o < end; o += s->size)
+            central_release(m, o);
+    }
+}
+
+/* The linked objects objs[0..n) (list order) into list l, as cpucache.c's
+ * fill: 256 at a time, each chunk's last at the bottom; what has no room
+ * (a chunk's first ones, and every chunk after) to the transfer cache. */
+static void cpu_fill(model_t *m, unsigned b, model_list_t *l, const uint64_t *objs, uint32_t n) {
+    uint32_t i = 0;
+    while (n) {
+        uint32_t k = n < 256 ? n : 256, room = m->cpu_cap[b] > l->len ? m->cpu_cap[b] - l->len : 0;
+        uint32_t pushed = k < room ? k : room;
+        for (uint32_t j = 0; j < pushed; j++)
+            if (tcache_push(m, l, objs[i + k - 1 - j]))
+                return;
+        n -= pushed;
+        if (pushed < k) { /* the chunk's first k - pushed, then the rest */
+            uint64_t *rest = malloc(sizeof(uint64_t) * n);
+            if (!rest) {
+                m->oom = 1;
+                return;
+            }
+            memcpy(rest, objs + i, sizeof(uint64_t) * (k - pushed));
+            memcpy(rest + (k - pushed), objs + i + k, sizeof(uint64_t) * (n - (k - pushed)));
+            cpu_give_back(m, b - 1, rest, n, 0);
+            free(rest);
+            return;
+        }
+        i += k;
+    }
+}
+
+static uint64_t cpu_alloc(model_t *m, size_t size, unsigned *cls_out) {
+    unsigned cls = ay_policy_size_class(size), b = cls + 1;
+    model_list_t *l = &m->tc[cls];
+    uint64_t S = m->cpu_size[b];
+    *cls_out = cls;
+    if (l->len)
+        return l->objs[--l->len];
+    ay_tc_step_t step = ay_policy_on_miss(&m->cfg->bp, S, m->cpu_batch[b]);
+    model_list_t *f = &m->scratch;
+    f->len = f->run = 0;
+    /* the transfer cache's newest batch, else a carve of the reserve (no
+     * miss), else a fetch */
+    uint32_t got = transfer_take(m, cls, f), linked = got; /* a whole batch: never short */
+    if (!got && l->rnext != l->rend && m->cpu_cap[b]) {
+        uint64_t p = l->rnext;
+        l->rnext += S;
+        cpu_carve(m, b, l, &l->rnext, l->rend);
+        if (l->rnext == l->rend)
+            l->rnext = l->rend = 0;
+        return p;
+    }
+    int fetched = !got;
+    if (fetched) {
+        got = central_fetch(m, cls, step.move, f); /* in the order taken: the list's */
+        linked = got - f->run;
+    } else { /* pushed so as to pop its head first: the list's order is the reverse */
+        for (uint32_t a = 0, z = f->len; z > 1 && a < z - 1; a++, z--) {
+            uint64_t x = f->objs[a];
+            f->objs[a] = f->objs[z - 1];
+            f->objs[z - 1] = x;
+        }
+    }
+    if (m->measuring) {
+        m->met->slow_path_calls++;
+        m->met->objects_fetched += got;
+        if (fetched && got < step.move)
+            m->met->short_fetches++;
+    }
+    if (!got || m->oom) {
+        m->oom = 1;
+        return 0;
+    }
+    /* the run, [run, run_end) (the first span's first object is at 0) */
+    uint64_t run = linked < got ? f->objs[linked] : 0,
+             run_end = linked < got ? f->objs[got - 1] + S : 0;
+    cpu_after_event(m, b, step, got * S, NULL); /* (the miss: counted above) */
+    uint64_t p;
+    if (!linked) {
+        p = run;
+        run += S;
+    } else {
+        p = f->objs[0];
+        if (linked > 1)
+            cpu_fill(m, b, l, f->objs + 1, linked - 1);
+    }
+    cpu_carve(m, b, l, &run, run_end);
+    if (run < run_end) { /* keep_run */
+        if (l->rnext == l->rend) {
+            l->rnext = run;
+            l->rend = run_end;
+        } else {
+            cpu_run_release(m, run, run_end);
+        }
+    }
+    transfer_tick(m);
+    return p;
+}
+
+static void cpu_free(model_t *m, uint64_t obj) {
+    uint32_t i = m->pagemap[obj >> AY_PAGE_SHIFT];
+    unsigned cls = m->spans[i].cls, b = cls + 1;
+    model_list_t *l = &m->tc[cls];
+    if (l->len < m->cpu_cap[b]) {
+        tcache_push(m, l, obj);
+        return;
+    }
+    ay_tc_step_t step = ay_policy_on_overflow(&m->cfg->bp, m->cpu_size[b], m->cpu_batch[b], l->len);
+    if (m->cfg->diverge & SIM_DIVERGE_OVERFLOW_GROWTH)
+        step.batch = m->cpu_batch[b];
+    cpu_take_to_spans(m, l, step.move ? step.move : 1);
+    cpu_after_event(m, b, step, 0, &m->met->overflows);
+    if (l->len < m->cpu_cap[b])
+        tcache_push(m, l, obj);
+    else
+        cpu_give_back(m, cls, &obj, 1, 0);
+    transfer_tick(m);
+}
+
 /* ---- conservation ------------------------------------------------------------ */
 
 typedef struct model_tally {
@@ -609,7 +986,9 @@ static int model_check(model_t *m, uint64_t live, uint64_t op, model_tally_t *t,
                        size_t errlen) {
     memset(t, 0, sizeof *t);
     for (unsigned c = 0; c < AY_NUM_CLASSES; c++) {
-        t->tcache += (uint64_t)m->tc[c].len * ay_policy_class_size(c);
+        t->tcache +=
+            ((uint64_t)m->tc[c].len + (m->tc[c].rend - m->tc[c].rnext) / ay_policy_class_size(c)) *
+            ay_policy_class_size(c);
         t->central += m->transfer[c].objects * ay_policy_class_size(c);
     }
     uint64_t pages = 0;
@@ -657,6 +1036,7 @@ static void model_destroy(model_t *m) {
         for (uint32_t i = 0; i < m->transfer[c].count; i++)
             free(m->transfer[c].slot[(m->transfer[c].first + i) % AY_TRANSFER_SLOTS].objs);
     }
+    free(m->scratch.objs);
     free(m->spans);
     free(m->unused);
     free(m->pagemap);
@@ -688,6 +1068,8 @@ int sim_model_run(const sim_run_spec_t *spec, sim_metrics_t *out, char *err, siz
         m.central[c] = NIL;
         m.tc[c].n = 1;
     }
+    if (spec->cfg.percpu)
+        cpu_init(&m);
 
     uint64_t total = sim_trace_total_ops(&spec->tp), live = 0, measured_samples = 0;
     double sum_cached = 0, sum_tc = 0, sum_central = 0, sum_ph = 0;
@@ -701,12 +1083,16 @@ int sim_model_run(const sim_run_spec_t *spec, sim_metrics_t *out, char *err, siz
                 UINT64_MAX; /* liballoy's page-heap block: no compared counter sees it */
         } else if (op.kind == SIM_OP_ALLOC) {
             unsigned cls;
-            addr[op.slot] = tcache_alloc(&m, op.size, &cls);
+            addr[op.slot] =
+                spec->cfg.percpu ? cpu_alloc(&m, op.size, &cls) : tcache_alloc(&m, op.size, &cls);
             live += ay_policy_class_size(cls);
         } else if (addr[op.slot] != UINT64_MAX) {
             uint64_t a = addr[op.slot];
             live -= m.spans[m.pagemap[a >> AY_PAGE_SHIFT]].size;
-            tcache_free(&m, a);
+            if (spec->cfg.percpu)
+                cpu_free(&m, a);
+            else
+                tcache_free(&m, a);
         }
         if (m.oom) {
             snprintf(err, errlen, "out of memory in the model after op %" PRIu64, op_i + 1);

@@ -3,7 +3,9 @@
  * Appendix A): one thread cache, a central cache per class that knows which
  * span every object belongs to (with, when cfg.transfer_bytes is set, the
  * class's transfer cache of whole batches, as liballoy's: src/transfer.h),
- * and a page heap of 256-page system blocks.
+ * and a page heap of 256-page system blocks.  With cfg.percpu the first tier
+ * is one per-CPU cache (src/cpucache.c) instead, whose capacity rule is
+ * policy.h's too (ay_policy_cpu_*): model.c, "the per-CPU cache".
  *
  * All policy decisions (size classes, L(S), span pages, capacity, batch
  * growth, return threshold) and the thread cache's whole state machine
@@ -35,6 +37,9 @@ enum {
     SIM_DIVERGE_GEOMETRY = 8,        /* spans are the paper's P(S,n) whatever the policy */
     SIM_DIVERGE_TRANSFER = 16,       /* no transfer cache: batches go straight to their spans */
     SIM_DIVERGE_IDLE = 32,           /* no idle rule: an idle transfer cache keeps every slot */
+    SIM_DIVERGE_STEAL =
+        64, /* per-CPU: growth beyond the byte limit takes nothing from other bins */
+    SIM_DIVERGE_BUDGET = 128, /* per-CPU: a bin's capacity is not cut to the byte limit */
 };
 
 /* The model's clock, which `validate` gives liballoy too (its harness,
@@ -71,6 +76,8 @@ typedef struct sim_config {
     int clock;                 /* the rules on the clock apply (op i at sim_clock_ms(i)), as in
                                   liballoy under any decay_ms but -1; 0: never, as under
                                   decay_ms:-1 (and in the paper's model) */
+    int percpu;                /* the first tier is one per-CPU cache (src/cpucache.c), not a
+                                  thread cache: see model.c */
     uint64_t binned_max;       /* requests above it are not modelled: liballoy serves them from
                                   its page heap (tcache.h, AY_MAX_BINNED_SIZE); 0: every class,
                                   the paper's model */
@@ -94,6 +101,7 @@ typedef struct sim_metrics {
     uint64_t spans_freed;       /* spans given back to the page heap */
     uint64_t overflows;         /* lists that reached their limit and gave back */
     uint64_t scavenges;         /* byte-limit checks that found the cache too big */
+    uint64_t moves;             /* per-CPU: capacity the clock hand took from a bin */
     double mean_cached_bytes;   /* thread cache + central (free objects, span tails) */
     double mean_tcache_bytes;   /* the thread cache alone */
     double mean_central_bytes;  /* free objects and span tails in central */

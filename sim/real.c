@@ -4,7 +4,7 @@
  * alloy's) and prints one CSV row of its counters on stdout.
  *
  *   alloy-sim-real --workload W --seed N [--warmup N --ops N --live N
- *                  --sample-every N] [--threads T] [--timing] [--clock]
+ *                  --sample-every N] [--threads T] [--timing] [--clock] [--pin]
  *
  * Counting mode (the default, one thread) reads alloy_stats_read() when the
  * warm-up ends and at every sample point after it, exactly where the model
@@ -17,12 +17,18 @@
  * (sim/model.h), the time the model gives that op, so that the rules on the
  * clock (the transfer caches' idle rule and decay rounds) fire at the same
  * op in both.
+ * With --pin (counting mode), the process runs on the CPU it started on
+ * only, so that a per-CPU build uses one cache (alloy-sim validate --percpu).
  * The policy comes from ALLOY_CONF, read by liballoy at start-up.
  * Invariant: nothing in the measured region allocates except the trace's own
  * requests (the slot tables are mmap'ed, output is formatted at the end).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* sched_setaffinity, sched_getcpu */
+#endif
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +49,7 @@ typedef struct real_args {
     unsigned threads;
     int timing;
     int clock; /* --clock: liballoy's clock is the model's */
+    int pin;   /* --pin: on one CPU only */
 } real_args_t;
 
 typedef struct real_thread {
@@ -76,6 +83,16 @@ static int real_count(const real_args_t *a) {
     /* the model's transfer caches, which liballoy's one live thread cache
      * would not use otherwise (src/tcache.h) */
     ay_tcache_test_use_transfer();
+    if (a->pin) {
+        cpu_set_t one;
+        int cpu = sched_getcpu();
+        CPU_ZERO(&one);
+        CPU_SET(cpu >= 0 ? cpu : 0, &one);
+        if (sched_setaffinity(0, sizeof one, &one)) {
+            perror("alloy-sim-real: sched_setaffinity");
+            return 1;
+        }
+    }
     sim_trace_t t;
     if (a->clock)
         ay_os_clock_set(sim_clock_ms(0)); /* from the trace's first allocation on */
@@ -122,16 +139,20 @@ static int real_count(const real_args_t *a) {
     printf("slow_path_calls,short_fetches,objects_fetched,objects_released,spans_allocated,"
            "spans_freed,mean_cached_bytes,mean_tcache_bytes,mean_central_bytes,final_active_bytes,"
            "final_pageheap_bytes,final_mapped_bytes,central_lock_contended,tcache_overflows,"
-           "tcache_scavenges,trace_hash\n");
+           "tcache_scavenges,percpu_caches,percpu_misses,percpu_overflows,percpu_scavenges,"
+           "percpu_moves,percpu_drains,trace_hash\n");
     printf("%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-           ",%.3f,%.3f,%.3f,%zu,%zu,%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%016" PRIx64 "\n",
+           ",%.3f,%.3f,%.3f,%zu,%zu,%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+           ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%016" PRIx64 "\n",
            s.slow_path_calls - s0.slow_path_calls, s.short_fetches - s0.short_fetches,
            s.objects_fetched - s0.objects_fetched, s.objects_released - s0.objects_released,
            s.spans_allocated - s0.spans_allocated, s.spans_freed - s0.spans_freed, sum_cached / n,
            sum_tc / n, sum_central / n, s.active, s.pageheap_free_bytes + s.pageheap_purged_bytes,
            s.mapped, s.central_lock_contended - s0.central_lock_contended,
            s.tcache_overflows - s0.tcache_overflows, s.tcache_scavenges - s0.tcache_scavenges,
-           t.hash);
+           s.percpu_caches, s.percpu_misses - s0.percpu_misses,
+           s.percpu_overflows - s0.percpu_overflows, s.percpu_scavenges - s0.percpu_scavenges,
+           s.percpu_moves - s0.percpu_moves, s.percpu_drains - s0.percpu_drains, t.hash);
     return 0;
 }
 
@@ -245,6 +266,10 @@ int main(int argc, char **argv) {
             a.clock = 1;
             continue;
         }
+        if (!strcmp(k, "--pin")) {
+            a.pin = 1;
+            continue;
+        }
         if (!val) {
             fprintf(stderr, "alloy-sim-real: option '%s' needs a value\n", k);
             return 2;
@@ -280,7 +305,7 @@ int main(int argc, char **argv) {
     (void)have_tp;
     if (a.wl == SIM_WL_COUNT) {
         fprintf(stderr, "usage: alloy-sim-real --workload W [--seed N --warmup N --ops N "
-                        "--live N --sample-every N --threads T --timing --clock]\n");
+                        "--live N --sample-every N --threads T --timing --clock --pin]\n");
         return 2;
     }
     a.tp = sim_trace_default_params(a.wl);

@@ -9,6 +9,9 @@
  * (--tcache-max-bytes, 256 KiB by default: low enough that every workload
  * scavenges, and so that overflows happen while batches still grow), so
  * that every rule of the thread cache's state machine is exercised.
+ * validate --percpu: the model's per-CPU cache against liballoy's, in a
+ * build that has them, with the harness on one CPU (--pin), and the
+ * per-CPU counters (alloy_ctl's percpu.*) compared too.
  * validate: for every (workload, seed, policy) the counters of the real run
  * and of the model run over the same trace go side by side into
  * validation.csv; `exact` says whether all counters agree, and each counter
@@ -43,6 +46,12 @@
  * runs liballoy on the model's clock (--clock: sim/real.c). */
 #define REAL_VALIDATE_CONF ",transfer_bytes:%" PRIu64
 #define REAL_VALIDATE_NO_CLOCK ",decay_ms:-1"
+/* validate's first tier: the thread caches (whatever the build), or with
+ * --percpu the per-CPU caches of a build that has them (cmake
+ * -DALLOY_PERCPU=ON), the harness pinned to one CPU (--pin) so that one
+ * cache serves the trace, as the model's one */
+#define REAL_VALIDATE_THREAD ",percpu:off"
+#define REAL_VALIDATE_PERCPU ",percpu:auto"
 #define REAL_MAX_FIELDS 24
 
 static int real_find(const sim_real_opts_t *o, char *path, size_t len) {
@@ -71,7 +80,7 @@ static int real_find(const sim_real_opts_t *o, char *path, size_t len) {
  * that make liballoy's run the model's (REAL_VALIDATE_CONF).  Returns 0 or
  * -1. */
 static int real_spawn(const char *exe, char *const argv[], const char *policy, uint64_t tcache_max,
-                      uint32_t heaps, int validate, int clock, double *v, unsigned nv,
+                      uint32_t heaps, int validate, int clock, int percpu, double *v, unsigned nv,
                       uint64_t *hash) {
     int fd[2];
     if (pipe(fd))
@@ -93,7 +102,10 @@ static int real_spawn(const char *exe, char *const argv[], const char *policy, u
             len += snprintf(conf + len, sizeof conf - (size_t)len, REAL_VALIDATE_CONF,
                             (uint64_t)SIM_TRANSFER_BYTES);
         if (validate && !clock && len > 0 && (size_t)len < sizeof conf)
-            snprintf(conf + len, sizeof conf - (size_t)len, REAL_VALIDATE_NO_CLOCK);
+            len += snprintf(conf + len, sizeof conf - (size_t)len, REAL_VALIDATE_NO_CLOCK);
+        if (validate && len > 0 && (size_t)len < sizeof conf)
+            snprintf(conf + len, sizeof conf - (size_t)len, "%s",
+                     percpu ? REAL_VALIDATE_PERCPU : REAL_VALIDATE_THREAD);
         setenv("ALLOY_CONF", conf, 1);
         dup2(fd[1], STDOUT_FILENO);
         close(fd[0]);
@@ -152,13 +164,25 @@ int sim_real_validate(const sim_real_opts_t *o) {
         fprintf(stderr, "alloy-sim: cannot write %s: %s\n", path, strerror(errno));
         return 2;
     }
-    static const char *const names[] = {
+    static const char *const thread_names[] = {
         "slow_path_calls",   "short_fetches",     "objects_fetched",   "objects_released",
         "spans_allocated",   "spans_freed",       "tcache_overflows",  "tcache_scavenges",
         "mean_cached_bytes", "mean_tcache_bytes", "mean_central_bytes"};
     /* where each counter is in the harness's row */
-    static const unsigned real_col[] = {0, 1, 2, 3, 4, 5, 13, 14, 6, 7, 8};
-    enum { NCMP = 11 };
+    static const unsigned thread_col[] = {0, 1, 2, 3, 4, 5, 13, 14, 6, 7, 8};
+    /* --percpu: the per-CPU cache's counters (alloy_ctl's percpu.*) in place
+     * of the thread cache's; its misses are the slow-path calls, and it is
+     * never drained (model.c) */
+    static const char *const percpu_names[] = {
+        "slow_path_calls",   "short_fetches",     "objects_fetched", "objects_released",
+        "spans_allocated",   "spans_freed",       "percpu_misses",   "percpu_overflows",
+        "percpu_scavenges",  "percpu_moves",      "percpu_drains",   "mean_cached_bytes",
+        "mean_tcache_bytes", "mean_central_bytes"};
+    static const unsigned percpu_col[] = {0, 1, 2, 3, 4, 5, 16, 17, 18, 19, 20, 6, 7, 8};
+    enum { NREAL = 21, REAL_CACHES = 15 };
+    const char *const *names = o->percpu ? percpu_names : thread_names;
+    const unsigned *real_col = o->percpu ? percpu_col : thread_col;
+    const unsigned NCMP = o->percpu ? 14 : 11;
     fprintf(f, "workload,seed,policy");
     for (unsigned i = 0; i < NCMP; i++)
         fprintf(f, ",model_%s,real_%s", names[i], names[i]);
@@ -194,6 +218,7 @@ int sim_real_validate(const sim_real_opts_t *o) {
                 spec.cfg.transfer_bytes = SIM_TRANSFER_BYTES;
                 spec.cfg.diverge = o->diverge;
                 spec.cfg.clock = o->clock;
+                spec.cfg.percpu = o->percpu;
                 spec.cfg.binned_max = SIM_BINNED_MAX; /* as liballoy: larger are pages */
                 spec.tp = o->tp[wl];
                 sim_metrics_t m;
@@ -206,36 +231,56 @@ int sim_real_validate(const sim_real_opts_t *o) {
                 /* the real allocator */
                 char store[5 * 32], *ta[8];
                 real_trace_args(ta, store, 32, &spec.tp, seed);
-                char *argv[] = {exe,
-                                "--workload",
-                                (char *)sim_workload_name(wl),
-                                "--seed",
-                                ta[0],
-                                "--warmup",
-                                ta[1],
-                                "--ops",
-                                ta[2],
-                                "--live",
-                                ta[3],
-                                "--sample-every",
-                                ta[4],
-                                o->clock ? "--clock" : NULL,
+                char *argv[] = {exe,      "--workload", (char *)sim_workload_name(wl),
+                                "--seed", ta[0],        "--warmup",
+                                ta[1],    "--ops",      ta[2],
+                                "--live", ta[3],        "--sample-every",
+                                ta[4],    NULL,         NULL,
                                 NULL};
+                unsigned k = 13;
+                if (o->clock)
+                    argv[k++] = "--clock";
+                if (o->percpu)
+                    argv[k++] = "--pin";
                 double v[REAL_MAX_FIELDS];
                 uint64_t hash = 0;
                 if (real_spawn(exe, argv, ay_policy_name(pol), o->tcache_max_bytes, 0, 1, o->clock,
-                               v, 15, &hash)) {
+                               o->percpu, v, NREAL, &hash)) {
                     fprintf(stderr, "alloy-sim: real run failed: %s %s seed %" PRIu64 "\n",
                             sim_workload_name(wl), ay_policy_name(pol), seed);
                     rc = 1;
                     break;
                 }
-                double mv[NCMP] = {(double)m.slow_path_calls, (double)m.short_fetches,
-                                   (double)m.objects_fetched, (double)m.objects_released,
-                                   (double)m.spans_allocated, (double)m.spans_freed,
-                                   (double)m.overflows,       (double)m.scavenges,
-                                   m.mean_cached_bytes,       m.mean_tcache_bytes,
-                                   m.mean_central_bytes};
+                if (o->percpu && v[REAL_CACHES] != 1) {
+                    fprintf(stderr,
+                            "alloy-sim: validate --percpu: liballoy ran %.0f per-CPU caches, "
+                            "not one (a build without -DALLOY_PERCPU=ON, or no rseq: "
+                            "alloy_ctl percpu.why)\n",
+                            v[REAL_CACHES]);
+                    rc = 1;
+                    break;
+                }
+                double thread_mv[] = {(double)m.slow_path_calls, (double)m.short_fetches,
+                                      (double)m.objects_fetched, (double)m.objects_released,
+                                      (double)m.spans_allocated, (double)m.spans_freed,
+                                      (double)m.overflows,       (double)m.scavenges,
+                                      m.mean_cached_bytes,       m.mean_tcache_bytes,
+                                      m.mean_central_bytes};
+                double percpu_mv[] = {(double)m.slow_path_calls,
+                                      (double)m.short_fetches,
+                                      (double)m.objects_fetched,
+                                      (double)m.objects_released,
+                                      (double)m.spans_allocated,
+                                      (double)m.spans_freed,
+                                      (double)m.slow_path_calls,
+                                      (double)m.overflows,
+                                      (double)m.scavenges,
+                                      (double)m.moves,
+                                      0,
+                                      m.mean_cached_bytes,
+                                      m.mean_tcache_bytes,
+                                      m.mean_central_bytes};
+                const double *mv = o->percpu ? percpu_mv : thread_mv;
                 int exact = hash == m.trace_hash;
                 fprintf(f, "%s,%" PRIu64 ",%s", sim_workload_name(wl), seed, ay_policy_name(pol));
                 for (unsigned i = 0; i < NCMP; i++) {
@@ -337,7 +382,7 @@ int sim_real_bench(const sim_real_opts_t *o) {
                                     thr,      "--timing",   NULL};
                     double v[6];
                     if (real_spawn(exe, argv, ay_policy_name(pol), o->tcache_max_bytes, o->heaps, 0,
-                                   0, v, 6, NULL)) {
+                                   0, 0, v, 6, NULL)) {
                         fprintf(stderr, "alloy-sim: real run failed: %s %s %u threads\n",
                                 sim_workload_name(wl), ay_policy_name(pol), t);
                         rc = 1;

@@ -25,6 +25,8 @@ typedef struct sim_real_opts {
     unsigned diverge;          /* validate: SIM_DIVERGE_* (test-only: the model breaks a rule) */
     int clock;                 /* validate: the model's clock drives both (model.h, sim_clock_ms),
                                   under liballoy's default decay_ms; 0: decay_ms:-1 and no clock */
+    int percpu;                /* validate: a per-CPU cache in the model, and liballoy's per-CPU
+                                  caches (a build with them) on one CPU */
     int progress;
     sim_trace_params_t tp[SIM_WL_COUNT];
 } sim_real_opts_t;

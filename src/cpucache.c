@@ -277,24 +277,13 @@ bool ay_cpu_init(void) {
         return false;
     }
     /* each bin's share of the slots: its largest list (the policy's limit
-     * at its terminal batch), scaled down when they do not all fit */
-    uint64_t want = 0;
-    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
-        size_t size = ay_bin_size[b];
-        uint32_t n = size ? ay_policy_terminal_batch(&ay_conf.batch, size) : 0;
-        slot_max[b] = size ? ay_policy_list_limit(n, ay_conf.return_k_halves) : 0;
-        want += slot_max[b];
-    }
-    /* (the chunks lists leave behind as they grow, reused by others, are
-     * not counted: when the region has no chunk left, a list keeps the
+     * at its terminal batch), scaled down when they do not all fit (the
+     * chunks lists leave behind as they grow, reused by others, are not
+     * counted: when the region has no chunk left, a list keeps the
      * capacity its chunk has) */
     uint64_t room = REGION_SLOTS - AY_CPU_SLOT0;
-    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
-        if (want > room)
-            slot_max[b] = (uint32_t)((uint64_t)slot_max[b] * room / want);
-        if (ay_bin_size[b] && slot_max[b] < 2)
-            slot_max[b] = 2;
-    }
+    ay_policy_cpu_slots(&ay_conf.batch, ay_conf.return_k_halves, ay_bin_size, AY_NUM_BINS, room,
+                        slot_max);
     ncaches = ay_rseq_possible_cpus();
     size_t bytes = (size_t)ncaches << AY_CPU_SHIFT;
     char *m = ay_os_map(2 * bytes, AY_PAGE_SIZE);
@@ -319,8 +308,7 @@ AY_LATE_TEXT const char *ay_cpu_mode_why(void) { return why_off; }
 
 /* The capacity of bin b's list for batch n. */
 static uint32_t capacity(unsigned b, uint32_t n) {
-    uint32_t limit = ay_policy_list_limit(n, ay_conf.return_k_halves);
-    return limit < slot_max[b] ? limit : slot_max[b];
+    return ay_policy_cpu_capacity(n, ay_conf.return_k_halves, slot_max[b]);
 }
 
 /* The state of cache c, made (and its region's headers set up) at its
@@ -494,24 +482,20 @@ static bool set_cap(ay_heap_t *h, cpu_state_t *st, unsigned c, unsigned b, uint3
 
 /* Capacity for bin b, `need` bytes of it: the hand goes round the other
  * bins (once round, and once more for those it gave a second chance),
- * halving the capacity of each that neither missed nor overflowed since
- * it last passed, and clearing that mark on those that did. */
+ * halving the capacity and batch of each that neither missed nor
+ * overflowed since it last passed, and clearing that mark on those that
+ * did (policy.h, ay_policy_cpu_victim). */
 AY_LATE_TEXT __attribute__((noinline)) static void steal(ay_heap_t *h, cpu_state_t *st, unsigned c,
                                                          unsigned b, uint64_t need) {
-    for (unsigned i = 0; i < 2 * AY_NUM_BINS && need; i++) {
-        unsigned v = st->hand;
-        st->hand = v + 1 < AY_NUM_BINS ? v + 1 : 1;
-        if (v == b || !st->cap[v])
-            continue;
-        if (st->used[v]) {
-            st->used[v] = 0;
-            continue;
-        }
-        uint32_t cap = st->cap[v] / 2;
-        uint64_t got = (uint64_t)(st->cap[v] - cap) * ay_bin_size[v];
-        if (!set_cap(h, st, c, v, cap))
+    unsigned steps = 0;
+    ay_cpu_victim_t v;
+    while (need && (v = ay_policy_cpu_victim(st->cap, st->batch, st->used, AY_NUM_BINS, b,
+                                             &st->hand, &steps))
+                       .bin) {
+        uint64_t got = (uint64_t)(st->cap[v.bin] - v.cap) * ay_bin_size[v.bin];
+        if (!set_cap(h, st, c, v.bin, v.cap))
             return;
-        st->batch[v] = st->batch[v] > 1 ? st->batch[v] / 2 : 1; /* its fetches, to match */
+        st->batch[v.bin] = v.batch; /* its fetches, to match */
         AY_STORE(&st->moves, st->moves + 1);
         need = got < need ? need - got : 0;
     }
@@ -522,21 +506,13 @@ AY_LATE_TEXT __attribute__((noinline)) static void steal(ay_heap_t *h, cpu_state
  * lacking is not given. */
 static void set_batch(ay_heap_t *h, cpu_state_t *st, unsigned c, unsigned b, uint32_t n) {
     uint32_t want = capacity(b, n), have = st->cap[b];
-    if (want > have) {
-        uint64_t size = ay_bin_size[b], limit = ay_conf.tcache_max_bytes;
-        uint64_t need = (uint64_t)(want - have) * size;
-        if (st->cap_bytes + need > limit)
-            steal(h, st, c, b, st->cap_bytes + need - limit);
-        uint64_t room = st->cap_bytes < limit ? (limit - st->cap_bytes) / size : 0;
-        if (want - have > room) { /* the batch too, to what the capacity holds */
-            uint32_t got = have + (uint32_t)room;
-            n = (uint32_t)((uint64_t)n * got / want);
-            n = n ? n : 1;
-            want = got;
-        }
-    }
-    st->batch[b] = n;
-    set_cap(h, st, c, b, want);
+    uint64_t size = ay_bin_size[b], limit = ay_conf.tcache_max_bytes;
+    uint64_t need = ay_policy_cpu_need(have, want, size, st->cap_bytes, limit);
+    if (need)
+        steal(h, st, c, b, need);
+    ay_cpu_grant_t g = ay_policy_cpu_grant(n, have, want, size, st->cap_bytes, limit);
+    st->batch[b] = g.batch;
+    set_cap(h, st, c, b, g.cap);
 }
 
 /* The byte limit's check, when the policy says it is due. */

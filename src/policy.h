@@ -283,6 +283,117 @@ static inline int ay_policy_decay_round_due(uint64_t now_ms, uint64_t last_ms, i
     return decay_ms >= 0 && now_ms - last_ms >= AY_DECAY_ROUND_MS;
 }
 
+/* ---- the per-CPU caches' capacity rule ----
+ *
+ * A per-CPU cache (src/cpucache.c) gives each bin b a list of cap[b]
+ * slots, within the cache's byte limit (tcache_max_bytes): the sum over the
+ * bins of cap[b] times the class's size, cap_bytes, stays within it.  The
+ * arrays are the caller's, indexed by bin (bin b holds class b - 1; bin 0,
+ * of capacity 0, is never used), nbins of them.  The rules:
+ *   slots     each bin's most slots, slot_max[b]: its list limit at its
+ *             terminal batch, scaled down so that they all fit `room` slots
+ *             (at least 2 each) (ay_policy_cpu_slots);
+ *   capacity  a bin of batch n wants min(list_limit(n), slot_max[b]) slots
+ *             (ay_policy_cpu_capacity), at every miss, overflow and
+ *             scavenge; a bin starts with capacity 0 and batch 1;
+ *   steal     growth beyond the byte limit takes the bytes it lacks from
+ *             other bins: a clock hand goes round them (at most twice round),
+ *             halving the capacity and the batch of each that neither
+ *             missed nor overflowed (used[v]) since it last passed, and
+ *             clearing the mark of those that did (ay_policy_cpu_need,
+ *             ay_policy_cpu_victim);
+ *   grant     what the steal could not free is not given: the capacity is
+ *             what fits the limit, and the batch is cut in proportion
+ *             (ay_policy_cpu_grant). */
+
+/* Sets slot_max[b] for bins 1 .. nbins - 1 of sizes size[b] (0: no class):
+ * the list limit at the terminal batch, scaled to fit `room` slots (at least
+ * 2 for a bin with a class).  Returns the slots they take. */
+/* (Inline, as the victim below: cpucache.c's start-up and its late text
+ * have them where they are called, not in the policy module's text.) */
+static inline uint64_t ay_policy_cpu_slots(const ay_batch_params_t *bp, uint32_t k_halves,
+                                           const uint32_t *size, unsigned nbins, uint64_t room,
+                                           uint32_t *slot_max) {
+    uint64_t want = 0, total = 0;
+    for (unsigned b = 1; b < nbins; b++) {
+        uint32_t n = size[b] ? ay_policy_terminal_batch(bp, size[b]) : 0;
+        slot_max[b] = size[b] ? ay_policy_list_limit(n, k_halves) : 0;
+        want += slot_max[b];
+    }
+    for (unsigned b = 1; b < nbins; b++) {
+        if (want > room)
+            slot_max[b] = (uint32_t)((uint64_t)slot_max[b] * room / want);
+        if (size[b] && slot_max[b] < 2)
+            slot_max[b] = 2;
+        total += slot_max[b];
+    }
+    return total;
+}
+/* The capacity, in slots, of a bin of batch n and slot_max slots at most. */
+static inline uint32_t ay_policy_cpu_capacity(uint32_t n, uint32_t k_halves, uint32_t slot_max) {
+    uint32_t limit = ay_policy_list_limit(n, k_halves);
+    return limit < slot_max ? limit : slot_max;
+}
+/* The bytes a bin of `size` that has `have` slots and wants `want` must
+ * steal from other bins, the cache's capacity being cap_bytes of at most
+ * `limit`; 0: none. */
+static inline uint64_t ay_policy_cpu_need(uint32_t have, uint32_t want, uint64_t size,
+                                          uint64_t cap_bytes, uint64_t limit) {
+    if (want <= have)
+        return 0;
+    uint64_t need = (uint64_t)(want - have) * size;
+    return cap_bytes + need > limit ? cap_bytes + need - limit : 0;
+}
+/* One victim of the clock hand for bin b: the hand (*hand, advanced) passes
+ * bins, *steps counting them (at most 2 * nbins in one steal), clearing the
+ * used mark of those that have it, until it reaches one with capacity, not
+ * b, unmarked: that bin's capacity becomes cap / 2 and its batch half (at
+ * least 1).  The bin 0 when the hand went its whole way. */
+typedef struct ay_cpu_victim {
+    unsigned bin; /* 0: none */
+    uint32_t cap; /* its capacity after */
+    uint32_t batch;
+} ay_cpu_victim_t;
+static inline ay_cpu_victim_t ay_policy_cpu_victim(const uint32_t *cap, const uint32_t *batch,
+                                                   uint8_t *used, unsigned nbins, unsigned b,
+                                                   unsigned *hand, unsigned *steps) {
+    while (*steps < 2 * nbins) {
+        unsigned v = *hand;
+        *hand = v + 1 < nbins ? v + 1 : 1;
+        ++*steps;
+        if (v == b || !cap[v])
+            continue;
+        if (used[v]) {
+            used[v] = 0;
+            continue;
+        }
+        return (ay_cpu_victim_t){v, cap[v] / 2, batch[v] > 1 ? batch[v] / 2 : 1};
+    }
+    return (ay_cpu_victim_t){0, 0, 0};
+}
+/* What a bin of `size` with `have` slots that wants `want` at batch n
+ * gets, once the cache's capacity is cap_bytes of at most `limit`
+ * (after the steal): `want` when it fits, else the slots that fit, and the
+ * batch cut to n * got / want (at least 1). */
+typedef struct ay_cpu_grant {
+    uint32_t cap;
+    uint32_t batch;
+} ay_cpu_grant_t;
+static inline ay_cpu_grant_t ay_policy_cpu_grant(uint32_t n, uint32_t have, uint32_t want,
+                                                 uint64_t size, uint64_t cap_bytes,
+                                                 uint64_t limit) {
+    if (want > have) {
+        uint64_t room = cap_bytes < limit ? (limit - cap_bytes) / size : 0;
+        if (want - have > room) { /* the batch too, to what the capacity holds */
+            uint32_t got = have + (uint32_t)room;
+            n = (uint32_t)((uint64_t)n * got / want);
+            n = n ? n : 1;
+            want = got;
+        }
+    }
+    return (ay_cpu_grant_t){want, n};
+}
+
 /* Parses "clip", "guard", "pow2", "lean" or "compact".  Returns 0 on success, -1 otherwise. */
 int ay_policy_parse(const char *s, size_t len, ay_batch_policy_t *out);
 

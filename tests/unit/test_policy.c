@@ -171,6 +171,70 @@ int main(void) {
     CHECK(ay_policy_decay_round_due(1100, 1000, 1000));
     CHECK(!ay_policy_decay_round_due(9000, 1000, -1));
 
+    /* the per-CPU caches' capacity rule: min(list limit, slot_max) */
+    CHECK_EQ_U(ay_policy_cpu_capacity(1, 4, 100), ay_policy_list_limit(1, 4));
+    CHECK_EQ_U(ay_policy_cpu_capacity(1024, 4, 100), 100);
+    /* need: the bytes beyond the limit that growing takes, none when it
+     * fits or shrinks */
+    CHECK_EQ_U(ay_policy_cpu_need(2, 10, 64, 1000, 2000), 0);
+    CHECK_EQ_U(ay_policy_cpu_need(2, 10, 64, 1600, 2000), 112);
+    CHECK_EQ_U(ay_policy_cpu_need(10, 2, 64, 5000, 2000), 0);
+    /* grant: the slots that fit (2000 - 1800 = 200 bytes: 3 of 64), and the
+     * batch cut to n * got / want; everything when it fits */
+    ay_cpu_grant_t g = ay_policy_cpu_grant(8, 2, 10, 64, 1800, 2000);
+    CHECK_EQ_U(g.cap, 5);
+    CHECK_EQ_U(g.batch, 4);
+    g = ay_policy_cpu_grant(8, 2, 10, 64, 0, 2000);
+    CHECK_EQ_U(g.cap, 10);
+    CHECK_EQ_U(g.batch, 8);
+    g = ay_policy_cpu_grant(1, 0, 3, 64, 2000, 2000); /* nothing fits: capacity 0, batch 1 */
+    CHECK_EQ_U(g.cap, 0);
+    CHECK_EQ_U(g.batch, 1);
+    /* the clock hand: over bin 0 and the bin that grows (2), clearing bin
+     * 3's mark, to bin 4 (halved); then round again to bin 3, unmarked now */
+    {
+        uint32_t cap[6] = {0, 0, 8, 6, 5, 0}, batch[6] = {1, 1, 4, 3, 1, 1};
+        uint8_t used[6] = {0, 0, 0, 1, 0, 0};
+        unsigned hand = 0, steps = 0;
+        ay_cpu_victim_t v = ay_policy_cpu_victim(cap, batch, used, 6, 2, &hand, &steps);
+        CHECK_EQ_U(v.bin, 4);
+        CHECK_EQ_U(v.cap, 2);
+        CHECK_EQ_U(v.batch, 1);
+        CHECK_EQ_U(used[3], 0);
+        CHECK_EQ_U(hand, 5);
+        cap[4] = v.cap;
+        v = ay_policy_cpu_victim(cap, batch, used, 6, 2, &hand, &steps);
+        CHECK_EQ_U(v.bin, 3);
+        CHECK_EQ_U(v.cap, 3);
+        CHECK_EQ_U(v.batch, 1);
+        /* marked bins get a second chance: the hand clears their marks
+         * and takes the first of them when it comes round again */
+        used[3] = used[4] = 1;
+        steps = 0;
+        v = ay_policy_cpu_victim(cap, batch, used, 6, 2, &hand, &steps);
+        CHECK_EQ_U(v.bin, 4);
+        CHECK_EQ_U(used[3], 0);
+        /* at most twice round in one steal: none when the steps run out */
+        used[3] = used[4] = 1;
+        steps = 10;
+        v = ay_policy_cpu_victim(cap, batch, used, 6, 2, &hand, &steps);
+        CHECK_EQ_U(v.bin, 0);
+        CHECK_EQ_U(steps, 12);
+    }
+    /* the slots: each bin its list limit at the terminal batch, scaled to
+     * the room, at least 2 */
+    {
+        uint32_t size[4] = {0, 64, 1024, 32768}, slot_max[4];
+        ay_batch_params_t bp0 = ay_policy_default_params();
+        uint64_t all = ay_policy_cpu_slots(&bp0, 4, size, 4, UINT64_MAX, slot_max);
+        for (unsigned b = 1; b < 4; b++)
+            CHECK_EQ_U(slot_max[b],
+                       ay_policy_list_limit(ay_policy_terminal_batch(&bp0, size[b]), 4));
+        CHECK_EQ_U(all, (uint64_t)slot_max[1] + slot_max[2] + slot_max[3]);
+        CHECK(ay_policy_cpu_slots(&bp0, 4, size, 4, 100, slot_max) <= 100 + 2 * 3);
+        CHECK(slot_max[3] >= 2);
+    }
+
     /* parsing */
     ay_batch_policy_t p;
     CHECK(ay_policy_parse("clip", 4, &p) == 0 && p == AY_BATCH_CLIP);
