@@ -419,7 +419,7 @@ static void quarantine_splice(ay_tcache_t *tc, unsigned b, void *head, void *tai
         bin_overflow(tc, b, (uint32_t)(-bin->room - (int32_t)n));
 }
 
-void ay_tcache_quarantine_rotate(ay_tcache_t *tc, unsigned b, void *p) {
+AY_LATE_TEXT void ay_tcache_quarantine_rotate(ay_tcache_t *tc, unsigned b, void *p) {
     if (AY_UNLIKELY(!ay_quarantine_join(tc->quarantine, b, ay_bin_size[b])))
         return ay_tcache_push(tc, b, p); /* no room within the bound: the class does not wait */
     void *head, *tail;
@@ -445,7 +445,7 @@ void ay_tcache_flush(ay_tcache_t *tc) {
         bin_release(tc, b, ay_bin_len(&tc->bins[b]));
 }
 
-bool ay_tcache_contains(unsigned b, const void *p) {
+AY_LATE_TEXT bool ay_tcache_contains(unsigned b, const void *p) {
     if (tc_state != TC_LIVE)
         return false;
     const ay_run_t *r = &tc_self->run[b];
