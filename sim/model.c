@@ -116,10 +116,10 @@ typedef struct model {
     uint8_t cpu_used[AY_NUM_CLASSES + 1];
     unsigned cpu_hand;
     uint64_t cpu_cap_bytes, cpu_limit;
-    uint32_t cpu_room[AY_NUM_CLASSES + 1]; /* the slots of the bin's chunk (0: none yet) */
-    uint32_t cpu_bump;                     /* the region's slots never given */
-    uint32_t cpu_nfree[10];                /* chunks given back, by order (MODEL_CHUNK_ORDERS) */
-    model_list_t scratch;                  /* a fetch's objects on their way to a per-CPU list */
+    uint32_t cpu_room[AY_NUM_CLASSES + 1];      /* the slots of the bin's chunk (0: none yet) */
+    uint32_t cpu_bump;                          /* the region's slots never given */
+    uint32_t cpu_nfree[AY_POLICY_CHUNK_ORDERS]; /* chunks given back, by order */
+    model_list_t scratch; /* a fetch's objects on their way to a per-CPU list */
     int measuring;
     int oom;
     sim_metrics_t *met;
@@ -319,7 +319,7 @@ static uint32_t central_fullest(model_t *m, unsigned cls) {
  * take of `bump` never-used objects among `took`: the run at the fetch's
  * end so far (0: none). */
 #define MODEL_FETCH_RUNS 8
-#define MODEL_CARVE_BATCH 32 /* tcache.c's CARVE_BATCH: run objects linked at a time */
+#define MODEL_CARVE_BATCH AY_CARVE_BATCH /* run objects a thread cache links at a time */
 static uint32_t fetch_run_after(uint32_t took, uint32_t bump, unsigned *runs, uint32_t run) {
     if (took == 0)
         return run; /* nothing appended */
@@ -651,11 +651,6 @@ static void tcache_free(model_t *m, uint64_t obj) {
  * it grows; chunks of 8 to 4096 slots left behind are reused by lists that
  * need their size, and when the region has no chunk left, a list keeps the
  * capacity its chunk has.  Only how many there are matters here. */
-#define MODEL_CHUNK_ORDER0 3
-#define MODEL_CHUNK_ORDERS 10
-/* cpucache.c's carve: AY_CARVE_BATCH objects, or a page's worth of small
- * ones, 256 at most */
-#define MODEL_CPU_CARVE_MAX 256u
 
 static void cpu_init(model_t *m) {
     for (unsigned b = 1; b < MODEL_NBINS; b++) {
@@ -668,30 +663,20 @@ static void cpu_init(model_t *m) {
     m->cpu_bump = MODEL_CPU_SLOT0;
 }
 
-/* The chunk order of n slots (one of MODEL_CHUNK_ORDERS), or
- * MODEL_CHUNK_ORDERS when chunks of n are not kept. */
-static unsigned cpu_chunk_order(uint32_t n) {
-    unsigned o = (unsigned)__builtin_ctz(n) - MODEL_CHUNK_ORDER0;
-    return (n & (n - 1)) == 0 && o < MODEL_CHUNK_ORDERS ? o : MODEL_CHUNK_ORDERS;
-}
-
 /* Bin b's list moves to a chunk for a capacity of cap (cpucache.c's
  * move_list); 0 when the region has none left. */
 static int cpu_chunk_move(model_t *m, unsigned b, uint32_t cap) {
-    uint32_t n = 1u << MODEL_CHUNK_ORDER0;
-    while (n < cap)
-        n <<= 1;
-    n = n < m->cpu_slot_max[b] ? n : m->cpu_slot_max[b];
-    unsigned o = cpu_chunk_order(n);
-    if (o < MODEL_CHUNK_ORDERS && m->cpu_nfree[o])
+    uint32_t n = ay_policy_cpu_chunk(cap, m->cpu_slot_max[b]);
+    unsigned o = ay_policy_chunk_order(n);
+    if (o < AY_POLICY_CHUNK_ORDERS && m->cpu_nfree[o])
         m->cpu_nfree[o]--;
     else if (n > MODEL_REGION_SLOTS - m->cpu_bump)
         return 0;
     else
         m->cpu_bump += n;
     if (m->cpu_room[b]) { /* the old chunk waits for the next list of its size */
-        unsigned old = cpu_chunk_order(m->cpu_room[b]);
-        if (old < MODEL_CHUNK_ORDERS && m->cpu_nfree[old] < MODEL_NBINS)
+        unsigned old = ay_policy_chunk_order(m->cpu_room[b]);
+        if (old < AY_POLICY_CHUNK_ORDERS && m->cpu_nfree[old] < MODEL_NBINS)
             m->cpu_nfree[old]++;
     }
     m->cpu_room[b] = n;
@@ -725,7 +710,7 @@ static void cpu_give_back(model_t *m, unsigned cls, const uint64_t *objs, uint32
  * give_back_overflow), in the order take links them: it pops MODEL_TAKE_MAX
  * at a time, the newest first, and links each chunk, newest first, in
  * front of those before it, so the oldest chunk goes back first. */
-#define MODEL_TAKE_MAX 256 /* cpucache.c's BATCH_MAX */
+#define MODEL_TAKE_MAX AY_POLICY_CPU_TAKE_MAX
 static void cpu_take_to_spans(model_t *m, model_list_t *l, uint32_t k) {
     k = k < l->len ? k : l->len;
     if (m->measuring)
@@ -818,9 +803,7 @@ static void cpu_after_event(model_t *m, unsigned b, ay_tc_step_t step, uint64_t 
 static void cpu_carve(model_t *m, unsigned b, model_list_t *l, uint64_t *next, uint64_t end) {
     uint64_t size = m->cpu_size[b];
     uint32_t k = 0, room = m->cpu_cap[b] > l->len ? m->cpu_cap[b] - l->len : 0;
-    uint32_t n = AY_PAGE_SIZE / size > MODEL_CARVE_BATCH ? (uint32_t)(AY_PAGE_SIZE / size)
-                                                         : MODEL_CARVE_BATCH;
-    n = n < MODEL_CPU_CARVE_MAX ? n : MODEL_CPU_CARVE_MAX;
+    uint32_t n = ay_policy_cpu_carve((uint32_t)size);
     for (uint64_t o = *next; k < n && o < end; o += size)
         k++;
     k = k < room ? k : room;

@@ -70,10 +70,6 @@ typedef struct ay_run {
     uintptr_t next;
     uintptr_t end;
 } ay_run_t;
-/* A first tier's cache takes a run's objects into its list this many at a
- * time (carves), writing only those: the rest are not touched until the
- * program gets to them. */
-#define AY_CARVE_BATCH 32
 
 /* cached: an automatic heap, whose frees enter thread caches (their pages
  * carry the class's bin in the pagemap); false for an uncached heap

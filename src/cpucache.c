@@ -42,10 +42,8 @@ static uint32_t slot_max[AY_NUM_BINS]; /* bin b's largest capacity, in slots */
  * for a larger one as its capacity grows (move_list), so that the lists a
  * small program uses share pages of slots rather than each starting a page
  * of its own.  A chunk has 8, 16, 32, ... slots, or the bin's
- * largest capacity, whichever is less (chunk_slots); one left by a list
+ * largest capacity, whichever is less (ay_policy_cpu_chunk); one left by a list
  * that grew waits for the next list that needs its size. */
-#define CHUNK_ORDER0 3  /* the least chunk: 8 slots */
-#define CHUNK_ORDERS 10 /* chunks of 8 to 4096 slots are kept for reuse */
 #define REGION_SLOTS ((uint32_t)1 << (AY_CPU_SHIFT - 3))
 
 /* A cache's capacity, in bytes (the sum over its bins of capacity in
@@ -65,12 +63,12 @@ typedef struct cpu_state {
     ay_tc_clock_t clock;         /* slow-path events and bytes since the last limit check */
     uint64_t used_ms;            /* the last slow path on this cache */
     uint64_t misses, overflows, scavenges, drains, moves;
-    ay_run_t reserve[AY_NUM_BINS]; /* never-used objects not yet in a list, per bin */
-    uint32_t first[AY_NUM_BINS];   /* bin b's chunk: slots [first, first + room) */
-    uint32_t room[AY_NUM_BINS];    /* 0: none yet */
-    uint32_t bump;                 /* slots from here on were never given */
-    uint32_t nfree[CHUNK_ORDERS];  /* chunks given back, by order */
-    uint32_t freed[CHUNK_ORDERS][AY_NUM_BINS];
+    ay_run_t reserve[AY_NUM_BINS];          /* never-used objects not yet in a list, per bin */
+    uint32_t first[AY_NUM_BINS];            /* bin b's chunk: slots [first, first + room) */
+    uint32_t room[AY_NUM_BINS];             /* 0: none yet */
+    uint32_t bump;                          /* slots from here on were never given */
+    uint32_t nfree[AY_POLICY_CHUNK_ORDERS]; /* chunks given back, by order */
+    uint32_t freed[AY_POLICY_CHUNK_ORDERS][AY_NUM_BINS];
     bool holds; /* a slow path put blocks in since the last drain (a free's
                  * fast push after a drain shows at the next slow path) */
 } cpu_state_t;
@@ -364,7 +362,7 @@ static void give_back_overflow(ay_heap_t *h, unsigned b, void *head, uint32_t n)
 /* Take up to n blocks off list l of region c (the calling thread has id c),
  * linked, into *head; returns how many (fewer when the list has fewer or
  * the thread moved). */
-#define BATCH_MAX 256 /* pointers a batch sequence copies at a time */
+#define BATCH_MAX AY_POLICY_CPU_TAKE_MAX /* pointers a batch sequence copies at a time */
 
 static uint32_t take(unsigned c, ay_cpu_list_t *l, uint32_t n, void **head) {
     void *first = NULL, *buf[BATCH_MAX];
@@ -391,8 +389,8 @@ static uint32_t list_len(const ay_cpu_list_t *l) {
 /* A chunk of n slots of cache st's region (its lock held): its first slot,
  * or 0 when the region has none left. */
 static uint32_t chunk_get(cpu_state_t *st, uint32_t n) {
-    unsigned o = (unsigned)__builtin_ctz(n) - CHUNK_ORDER0;
-    if ((n & (n - 1)) == 0 && o < CHUNK_ORDERS && st->nfree[o])
+    unsigned o = ay_policy_chunk_order(n);
+    if (o < AY_POLICY_CHUNK_ORDERS && st->nfree[o])
         return st->freed[o][--st->nfree[o]];
     if (n > REGION_SLOTS - st->bump)
         return 0;
@@ -404,18 +402,9 @@ static uint32_t chunk_get(cpu_state_t *st, uint32_t n) {
  * a power of two (a list leaves only those: its largest it keeps); any
  * other (a move that found the thread moved) is not used again. */
 static void chunk_put(cpu_state_t *st, uint32_t first, uint32_t n) {
-    unsigned o = (unsigned)__builtin_ctz(n) - CHUNK_ORDER0;
-    if ((n & (n - 1)) == 0 && o < CHUNK_ORDERS && st->nfree[o] < AY_NUM_BINS)
+    unsigned o = ay_policy_chunk_order(n);
+    if (o < AY_POLICY_CHUNK_ORDERS && st->nfree[o] < AY_NUM_BINS)
         st->freed[o][st->nfree[o]++] = first;
-}
-
-/* The chunk for a capacity of cap slots of bin b: a power of two from 8,
- * or the bin's largest capacity when that is less. */
-static uint32_t chunk_slots(unsigned b, uint32_t cap) {
-    uint32_t n = 1u << CHUNK_ORDER0;
-    while (n < cap)
-        n <<= 1;
-    return n < slot_max[b] ? n : slot_max[b];
 }
 
 /* Bin b's list of cache c (the calling thread's; its lock held) moves to a
@@ -425,7 +414,7 @@ static uint32_t chunk_slots(unsigned b, uint32_t cap) {
  * AY_EMPTY when the region has no such chunk (nothing changed), AY_MOVED
  * when the thread no longer has id c (nothing changed). */
 static int move_list(cpu_state_t *st, unsigned c, unsigned b, uint32_t cap) {
-    uint32_t n = chunk_slots(b, cap), to = chunk_get(st, n);
+    uint32_t n = ay_policy_cpu_chunk(cap, slot_max[b]), to = chunk_get(st, n);
     if (!to)
         return AY_EMPTY;
     char *region = region_of(c);
@@ -570,17 +559,14 @@ AY_LATE_TEXT static void fill(ay_heap_t *h, unsigned c, unsigned b, ay_cpu_list_
 }
 
 /* Push never-used objects of run r (bin b's class), each with its mark,
- * onto list l of region c, from the run's start (a carve): AY_CARVE_BATCH
- * of them, or a page's worth of small ones (which the program is about to
- * touch), up to CARVE_MAX; only they are written, and the rest of the run
- * stays untouched.  What the list has no room for (or is left when the
+ * onto list l of region c, from the run's start (a carve: as many as
+ * ay_policy_cpu_carve says, a page's worth of small ones, which the
+ * program is about to touch); only they are written, and the rest of the
+ * run stays untouched.  What the list has no room for (or is left when the
  * thread moved) stays in r, whose start moves past what was pushed. */
-#define CARVE_MAX 256
 static void carve(unsigned c, unsigned b, ay_cpu_list_t *l, ay_run_t *r) {
-    void *buf[CARVE_MAX];
-    uint32_t size = ay_bin_size[b], k = 0, pushed;
-    uint32_t n = AY_PAGE_SIZE / size > AY_CARVE_BATCH ? AY_PAGE_SIZE / size : AY_CARVE_BATCH;
-    n = n < CARVE_MAX ? n : CARVE_MAX;
+    void *buf[AY_POLICY_CPU_CARVE_MAX];
+    uint32_t size = ay_bin_size[b], k = 0, pushed, n = ay_policy_cpu_carve(size);
     for (uintptr_t o = r->next; k < n && o < r->end; o += size, k++) {
         *(uintptr_t *)o = ay_cpu_mark();
         buf[k] = (void *)o;

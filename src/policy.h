@@ -394,6 +394,44 @@ static inline ay_cpu_grant_t ay_policy_cpu_grant(uint32_t n, uint32_t have, uint
     return (ay_cpu_grant_t){want, n};
 }
 
+/* How a first tier's cache takes never-used objects into its list (a
+ * carve): a thread cache AY_CARVE_BATCH at a time (tcache.c); a per-CPU
+ * cache AY_CARVE_BATCH, or a page's worth of small objects, at most
+ * AY_POLICY_CPU_CARVE_MAX (cpucache.c).  Only the carved objects are
+ * written; the rest of the run stays untouched. */
+#define AY_CARVE_BATCH 32
+#define AY_POLICY_CPU_CARVE_MAX 256
+static inline uint32_t ay_policy_cpu_carve(uint32_t size) {
+    uint32_t n = (uint32_t)(AY_PAGE_SIZE / size);
+    n = n > AY_CARVE_BATCH ? n : AY_CARVE_BATCH;
+    return n < AY_POLICY_CPU_CARVE_MAX ? n : AY_POLICY_CPU_CARVE_MAX;
+}
+
+/* A per-CPU cache moves blocks between its lists and the central tier at
+ * most this many pointers per sequence (its overflows and flushes give a
+ * longer take back in pieces of this many, the oldest first). */
+#define AY_POLICY_CPU_TAKE_MAX 256
+
+/* A per-CPU list's slots are a chunk of its CPU's region: for a capacity of
+ * cap slots, a power of two from 2^AY_POLICY_CHUNK_ORDER0, or the bin's
+ * largest capacity (slot_max) when that is less.  A chunk a list leaves
+ * waits for the next list of its size when its order (ay_policy_chunk_order)
+ * is below AY_POLICY_CHUNK_ORDERS. */
+#define AY_POLICY_CHUNK_ORDER0 3
+#define AY_POLICY_CHUNK_ORDERS 10
+static inline uint32_t ay_policy_cpu_chunk(uint32_t cap, uint32_t slot_max) {
+    uint32_t n = 1u << AY_POLICY_CHUNK_ORDER0;
+    while (n < cap)
+        n <<= 1;
+    return n < slot_max ? n : slot_max;
+}
+/* The order of a chunk of n slots, or AY_POLICY_CHUNK_ORDERS when chunks of
+ * n are not kept for reuse. */
+static inline unsigned ay_policy_chunk_order(uint32_t n) {
+    unsigned o = (unsigned)__builtin_ctz(n) - AY_POLICY_CHUNK_ORDER0;
+    return (n & (n - 1)) == 0 && o < AY_POLICY_CHUNK_ORDERS ? o : AY_POLICY_CHUNK_ORDERS;
+}
+
 /* Parses "clip", "guard", "pow2", "lean" or "compact".  Returns 0 on success, -1 otherwise. */
 int ay_policy_parse(const char *s, size_t len, ay_batch_policy_t *out);
 

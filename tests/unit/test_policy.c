@@ -241,5 +241,18 @@ int main(void) {
     CHECK(ay_policy_parse("pow2", 4, &p) == 0 && p == AY_BATCH_POW2);
     CHECK(ay_policy_parse("guardx", 6, &p) == -1);
     CHECK(ay_policy_parse("gua", 3, &p) == -1);
+    /* a per-CPU carve: 32 objects, or a page's worth of small ones, 256 at
+     * most; a chunk: a power of two from 8, or the bin's largest capacity */
+    CHECK_EQ_U(ay_policy_cpu_carve(1024), AY_CARVE_BATCH);
+    CHECK_EQ_U(ay_policy_cpu_carve(64), 64);
+    CHECK_EQ_U(ay_policy_cpu_carve(8), AY_POLICY_CPU_CARVE_MAX);
+    CHECK_EQ_U(ay_policy_cpu_chunk(1, 2047), 8);
+    CHECK_EQ_U(ay_policy_cpu_chunk(100, 2047), 128);
+    CHECK_EQ_U(ay_policy_cpu_chunk(1500, 2047), 2047);
+    CHECK_EQ_U(ay_policy_cpu_chunk(3, 5), 5);
+    CHECK_EQ_U(ay_policy_chunk_order(8), 0);
+    CHECK_EQ_U(ay_policy_chunk_order(4096), 9);
+    CHECK_EQ_U(ay_policy_chunk_order(8192), AY_POLICY_CHUNK_ORDERS);
+    CHECK_EQ_U(ay_policy_chunk_order(2047), AY_POLICY_CHUNK_ORDERS);
     return CHECK_DONE();
 }
