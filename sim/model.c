@@ -553,6 +553,26 @@ static void tcache_scavenge_maybe(model_t *m, uint64_t bytes_in) {
     }
 }
 
+/* Reverse list l's stack of objects in place. */
+static void list_reverse(model_list_t *l) {
+    for (uint32_t a = 0, z = l->len; z > 1 && a < z - 1; a++, z--) {
+        uint64_t x = l->objs[a];
+        l->objs[a] = l->objs[z - 1];
+        l->objs[z - 1] = x;
+    }
+}
+
+/* A refill's counters: a slow-path call that took `got` objects, from a
+ * fetch of `move` (short when it got fewer) or from the transfer cache. */
+static void count_refill(model_t *m, uint32_t got, int fetched, uint32_t move) {
+    if (!m->measuring)
+        return;
+    m->met->slow_path_calls++;
+    m->met->objects_fetched += got;
+    if (fetched && got < move)
+        m->met->short_fetches++;
+}
+
 static uint64_t tcache_alloc(model_t *m, size_t size, unsigned *cls_out) {
     unsigned cls = ay_policy_size_class(size);
     model_list_t *l = &m->tc[cls];
@@ -567,18 +587,9 @@ static uint64_t tcache_alloc(model_t *m, size_t size, unsigned *cls_out) {
             /* the real fetch links objects in the order it takes them, first
              * taken at the head: reverse our stack so that it pops in that
              * order */
-            for (uint32_t a = 0, b = l->len; b > 1 && a < b - 1; a++, b--) {
-                uint64_t x = l->objs[a];
-                l->objs[a] = l->objs[b - 1];
-                l->objs[b - 1] = x;
-            }
+            list_reverse(l);
         }
-        if (m->measuring) {
-            m->met->slow_path_calls++;
-            m->met->objects_fetched += got;
-            if (fetched && got < step.move)
-                m->met->short_fetches++;
-        }
+        count_refill(m, got, fetched, step.move);
         if (l->len == 0) {
             m->oom = 1;
             return 0;
@@ -897,18 +908,9 @@ static uint64_t cpu_alloc(model_t *m, size_t size, unsigned *cls_out) {
         got = central_fetch(m, cls, step.move, f); /* in the order taken: the list's */
         linked = got - f->run;
     } else { /* pushed so as to pop its head first: the list's order is the reverse */
-        for (uint32_t a = 0, z = f->len; z > 1 && a < z - 1; a++, z--) {
-            uint64_t x = f->objs[a];
-            f->objs[a] = f->objs[z - 1];
-            f->objs[z - 1] = x;
-        }
+        list_reverse(f);
     }
-    if (m->measuring) {
-        m->met->slow_path_calls++;
-        m->met->objects_fetched += got;
-        if (fetched && got < step.move)
-            m->met->short_fetches++;
-    }
+    count_refill(m, got, fetched, step.move);
     if (!got || m->oom) {
         m->oom = 1;
         return 0;

@@ -27,43 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char maps[1 << 16];
-
-static long lib_pages(pid_t pid, const char *perm, long *pages) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-    int fd = open(path, O_RDONLY);
-    size_t len = 0;
-    ssize_t r;
-    while (fd >= 0 && (r = read(fd, maps + len, sizeof maps - 1 - len)) > 0)
-        len += (size_t)r;
-    if (fd >= 0)
-        close(fd);
-    maps[len] = 0;
-    snprintf(path, sizeof path, "/proc/%d/pagemap", (int)pid);
-    int pm = open(path, O_RDONLY);
-    if (pm < 0)
-        return -1;
-    long present = 0;
-    *pages = 0;
-    for (char *s = maps; *s;) {
-        char *e = strchr(s, '\n');
-        if (!e)
-            break;
-        *e = 0;
-        char *q;
-        unsigned long lo = strtoul(s, &q, 16), hi = strtoul(q + 1, &q, 16);
-        if (strstr(s, "liballoy") && !strncmp(q + 1, perm, 4))
-            for (unsigned long at = lo; at < hi; at += 4096, (*pages)++) {
-                uint64_t ent = 0;
-                if (pread(pm, &ent, sizeof ent, (off_t)(at / 4096 * 8)) == sizeof ent && ent >> 63)
-                    present++;
-            }
-        s = e + 1;
-    }
-    close(pm);
-    return present;
-}
+#include "lib_pages.h"
 
 int main(int argc, char **argv) {
     if (argc > 3 && !strcmp(argv[3], "child")) {

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static char maps[1 << 16];
+#include "lib_pages.h"
 
 int main(int argc, char **argv) {
     long bound = argc > 1 ? atol(argv[1]) : 0;
@@ -37,34 +37,9 @@ int main(int argc, char **argv) {
     free(b);
     free(a);
     free(c);
-    int fd = open("/proc/self/maps", O_RDONLY);
-    size_t len = 0;
-    ssize_t r;
-    while (fd >= 0 && (r = read(fd, maps + len, sizeof maps - 1 - len)) > 0)
-        len += (size_t)r;
-    if (fd >= 0)
-        close(fd);
-    maps[len] = 0;
-    int pm = open("/proc/self/pagemap", O_RDONLY);
-    if (pm < 0)
+    long pages = 0, present = lib_pages(getpid(), "r-xp", &pages);
+    if (present < 0)
         return 2;
-    long present = 0, pages = 0;
-    for (char *s = maps; *s;) {
-        char *e = strchr(s, '\n');
-        if (!e)
-            break;
-        *e = 0;
-        char *q;
-        unsigned long lo = strtoul(s, &q, 16), hi = strtoul(q + 1, &q, 16);
-        if (strstr(s, "liballoy") && !strncmp(q + 1, "r-xp", 4))
-            for (unsigned long at = lo; at < hi; at += 4096, pages++) {
-                uint64_t ent = 0;
-                if (pread(pm, &ent, sizeof ent, (off_t)(at / 4096 * 8)) == sizeof ent && ent >> 63)
-                    present++;
-            }
-        s = e + 1;
-    }
-    close(pm);
     free(p);
     char msg[160];
     int n = snprintf(msg, sizeof msg, "liballoy text: %ld of %ld pages mapped (bound %ld)\n",
