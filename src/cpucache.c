@@ -597,8 +597,9 @@ AY_LATE_TEXT static void release_reserve(cpu_state_t *st, unsigned b) {
 
 /* A miss on bin b of cache c (the calling thread's) served from the bin's
  * reserve, under the cache's lock (tried only): its first object, handed
- * out, and a carve of the next onto list l.  NULL when the reserve is empty
- * or the lock taken. */
+ * out, and a carve of the next onto list l.  NULL when the reserve is
+ * empty, the list has no capacity (stopped, or none yet: a miss gives it
+ * some) or the lock is taken. */
 static void *from_reserve(cpu_state_t *st, unsigned c, unsigned b, ay_cpu_list_t *l) {
     if (AY_LOAD(&st->reserve[b].next) == AY_LOAD(&st->reserve[b].end) ||
         AY_LOAD(&l->end) <= AY_LOAD(&l->begin) || /* no capacity, or stopped: a miss gives it */
