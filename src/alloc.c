@@ -103,6 +103,22 @@ void *ay_alloc_sampled(ay_heap_t *h, size_t size, size_t align, bool zero) {
     return p;
 }
 
+void *ay_malloc_cpu_counted(size_t size) {
+    unsigned off = ay_size_bin_offset(size);
+    int64_t left;
+    __builtin_sub_overflow(ay_tls.prof_left, (int64_t)size, &left);
+    ay_tls.prof_left = left;
+    void *p;
+    if (AY_UNLIKELY(left < 0))
+        goto miss;
+    AY_CPU_POP_CLAIM(p, off, ay_tls.cpu_delta, miss, bad);
+    return p;
+miss:
+    return ay_malloc_slow(size);
+bad:
+    return ay_malloc_bad(p);
+}
+
 void *ay_malloc_slow(size_t size) {
     if (AY_UNLIKELY(__atomic_load_n(&ay_init_state, __ATOMIC_RELAXED) == 0))
         check_not_under_asan();

@@ -54,31 +54,34 @@ void *ay_malloc_bad(void *p);
  * (prof.h: the subtraction's sign selects AY_LIST_END for p with a
  * conditional move) all miss.  The block's word is then cleared: it is
  * handed out. */
-/* malloc's fast path in per-CPU mode (cpucache.h): the profiler's countdown
- * as above, then one sequence pops the block off the CPU's list of its
- * class (a thread whose mallocs must miss reads the null regions, through
- * its cpu_delta); the block's mark must be there (a block freed twice, or
- * written after its free, has none), and is cleared. */
+/* malloc's fast path in per-CPU mode while ay_cpu_lean (cpucache.h): one
+ * sequence pops the block off the CPU's list of its class; the block's
+ * mark must be there (a block freed twice, or written after its free, has
+ * none), and is cleared.  No countdown and no thread-local word: the
+ * counted path (ay_malloc_cpu_counted, alloc.c) has them. */
 AY_INLINE void *ay_malloc_fast_cpu(size_t size) {
     unsigned off = ay_size_bin_offset(size);
-    int64_t left;
-    __builtin_sub_overflow(ay_tls.prof_left, (int64_t)size, &left);
-    ay_tls.prof_left = left;
     void *p;
-    if (AY_UNLIKELY(left < 0))
-        goto miss;
-    AY_CPU_POP(p, off, ay_tls.cpu_delta, miss);
-    AY_CPU_CLAIM(p, bad);
+    AY_CPU_POP_CLAIM(p, off, 0, miss, bad);
     return p;
 miss:
     return ay_malloc_slow(size);
 bad:
     return ay_malloc_bad(p);
 }
+/* malloc in per-CPU mode when not ay_cpu_lean: the profiler's countdown as
+ * in the thread caches' path below, then the pop, from the null regions for
+ * a thread whose mallocs must miss (its cpu_delta). */
+void *ay_malloc_cpu_counted(size_t size);
 
 AY_INLINE void *ay_malloc_fast(size_t size) {
-    if (AY_LIKELY(ay_cpu_mode)) /* only in a build with per-CPU caches (cpucache.h) */
+    /* only in a build with per-CPU caches (cpucache.h); a plain read (a
+     * compare with memory): only the thread that clears it needs to see
+     * that at once, and it does */
+    if (AY_LIKELY(ay_cpu_lean))
         return ay_malloc_fast_cpu(size);
+    if (ay_cpu_mode)
+        return ay_malloc_cpu_counted(size);
     unsigned off = ay_size_bin_offset(size);
     ay_bin_t *bin = (ay_bin_t *)((char *)ay_tls.bins + off);
     void *p = bin->head;

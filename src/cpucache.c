@@ -298,6 +298,7 @@ bool ay_cpu_init(void) {
     why_off = "";
 #if ALLOY_PERCPU
     ay_cpu_mode = true;
+    ay_cpu_lean = true;
 #endif
     return true;
 }

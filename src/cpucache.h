@@ -144,21 +144,49 @@ extern AY_HIDDEN char *ay_cpu_base;
 
 /* malloc's pop from the calling CPU's list at byte offset off (delta: the
  * thread's, 0 or the distance to the null regions): the block, or a jump
- * to miss. */
+ * to miss; after the commit, the block's claim (AY_CPU_CLAIM's check), or
+ * a jump to bad.  The claim is in the same statement where the compiler
+ * keeps an asm goto's outputs on its jumps too (GCC, clang from 16), so
+ * that the block stays in %rax, where malloc returns it. */
+/* The pop's sequence and its inputs, for the two macros below. */
+#define AY_CPU_POP_SEQ(miss)                                            \
+    AY_RSEQ_START AY_RSEQ_REGION                                        \
+    "movl 8(%[t],%[o]), %k[c]\n\t"                                      \
+    "cmpl (%[t],%[o]), %k[c]\n\t"                                       \
+    "jbe %l[" #miss "]\n\t"                                             \
+    "subl $1, %k[c]\n\t"                                                \
+    "movq (%[t],%[c],8), %[p]\n\t"                                      \
+    "movl %k[c], 8(%[t],%[o])\n"                                        \
+    AY_RSEQ_END
+#define AY_CPU_POP_IN(off, delta)                                       \
+    [rs] "r"(ay_rseq_off), [base] "r"(ay_cpu_base + (delta)),           \
+    [o] "r"((uintptr_t)(off))
+#if defined(__clang__) && __clang_major__ < 16
+#define AY_CPU_POP_CLAIM(p, off, delta, miss, bad)                      \
+    do {                                                                \
+        AY_CPU_POP(p, off, delta, miss);                                \
+        AY_CPU_CLAIM(p, bad);                                           \
+    } while (0)
+#else
+#define AY_CPU_POP_CLAIM(p, off, delta, miss, bad)                      \
+    do {                                                                \
+        uintptr_t t_, c_;                                               \
+        __asm__ volatile goto(AY_CPU_POP_SEQ(miss)                      \
+            "xorq %[m], (%[p])\n\t"                                     \
+            "jne %l[" #bad "]"                                          \
+            : [p] "=&a"(p), [t] "=&r"(t_), [c] "=&r"(c_)                \
+            : AY_CPU_POP_IN(off, delta), [m] "r"(ay_cpu_mark())         \
+            : "memory", "cc"                                            \
+            : miss, bad);                                               \
+    } while (0)
+#endif
+/* The pop alone (AY_CPU_POP_CLAIM without the claim). */
 #define AY_CPU_POP(p, off, delta, miss)                                 \
     do {                                                                \
         uintptr_t t_, c_;                                               \
-        __asm__ volatile goto(AY_RSEQ_START AY_RSEQ_REGION              \
-            "movl 8(%[t],%[o]), %k[c]\n\t"                              \
-            "cmpl (%[t],%[o]), %k[c]\n\t"                               \
-            "jbe %l[" #miss "]\n\t"                                     \
-            "subl $1, %k[c]\n\t"                                        \
-            "movq (%[t],%[c],8), %[p]\n\t"                              \
-            "movl %k[c], 8(%[t],%[o])\n"                                \
-            AY_RSEQ_END                                                 \
+        __asm__ volatile goto(AY_CPU_POP_SEQ(miss)                      \
             : [p] "=&r"(p), [t] "=&r"(t_), [c] "=&r"(c_)                \
-            : [rs] "r"(ay_rseq_off), [base] "r"(ay_cpu_base + (delta)), \
-              [o] "r"((uintptr_t)(off))                                 \
+            : AY_CPU_POP_IN(off, delta)                                 \
             : "memory", "cc"                                            \
             : miss);                                                    \
     } while (0)
@@ -200,7 +228,7 @@ extern AY_HIDDEN char *ay_cpu_base;
                  : bad)
 /* clang-format on */
 #else
-#define AY_CPU_POP(p, off, delta, miss) goto miss
+#define AY_CPU_POP_CLAIM(p, off, delta, miss, bad) goto miss
 #define AY_CPU_PUSH(p, mark, off, miss) goto miss
 #define AY_CPU_CLAIM(p, bad)                                                                       \
     do {                                                                                           \

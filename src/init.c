@@ -71,6 +71,8 @@ void ay_init_slow(void) {
         ay_tcache_global_init();
         ay_cpu_init(); /* per-CPU caches, or thread caches (cpucache.h) */
         ay_prof_init();
+        if (ay_prof_enabled()) /* the countdown is kept on the counted path (cpucache.h) */
+            ay_cpu_count_mallocs();
         ay_guard_init(); /* guard_sample: the guarded pages and the SIGSEGV handler */
         __atomic_store_n(&ay_init_state, 2, __ATOMIC_RELEASE);
         return;

@@ -30,6 +30,16 @@
 
 __thread ay_tls_t ay_tls __attribute__((tls_model("initial-exec"))) = {ay_tcache_empty, 0, 0};
 intptr_t ay_cpu_null_delta;
+#if ALLOY_PERCPU
+bool ay_cpu_lean;
+#endif
+
+void ay_cpu_count_mallocs(void) {
+#if ALLOY_PERCPU
+    AY_STORE(&ay_cpu_lean, false);
+#endif
+}
+
 /* All lists empty, all limits 0.  Written only where tcache.h says: every
  * thread without a cache takes one from a room in free's fast path, and
  * puts it back with a store of 0 (ay_bin_undo_free); nothing else writes
@@ -152,6 +162,8 @@ static void route(ay_tcache_t *tc) {
     bool on = tc->cache_on && !tc->explicit_heap;
     ay_tls.bins = on ? tc->bins : ay_tcache_empty;
     ay_tls.cpu_delta = on ? 0 : ay_cpu_null_delta; /* per-CPU mode's lists: cpucache.h */
+    if (!on)                                       /* malloc's lean path reads no cpu_delta */
+        ay_cpu_count_mallocs();
 }
 
 ay_tcache_t *ay_tcache_get(void) {

@@ -198,6 +198,21 @@ extern AY_HIDDEN ay_bin_t ay_tcache_empty[AY_EMPTY_BINS];
  * (caches off, an explicit default heap) has it as its ay_tls.cpu_delta.
  * Set once by cpucache.c. */
 extern AY_HIDDEN intptr_t ay_cpu_null_delta;
+/* Per-CPU mode, and no malloc needs more than a pop from its CPU's list:
+ * the heap profiler is off (its byte countdown is not kept) and no thread's
+ * mallocs must miss.  malloc's fast path tests this alone (alloc.h); when
+ * it is false in per-CPU mode, malloc takes the counted path, out of line
+ * (ay_malloc_cpu_counted).  Set by cpucache.c as it turns per-CPU mode on,
+ * and cleared for good by ay_cpu_count_mallocs. */
+#if ALLOY_PERCPU
+extern AY_HIDDEN bool ay_cpu_lean;
+#else
+#define ay_cpu_lean false
+#endif
+/* From now on every malloc in per-CPU mode keeps the profiler's countdown
+ * and reads its thread's cpu_delta: the heap profiler is on, or a thread's
+ * mallocs must miss.  Nothing in thread mode. */
+void ay_cpu_count_mallocs(void);
 
 /* The record whose lists are at bins (they come first in it). */
 AY_INLINE ay_tcache_t *ay_tcache_of_bins(ay_bin_t *bins) { return (ay_tcache_t *)bins; }

@@ -23,7 +23,7 @@ count() {
             a = $1; sub(":", "", a); addr[n] = a; text[n] = $0; at[a] = n; n++
         }
         END {
-            for (i = 0; i < n && text[i] !~ /ay_cpu_mode/; i++) ;
+            for (i = 0; i < n && text[i] !~ /ay_cpu_(lean|mode)/; i++) ;
             j = i + 1 # the jump after the compare
             if (i >= n || text[j] !~ /\tj(e|ne) /) { print 0, 0; exit }
             split(text[j], w, " "); target = w[3]

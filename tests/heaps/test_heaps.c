@@ -128,6 +128,17 @@ int main(void) {
             alloy_heap_free(h, blocks[i]);
         if (round % 2) { /* a thread's default heap: plain malloc lands there */
             CHECK(alloy_heap_set_default(h) == 0);
+            /* small blocks too: none from a cache of another heap's blocks
+             * (in per-CPU mode, its CPU's: that thread's mallocs miss) */
+            alloy_stats_t before = {.size = sizeof before}, after = {.size = sizeof after};
+            CHECK(alloy_heap_stats_read(alloy_heap_id(h), &before) == 0);
+            void *small[64];
+            for (int i = 0; i < 64; i++)
+                small[i] = malloc(40);
+            CHECK(alloy_heap_stats_read(alloy_heap_id(h), &after) == 0);
+            CHECK(after.allocated >= before.allocated + 64 * 40);
+            for (int i = 0; i < 64; i++)
+                free(small[i]);
             void *p = malloc(40);
             CHECK(alloy_heap_get_default() == h);
             CHECK(alloy_heap_destroy(h) == EINVAL); /* still this thread's default */

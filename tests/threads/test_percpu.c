@@ -20,6 +20,10 @@
  *   test_percpu drain                threads allocate and free at full
  *                                    speed while another drains every
  *                                    CPU's cache, again and again
+ *   test_percpu heap                 a thread whose default heap is an
+ *                                    explicit one: its mallocs come from
+ *                                    that heap, not from its CPU's cache,
+ *                                    which holds blocks of heap 0
  *   test_percpu touch [32]           per CPU: 4000 blocks of 1 KiB (or 100
  *                                    of each of 32 sizes) grow the resident
  *                                    set by at most 80 KiB (416) more than
@@ -52,6 +56,7 @@
 
 #include "alloy.h"
 #include "alloy/ctl.h"
+#include "alloy/heap.h"
 #include "check.h"
 
 #define AT_RSEQ_FEATURE_SIZE_ 27
@@ -402,6 +407,40 @@ static int run_touch(int classes) {
     return CHECK_DONE();
 }
 
+/* ---- a thread with an explicit default heap: its mallocs miss ---- */
+
+static int run_heap(void) {
+    enum { N = 64, SIZE = 40 };
+    void *mine[N], *got[N];
+    for (int i = 0; i < N; i++) /* heap 0's blocks, in the CPU's cache (or the thread's) */
+        mine[i] = malloc(SIZE);
+    for (int i = 0; i < N; i++)
+        free(mine[i]);
+    alloy_heap_t *h = alloy_heap_create();
+    CHECK(h != NULL);
+    if (!h)
+        return CHECK_DONE();
+    alloy_stats_t before = {.size = sizeof before}, after = {.size = sizeof after};
+    CHECK(alloy_heap_stats_read(alloy_heap_id(h), &before) == 0);
+    CHECK(alloy_heap_set_default(h) == 0);
+    for (int i = 0; i < N; i++)
+        got[i] = malloc(SIZE);
+    CHECK(alloy_heap_stats_read(alloy_heap_id(h), &after) == 0);
+    fprintf(stderr, "mode %s: the explicit heap's bytes %zu -> %zu\n", mode_now(), before.allocated,
+            after.allocated);
+    CHECK(after.allocated >= before.allocated + N * SIZE);
+    int reused = 0;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            reused += got[i] == mine[j];
+    CHECK_EQ_U(reused, 0);
+    for (int i = 0; i < N; i++)
+        free(got[i]);
+    CHECK(alloy_heap_set_default(NULL) == 0);
+    CHECK(alloy_heap_destroy(h) == 0);
+    return CHECK_DONE();
+}
+
 int main(int argc, char **argv) {
     if (argc < 2)
         return 2;
@@ -425,6 +464,8 @@ int main(int argc, char **argv) {
     free(malloc(1)); /* initialised before the child is forked */
     if (!strcmp(argv[1], "touch"))
         return run_touch(argc > 2 ? atoi(argv[2]) : 1);
+    if (!strcmp(argv[1], "heap"))
+        return run_heap();
     /* a third argument "percpu": the run means nothing with thread caches
      * (the flavour whose sequences are not armed): skipped */
     if (argc > 3 && !strcmp(argv[3], "percpu") && strcmp(mode_now(), "percpu") != 0) {
