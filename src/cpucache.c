@@ -728,7 +728,7 @@ void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
             carve(c, b, l, &run);
         }
         keep_run(st, b, &run);
-        ay_heaps_decay_tick();
+        ay_heaps_decay_tick_at(now);
         return p;
     }
 bad:
@@ -736,6 +736,7 @@ bad:
 }
 
 void ay_cpu_push(ay_heap_t *h, unsigned b, void *p) {
+    uint64_t now = ay_os_now_ms(); /* one read of the clock for the event */
     for (;;) {
         unsigned c = ay_rseq_cid();
         cpu_state_t *st = state_of(c);
@@ -756,13 +757,13 @@ void ay_cpu_push(ay_heap_t *h, unsigned b, void *p) {
             give_back_overflow(h, b, head, k);
             /* the step before the push: a bin's first overflow (a list
              * with no capacity yet) gives it some */
-            after_event(h, st, c, b, step, 0, &st->overflows, ay_os_now_ms());
+            after_event(h, st, c, b, step, 0, &st->overflows, now);
             if (seq_push(c, l, p) != AY_DONE) { /* moved, or still full (stopped) */
                 ay_link_set(p, NULL);
                 give_back(h, b, p, 1);
             }
         }
-        ay_heaps_decay_tick();
+        ay_heaps_decay_tick_at(now);
         return;
     }
 }

@@ -323,9 +323,14 @@ static void heaps_purge_quiet(uint64_t now) {
 }
 
 void ay_heaps_decay_tick(void) {
+    if (ay_conf.decay_ms >= 0)
+        ay_heaps_decay_tick_at(ay_os_now_ms());
+}
+
+void ay_heaps_decay_tick_at(uint64_t now) {
     if (ay_conf.decay_ms < 0)
         return;
-    uint64_t now = ay_os_now_ms(), last = AY_LOAD(&last_round_ms);
+    uint64_t last = AY_LOAD(&last_round_ms);
     if (AY_LIKELY(!ay_policy_decay_round_due(now, last, ay_conf.decay_ms)) ||
         !__atomic_compare_exchange_n(&last_round_ms, &last, now, false, __ATOMIC_RELAXED,
                                      __ATOMIC_RELAXED))

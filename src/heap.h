@@ -155,6 +155,9 @@ void ay_heaps_purge(bool all);
  * a background thread.  Costs a slow path a read of the coarse clock;
  * nothing under decay_ms:-1. */
 void ay_heaps_decay_tick(void);
+/* The same, for a slow path that read the clock already (now, from
+ * ay_os_now_ms). */
+void ay_heaps_decay_tick_at(uint64_t now);
 
 /* Fork support: every heap's locks, in the global order. */
 void ay_heaps_lock_all(void);
