@@ -24,6 +24,13 @@
  *                                    explicit one: its mallocs come from
  *                                    that heap, not from its CPU's cache,
  *                                    which holds blocks of heap 0
+ *   test_percpu twice                a block freed twice (another free
+ *                                    between) goes with its CPU's cache
+ *                                    to the transfer cache, by pointer,
+ *                                    then to its span: alloy must abort
+ *                                    ("double free") on the way; exits 3
+ *                                    if nothing caught it, 77 with thread
+ *                                    caches
  *   test_percpu touch [32]           per CPU: 4000 blocks of 1 KiB (or 100
  *                                    of each of 32 sizes) grow the resident
  *                                    set by at most 80 KiB (416) more than
@@ -441,6 +448,24 @@ static int run_heap(void) {
     return CHECK_DONE();
 }
 
+/* ---- a block freed twice, given back by pointer ---- */
+
+static int run_twice(void) {
+    if (strcmp(mode_now(), "percpu") != 0)
+        return 77;
+    void *p = malloc(64), *q = malloc(64), *more[64];
+    for (int i = 0; i < 64; i++)
+        more[i] = malloc(64);
+    free(p);
+    free(q);
+    free(p); /* the list holds p, q, p: its fast path checks the alignment only */
+    for (int i = 0; i < 64; i++) /* overflows: p, q, p go by pointer, newest first */
+        free(more[i]);
+    alloy_purge(); /* every batch to the spans */
+    fprintf(stderr, "test_percpu twice: the double free was not caught\n");
+    return 3;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2)
         return 2;
@@ -466,6 +491,8 @@ int main(int argc, char **argv) {
         return run_touch(argc > 2 ? atoi(argv[2]) : 1);
     if (!strcmp(argv[1], "heap"))
         return run_heap();
+    if (!strcmp(argv[1], "twice"))
+        return run_twice();
     /* a third argument "percpu": the run means nothing with thread caches
      * (the flavour whose sequences are not armed): skipped */
     if (argc > 3 && !strcmp(argv[3], "percpu") && strcmp(mode_now(), "percpu") != 0) {
