@@ -349,39 +349,43 @@ static void give_back(ay_heap_t *h, unsigned b, void *head, uint32_t n) {
         ay_transfer_give(ay_transfer_set(h->node), h->node, b - 1, head, n);
 }
 
+/* An overflow's batch (or a scavenge's): while the process has used one
+ * cache only (one thread, or threads that never ran at the same moment), no
+ * other cache would take it from a transfer cache, so it goes straight to
+ * its spans, so that they empty and their pages serve any class, as a lone
+ * thread cache's does (tcache.c).  (Flushes and drains keep to the transfer
+ * caches, whose walk of a batch catches a block given back twice.) */
+static void give_back_overflow(ay_heap_t *h, unsigned b, void *head, uint32_t n) {
+    if (n)
+        ay_transfer_give(AY_LOAD(&caches_made) > 1 ? ay_transfer_set(h->node) : NULL, h->node,
+                         b - 1, head, n);
+}
 #define BATCH_MAX AY_POLICY_CPU_TAKE_MAX /* pointers a batch sequence copies at a time */
-_Static_assert(BATCH_MAX <= AY_BATCH_PTRS, "a sequence's batch fits an array batch");
 
-/* An overflow (or a scavenge): take up to n blocks off bin b's list l of
- * region c (the calling thread has id c) and give them back by pointer,
- * marked as they are, untouched: array batches to the transfer cache of
- * heap h's node (transfer.h).  While the process has used one cache only
- * (one thread, or threads that never ran at the same moment), no other
- * cache would take them from a transfer cache, so they go straight to
- * their spans, so that those empty and their pages serve any class, as a
- * lone thread cache's do (tcache.c).  Returns how many (fewer when the
- * list has fewer or the thread moved).  (Flushes and drains give linked
- * batches, whose walk catches a block given back twice at once: take.) */
-AY_LATE_TEXT static uint32_t take_back(ay_heap_t *h, unsigned c, unsigned b, ay_cpu_list_t *l,
-                                       uint32_t n) {
-    void *buf[BATCH_MAX];
-    ay_transfer_set_t *set = AY_LOAD(&caches_made) > 1 ? ay_transfer_set(h->node) : NULL;
-    uint32_t total = 0;
-    while (total < n) {
-        uint32_t want = n - total < BATCH_MAX ? n - total : BATCH_MAX, k;
-        if (seq_pop_batch(c, l, buf, want, &k) != AY_DONE || k == 0)
-            break;
-        ay_transfer_give_blocks(set, h->node, b - 1, buf, k);
-        total += k;
-    }
-    return total;
+/* Block p, taken off a list to be linked, has no mark: abort with what its
+ * word says (a link: it was linked already, by the way out of another copy
+ * of it: a block freed twice; 0: handed out already, freed twice too;
+ * anything else: written after its free). */
+AY_COLD __attribute__((noreturn)) static void bad_mark(const void *p) {
+    if (*(const uintptr_t *)p != 0 && ay_link_holds(p))
+        ay_fatal("free(): double free (a block is twice in the caches)", p);
+    ay_fatal_bad_link(p);
 }
 
-/* A flush: take up to n blocks off list l of region c (the calling thread
- * has id c), linked, into *head, each mark checked before its link is
- * written over it (a block held twice, whose other copy left already, is
- * caught here); returns how many (fewer when the list has fewer or the
- * thread moved). */
+/* Link block p, taken off a list, to next, after checking its mark: a
+ * block freed twice whose other copy left already (handed out, or linked
+ * on its way to its span) is caught here, before its link could join two
+ * lists. */
+static void link_taken(void *p, void *next) {
+    if (AY_UNLIKELY(*(uintptr_t *)p != ay_cpu_mark()))
+        bad_mark(p);
+    ay_link_set(p, next);
+}
+
+/* Take up to n blocks off list l of region c (the calling thread has id c),
+ * linked (link_taken), into *head; returns how many (fewer when the list
+ * has fewer or the thread moved). */
+
 static uint32_t take(unsigned c, ay_cpu_list_t *l, uint32_t n, void **head) {
     void *first = NULL, *buf[BATCH_MAX];
     uint32_t total = 0;
@@ -390,9 +394,7 @@ static uint32_t take(unsigned c, ay_cpu_list_t *l, uint32_t n, void **head) {
         if (seq_pop_batch(c, l, buf, want, &k) != AY_DONE || k == 0)
             break;
         for (uint32_t i = 0; i < k; i++) { /* the oldest first in the list */
-            if (AY_UNLIKELY(*(uintptr_t *)buf[i] != ay_cpu_mark()))
-                ay_transfer_bad_mark(buf[i]);
-            ay_link_set(buf[i], first);
+            link_taken(buf[i], first);
             first = buf[i];
         }
         total += k;
@@ -475,8 +477,11 @@ static bool set_cap(ay_heap_t *h, cpu_state_t *st, unsigned c, unsigned b, uint3
             cap = st->room[b];
     }
     uint32_t len = list_len(l);
-    if (len > cap)
-        take_back(h, c, b, l, len - cap);
+    if (len > cap) {
+        void *head;
+        uint32_t k = take(c, l, len - cap, &head);
+        give_back_overflow(h, b, head, k);
+    }
     /* begin and end in one store, from a sequence of the cache's own id:
      * this starts a stopped list again too (a drained one, whose cur the
      * drain reset: no sequence that read the old cur can run beside it) */
@@ -536,7 +541,9 @@ static void scavenge_maybe(ay_heap_t *h, cpu_state_t *st, unsigned c, uint64_t b
     for (unsigned b = 1; b < AY_NUM_BINS; b++) {
         ay_cpu_list_t *l = list_at(region, b);
         ay_tc_step_t step = ay_policy_on_scavenge(st->batch[b], list_len(l));
-        take_back(h, c, b, l, step.move);
+        void *head;
+        uint32_t k = take(c, l, step.move, &head);
+        give_back_overflow(h, b, head, k);
         set_batch(h, st, c, b, step.batch);
     }
 }
@@ -571,19 +578,6 @@ AY_LATE_TEXT static void fill(ay_heap_t *h, unsigned c, unsigned b, ay_cpu_list_
         }
     }
     give_back(h, b, head, n);
-}
-
-/* Push the n marked blocks at blocks onto list l of region c, blocks[0]
- * first; what does not fit (or is left when the thread moved) goes back as
- * they are, by pointer. */
-static void fill_blocks(ay_heap_t *h, unsigned c, unsigned b, ay_cpu_list_t *l, void *const *blocks,
-                        uint32_t n) {
-    uint32_t pushed = 0;
-    if (n && seq_push_batch(c, l, blocks, n, &pushed) != AY_DONE)
-        pushed = 0;
-    if (pushed < n)
-        ay_transfer_give_blocks(ay_transfer_set(h->node), h->node, b - 1, blocks + pushed,
-                                n - pushed);
 }
 
 /* Push never-used objects of run r (bin b's class), each with its mark,
@@ -721,10 +715,9 @@ void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
          * carved and the rest of the run kept */
         ay_tc_step_t step =
             ay_policy_on_miss(&ay_conf.batch, ay_bin_size[b], AY_LOAD(&st->batch[b]));
-        void *head = NULL, *held[BATCH_MAX];
+        void *head;
         ay_run_t run = {0, 0};
-        uint32_t got = ay_transfer_take(ay_transfer_set(h->node), b - 1, &head, held);
-        bool by_pointer = got && !head; /* an array batch: in held, marked */
+        uint32_t got = ay_transfer_take(ay_transfer_set(h->node), b - 1, &head);
         if (!got && (p = from_reserve(st, c, b, l)))
             return p;
         if (!got)
@@ -735,11 +728,7 @@ void *ay_cpu_refill(ay_heap_t *h, unsigned b) {
          * miss gives it some) */
         after_event(h, st, c, b, step, (uint64_t)got * ay_bin_size[b], &st->misses, now);
         uint32_t linked = got - (uint32_t)((run.end - run.next) / ay_bin_size[b]);
-        if (by_pointer) { /* the newest handed out, the rest onto the list as they are */
-            p = held[got - 1];
-            AY_CPU_CLAIM(p, bad);
-            fill_blocks(h, c, b, l, held, got - 1);
-        } else if (!linked) { /* never-used objects only: the first is handed out */
+        if (!linked) { /* never-used objects only: the first is handed out */
             p = (void *)run.next;
             run.next += ay_bin_size[b];
             carve(c, b, l, &run);
@@ -784,7 +773,9 @@ void ay_cpu_push(ay_heap_t *h, unsigned b, void *p) {
         if (r == AY_EMPTY) { /* full: an overflow gives a batch back first */
             ay_tc_step_t step = ay_policy_on_overflow(&ay_conf.batch, ay_bin_size[b],
                                                       AY_LOAD(&st->batch[b]), list_len(l));
-            take_back(h, c, b, l, step.move ? step.move : 1);
+            void *head;
+            uint32_t k = take(c, l, step.move ? step.move : 1, &head);
+            give_back_overflow(h, b, head, k);
             /* the step before the push: a bin's first overflow (a list
              * with no capacity yet) gives it some */
             after_event(h, st, c, b, step, 0, &st->overflows, now);
@@ -894,10 +885,8 @@ AY_LATE_TEXT static bool drain_other(ay_heap_t *h, cpu_state_t *st, unsigned c) 
         ay_cpu_list_t *l = list_at(region, b);
         uint32_t cur = AY_LOAD(&l->cur), first = st->first[b];
         void *head = NULL;
-        for (uint32_t i = first; i < cur; i++) { /* each mark checked, as take does */
-            if (AY_UNLIKELY(*(uintptr_t *)slots[i] != ay_cpu_mark()))
-                ay_transfer_bad_mark(slots[i]);
-            ay_link_set(slots[i], head);
+        for (uint32_t i = first; i < cur; i++) {
+            link_taken(slots[i], head);
             head = slots[i];
         }
         give_back(h, b, head, cur > first ? cur - first : 0);

@@ -242,7 +242,7 @@ extern AY_HIDDEN char *ay_cpu_base;
  * reader of a free block who knows the block's address would learn the
  * secret from p ^ key as well; the block's address in it would cost malloc
  * and free an instruction or two each. */
-AY_INLINE uintptr_t ay_cpu_mark(void) { return ay_block_mark(); }
+AY_INLINE uintptr_t ay_cpu_mark(void) { return ay_link_key; }
 
 /* ---- slow paths (cpucache.c) ---- */
 

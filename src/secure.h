@@ -189,13 +189,6 @@ AY_INLINE void ay_link_set(void *at, const void *next) {
  * it comes to p again, instead of handing p out a second time. */
 AY_INLINE void ay_link_clear(void *p) { *(uintptr_t *)p = 0; }
 
-/* The mark of a free block held by its pointer, not linked (a per-CPU
- * list's slot, a transfer cache's array batch: cpucache.h, transfer.h): its
- * first word holds the free lists' secret.  It leaves such a place only by
- * a check that the mark is there and a write over it (handed out: 0;
- * linked: a link), so a block held twice is found at its second way out. */
-AY_INLINE uintptr_t ay_block_mark(void) { return ay_link_key; }
-
 /* Does the first word of block p hold a link (is p, as far as that word
  * tells, on a list)?  Its decoded value is a user-space address: the next
  * block, or AY_LIST_END. */

@@ -368,7 +368,7 @@ void *ay_tcache_refill(ay_tcache_t *tc, unsigned b) {
          * without reading it (it was checked as it was formed), even beyond
          * its limit (the thread allocates from it, and a free that finds it
          * over its limit gives some back) */
-        uint32_t got = ay_transfer_take(tc->transfer, b - 1, &head, NULL);
+        uint32_t got = ay_transfer_take(tc->transfer, b - 1, &head);
         if (!got)
             got = ay_central_fetch(ay_heap_central(tc->heap, b - 1), step.move, &head, run);
         if (!got)

@@ -20,8 +20,6 @@
 #include "secure.h"
 #include "topology.h"
 
-#include <string.h>
-
 static ay_transfer_set_t set0;
 static ay_transfer_set_t *sets[AY_MAX_NODES] = {&set0};
 
@@ -44,37 +42,16 @@ static void transfer_lock(ay_transfer_t *x) {
         AY_STORE(&x->contended, x->contended + 1);
 }
 
-AY_COLD void ay_transfer_bad_mark(const void *p) {
-    if (*(const uintptr_t *)p != 0 && ay_link_holds(p)) /* linked already: it was held twice */
-        ay_fatal("free(): double free (a block is twice in the caches)", p);
-    ay_fatal_bad_link(p); /* 0: handed out already; else written after its free */
-}
+/* Batches taken off a transfer cache, to be released to their spans once
+ * its lock is dropped. */
+typedef struct to_release {
+    unsigned n;
+    ay_batch_t b[AY_TRANSFER_SLOTS];
+} to_release_t;
 
-/* Link the n marked blocks at blocks (n >= 1), the last first (a per-CPU
- * list's newest is its last: the list a thread cache's walk would have
- * made), each mark checked before its link is written over it; returns the
- * first, blocks[n - 1]. */
-AY_LATE_TEXT static void *link_blocks(void *const *blocks, uint32_t n) {
-    const uintptr_t mark = ay_block_mark();
-    for (uint32_t i = 0; i < n; i++) {
-        if (AY_UNLIKELY(*(const uintptr_t *)blocks[i] != mark))
-            ay_transfer_bad_mark(blocks[i]);
-        ay_link_set(blocks[i], i ? blocks[i - 1] : NULL);
-    }
-    return blocks[n - 1];
-}
-
-/* The oldest batch leaves x (its lock held) for *out, to be released to
- * its spans once the lock is dropped (release_one): an array batch's
- * pointers are copied into held (room for AY_BATCH_PTRS), as its slot's
- * storage is the next insert's. */
-static void take_oldest(ay_transfer_t *x, ay_batch_t *out, void **held) {
+static void take_oldest(ay_transfer_t *x, to_release_t *out) {
     ay_batch_t *b = &x->slot[x->first];
-    *out = *b;
-    if (b->ptrs) {
-        memcpy(held, b->ptrs, (size_t)b->n * sizeof(void *));
-        out->ptrs = held;
-    }
+    out->b[out->n++] = *b;
     x->first = (x->first + 1) % AY_TRANSFER_SLOTS;
     AY_STORE(&x->count, x->count - 1);
     AY_STORE(&x->objects, x->objects - b->n);
@@ -95,75 +72,45 @@ static void batch_release(unsigned cls, const ay_batch_t *b) {
     ay_central_release_checked(cls, b->head, b->n, b->run_span, b->run_end, b->nrun);
 }
 
-/* Batch b, which take_oldest took, to its spans (an array batch linked
- * first, each mark checked), with no transfer cache's lock held. */
-static void release_one(unsigned cls, ay_batch_t *b) {
-    lent_sub(&b->own);
-    if (b->ptrs)
-        b->head = link_blocks(b->ptrs, b->n);
-    batch_release(cls, b);
+static void release_all(unsigned cls, const to_release_t *s) {
+    for (unsigned i = 0; i < s->n; i++) {
+        lent_sub(&s->b[i].own);
+        batch_release(cls, &s->b[i]);
+    }
 }
 
-/* With x's lock held: its oldest batch leaves and goes to its spans with
- * the lock dropped, then the lock is taken again. */
-static void evict_oldest(ay_transfer_t *x, unsigned cls) {
-    ay_batch_t old;
-    void *held[AY_BATCH_PTRS];
-    take_oldest(x, &old, held);
-    pthread_mutex_unlock(&x->lock);
-    release_one(cls, &old);
-    transfer_lock(x);
-}
-
-/* Mark class cls's transfer cache of set used (and, for an array batch,
- * give it its storage), before its first insert: the decay rounds, the
- * stats and fork see it from then on (fork holds use_lock while it locks
- * the transfer caches in use).  False when the storage could not be had. */
-static bool make_used(ay_transfer_set_t *set, unsigned cls, bool array) {
-    ay_transfer_t *x = &set->c[cls];
-    uint64_t bit = (uint64_t)1 << (cls % 64);
-    if (AY_LIKELY((__atomic_load_n(&set->used[cls / 64], __ATOMIC_ACQUIRE) & bit) &&
-                  (!array || __atomic_load_n(&x->ptrs, __ATOMIC_ACQUIRE))))
-        return true;
-    pthread_mutex_lock(&set->use_lock);
-    if (array && !x->ptrs)
-        __atomic_store_n(&x->ptrs,
-                         ay_meta_alloc((size_t)AY_TRANSFER_SLOTS * AY_BATCH_PTRS * sizeof(void *)),
-                         __ATOMIC_RELEASE);
-    __atomic_or_fetch(&set->used[cls / 64], bit, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&set->use_lock);
-    return !array || x->ptrs;
-}
-
-/* Insert batch b into set's transfer cache of class cls (used: make_used);
- * what no longer fits (the oldest batches first) is released to its spans:
- * beyond its bytes and slots, or, when no take reached it for
- * AY_TRANSFER_IDLE_MS, beyond AY_TRANSFER_IDLE_BATCHES batches.  An array
- * batch's pointers are copied into its slot's storage. */
-AY_LATE_TEXT static void insert(ay_transfer_set_t *set, unsigned cls, const ay_batch_t *b,
-                                uint32_t size) {
+/* Insert batch b into set's transfer cache of class cls; what no longer
+ * fits (the oldest batches first) is released to its spans: beyond its
+ * bytes and slots, or, when no take reached it for AY_TRANSFER_IDLE_MS, beyond
+ * AY_TRANSFER_IDLE_BATCHES batches. */
+static void insert(ay_transfer_set_t *set, unsigned cls, const ay_batch_t *b, uint32_t size) {
     ay_transfer_t *x = &set->c[cls];
     uint64_t bound = ay_conf.transfer_bytes / size, n = b->n;
+    to_release_t s;
+    s.n = 0;
     for (uint32_t k = 0; k < b->own.n; k++) /* (before: stats never miss them) */
         __atomic_add_fetch(&b->own.c[k]->lent, b->own.count[k], __ATOMIC_RELAXED);
+    uint64_t bit = (uint64_t)1 << (cls % 64);
+    if (AY_UNLIKELY(!(__atomic_load_n(&set->used[cls / 64], __ATOMIC_ACQUIRE) & bit))) {
+        /* its first insert: the decay rounds, the stats and fork see it from
+         * now on (fork holds use_lock while it locks the transfer caches in use) */
+        pthread_mutex_lock(&set->use_lock);
+        __atomic_or_fetch(&set->used[cls / 64], bit, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&set->use_lock);
+    }
     uint64_t now = ay_os_now_ms();
     int64_t decay_ms = ay_conf.decay_ms;
     transfer_lock(x);
     /* beyond the slots (a few only for a transfer cache no thread took from lately)
-     * or the bound: the oldest go (policy.h), each released with the lock
-     * dropped */
+     * or the bound: the oldest go (policy.h) */
     while (ay_policy_transfer_evicts(x->count, x->objects, b->n, bound, now, x->take_ms, decay_ms))
-        evict_oldest(x, cls);
-    uint32_t at = (x->first + x->count) % AY_TRANSFER_SLOTS;
-    x->slot[at] = *b;
-    if (b->ptrs) {
-        x->slot[at].ptrs = x->ptrs + (size_t)at * AY_BATCH_PTRS;
-        memcpy(x->slot[at].ptrs, b->ptrs, (size_t)n * sizeof(void *));
-    }
+        take_oldest(x, &s);
+    x->slot[(x->first + x->count) % AY_TRANSFER_SLOTS] = *b;
     AY_STORE(&x->count, x->count + 1);
     AY_STORE(&x->objects, x->objects + n);
     AY_STORE(&x->inserted, x->inserted + n);
     pthread_mutex_unlock(&x->lock);
+    release_all(cls, &s);
 }
 
 /* The index of owner c in batch b's owners, added when new; -1 when b
@@ -180,87 +127,47 @@ static int owner_index(ay_batch_t *b, ay_central_t *c) {
     return (int)o->n++;
 }
 
-/* A batch being cut and checked: block i's place (its span looked up and
- * checked only when it leaves the last one's: a run, recorded), counted
- * for its owner. */
-typedef struct cut {
-    ay_batch_t b;
-    unsigned node, cls;
-    uint64_t magic;
-    uint32_t size;
-    bool here;          /* to the transfer cache (else to the spans) */
-    bool record;        /* runs are still recorded */
-    uintptr_t lo, hi;   /* the objects of the last block's span */
-    const ay_span_t *s; /* the last block's span */
-    int own;            /* its owner in b */
-} cut_t;
-
-static void cut_start(cut_t *k, ay_transfer_set_t *set, unsigned node, unsigned cls, uint32_t n) {
-    k->b.head = NULL;
-    k->b.ptrs = NULL;
-    k->b.n = n;
-    k->b.own.n = k->b.nrun = 0;
-    k->node = node;
-    k->cls = cls;
-    k->magic = ay_class_magic[cls];
-    k->size = (uint32_t)ay_policy_class_size(cls);
-    k->here = set && ay_conf.transfer_bytes >= k->size;
-    k->record = true;
-    k->lo = k->hi = 0;
-    k->s = NULL;
-    k->own = 0;
-}
-
-/* Block o, the batch's block i (from 1), checked in its place. */
-AY_LATE_TEXT static void cut_place(cut_t *k, const void *o, uint32_t i) {
-    uintptr_t a = (uintptr_t)o;
-    if (a - k->lo >= k->hi - k->lo) {
-        k->s = ay_central_block_span(o, k->cls);
-        const ay_central_t *c = k->s->owner.central;
-        if (AY_UNLIKELY(!c->bin || (ay_numa && (unsigned)c->pages->node != k->node)))
-            k->here = false; /* an uncached heap's, or another node's: to the spans */
-        if ((k->own = owner_index(&k->b, k->s->owner.central)) < 0) {
-            k->here = false; /* blocks of too many heaps: to their spans */
-            k->own = 0;
-        }
-        k->lo = k->s->start;
-        k->hi = k->s->limit;
-        if (k->record) { /* block i - 1 starts a run */
-            if (k->b.nrun)
-                k->b.run_end[k->b.nrun - 1] = i - 1;
-            if (k->b.nrun < AY_BATCH_RUNS)
-                k->b.run_span[k->b.nrun++] = k->s;
-            else
-                k->record = false;
-        }
-    }
-    k->b.own.count[k->own]++;
-    ay_central_check_offset(k->s, o, k->magic, k->size);
-}
-
-/* The cut batch to set's transfer cache, or to its spans. */
-AY_LATE_TEXT static void cut_end(cut_t *k, ay_transfer_set_t *set) {
-    if (k->record)
-        k->b.run_end[k->b.nrun - 1] = k->b.n;
-    if (k->here && make_used(set, k->cls, k->b.ptrs != NULL)) {
-        insert(set, k->cls, &k->b, k->size);
-        return;
-    }
-    if (k->b.ptrs)
-        k->b.head = link_blocks(k->b.ptrs, k->b.n);
-    batch_release(k->cls, &k->b);
-}
-
-AY_LATE_TEXT void *ay_transfer_give(ay_transfer_set_t *set, unsigned node, unsigned cls, void *head,
-                                    uint32_t n) {
-    cut_t k;
-    cut_start(&k, set, node, cls, n);
-    k.b.head = head;
+void *ay_transfer_give(ay_transfer_set_t *set, unsigned node, unsigned cls, void *head,
+                       uint32_t n) {
+    const uint64_t magic = ay_class_magic[cls];
+    const uint32_t size = (uint32_t)ay_policy_class_size(cls);
+    bool here = set && ay_conf.transfer_bytes >= size;
+    uintptr_t lo = 0, hi = 0; /* the objects of the last block's span */
     void *last = head, *mark = head;
-    /* one walk: each block's place, its link, and Brent's cycle detection
-     * as it goes */
+    ay_batch_t b;
+    b.head = head;
+    b.n = n;
+    b.own.n = b.nrun = 0;
+    bool record = true;        /* runs are still recorded */
+    const ay_span_t *s = NULL; /* the last block's span */
+    int own = 0;               /* its owner in b */
+    /* one walk: each block's place (its span looked up and checked only when
+     * it leaves the last one's: a run, recorded), its link, and Brent's cycle
+     * detection as it goes */
     for (uint32_t i = 1, power = 1, lam = 0;; i++) {
-        cut_place(&k, last, i);
+        uintptr_t a = (uintptr_t)last;
+        if (a - lo >= hi - lo) {
+            s = ay_central_block_span(last, cls);
+            const ay_central_t *c = s->owner.central;
+            if (AY_UNLIKELY(!c->bin || (ay_numa && (unsigned)c->pages->node != node)))
+                here = false; /* an uncached heap's, or another node's: to the spans */
+            if ((own = owner_index(&b, s->owner.central)) < 0) {
+                here = false; /* blocks of too many heaps: to their spans */
+                own = 0;
+            }
+            lo = s->start;
+            hi = s->limit;
+            if (record) { /* block i - 1 starts a run */
+                if (b.nrun)
+                    b.run_end[b.nrun - 1] = i - 1;
+                if (b.nrun < AY_BATCH_RUNS)
+                    b.run_span[b.nrun++] = s;
+                else
+                    record = false;
+            }
+        }
+        b.own.count[own]++;
+        ay_central_check_offset(s, last, magic, size);
         if (i == n)
             break;
         void *next = ay_link_get(last); /* not the end yet: an address */
@@ -275,30 +182,20 @@ AY_LATE_TEXT void *ay_transfer_give(ay_transfer_set_t *set, unsigned node, unsig
             lam = 0;
         }
     }
+    if (record)
+        b.run_end[b.nrun - 1] = n;
     void *rest = ay_link_get(last); /* read before the batch is anyone else's */
     if (AY_UNLIKELY(rest && !ay_link_plausible(rest)))
         ay_fatal_bad_link(last);
     ay_link_set(last, NULL);
-    cut_end(&k, set);
+    if (here)
+        insert(set, cls, &b, size);
+    else
+        batch_release(cls, &b);
     return rest;
 }
 
-AY_LATE_TEXT void ay_transfer_give_blocks(ay_transfer_set_t *set, unsigned node, unsigned cls,
-                                          void *const *blocks, uint32_t n) {
-    while (n) { /* an array batch of AY_BATCH_PTRS at most at a time */
-        uint32_t m = n < AY_BATCH_PTRS ? n : AY_BATCH_PTRS;
-        cut_t k;
-        cut_start(&k, set, node, cls, m);
-        k.b.ptrs = (void **)blocks;      /* copied by insert, or linked by cut_end */
-        for (uint32_t i = 0; i < m; i++) /* in the order link_blocks links them */
-            cut_place(&k, blocks[m - 1 - i], i + 1);
-        cut_end(&k, set);
-        blocks += m;
-        n -= m;
-    }
-}
-
-uint32_t ay_transfer_take(ay_transfer_set_t *set, unsigned cls, void **head, void **dst) {
+uint32_t ay_transfer_take(ay_transfer_set_t *set, unsigned cls, void **head) {
     ay_transfer_t *x = set ? &set->c[cls] : NULL;
     if (!x || AY_LOAD(&x->count) == 0) /* a racy peek: an empty one costs no lock */
         return 0;
@@ -311,12 +208,8 @@ uint32_t ay_transfer_take(ay_transfer_set_t *set, unsigned cls, void **head, voi
         uint32_t at = ay_policy_transfer_take(x->count);
         ay_batch_t *b = &x->slot[(x->first + at) % AY_TRANSFER_SLOTS];
         got = b->own;
-        n = b->n;
         *head = b->head;
-        if (b->ptrs && dst) /* the caller holds blocks by pointer too */
-            memcpy(dst, b->ptrs, (size_t)n * sizeof(void *));
-        else if (b->ptrs)
-            *head = link_blocks(b->ptrs, n);
+        n = b->n;
         AY_STORE(&x->count, x->count - 1);
         AY_STORE(&x->objects, x->objects - n);
         AY_STORE(&x->taken, x->taken + n);
@@ -334,12 +227,15 @@ uint32_t ay_transfer_take(ay_transfer_set_t *set, unsigned cls, void **head, voi
 static void decay_one(ay_transfer_t *x, unsigned cls, bool all) {
     if (AY_LOAD(&x->count) == 0 && AY_LOAD(&x->low) == 0)
         return;
+    to_release_t s;
+    s.n = 0;
     transfer_lock(x);
     ay_transfer_round_t round = ay_policy_transfer_decay(x->count, x->low, all);
-    for (uint32_t k = round.release; k > 0 && x->count; k--)
-        evict_oldest(x, cls);
+    for (uint32_t k = round.release; k > 0; k--)
+        take_oldest(x, &s);
     AY_STORE(&x->low, round.low);
     pthread_mutex_unlock(&x->lock);
+    release_all(cls, &s);
 }
 
 /* Call f on every used transfer cache, in node and class order. */
@@ -387,9 +283,7 @@ bool ay_transfer_holds(unsigned node, unsigned cls, const void *p) {
     for (uint32_t i = 0; i < x->count && !found; i++) {
         const ay_batch_t *b = &x->slot[(x->first + i) % AY_TRANSFER_SLOTS];
         const void *q = b->head;
-        for (uint32_t k = 0; b->ptrs && k < b->n && !found; k++)
-            found = b->ptrs[k] == p;
-        for (uint32_t k = 0; !b->ptrs && k < b->n && q && !found; k++, q = ay_link_get(q))
+        for (uint32_t k = 0; k < b->n && q && !found; k++, q = ay_link_get(q))
             found = q == p;
     }
     pthread_mutex_unlock(&x->lock);

@@ -33,15 +33,6 @@
  * goes to its spans instead, so that a node's transfer caches hand out only
  * the node's memory.
  *
- * A per-CPU cache (cpucache.h) gives its blocks by pointer instead
- * (ay_transfer_give_blocks): an array batch, each block's place checked
- * from its pointer, the blocks neither read nor written (each holds its
- * mark, secure.h's ay_block_mark); the insert copies the pointers into the
- * storage of the batch's slot, and a per-CPU refill copies them out.  An
- * array batch that goes to its spans (or to a thread cache) is linked on
- * the way, each block's mark checked before its link is written: a block
- * held twice is caught there.
- *
  * Bad input: the walk checks every link (a user-space address), the list's
  * shape (Brent's cycle detection: a block freed twice on the same list),
  * and each block's place (a small block of the class of an automatic heap,
@@ -90,12 +81,8 @@ typedef struct ay_batch_owners {
     struct ay_central *c[AY_BATCH_OWNERS]; /* the owners */
 } ay_batch_owners_t;
 
-/* Blocks an array batch holds at most. */
-#define AY_BATCH_PTRS AY_POLICY_CPU_TAKE_MAX
-
 typedef struct ay_batch {
-    void *head;    /* the first object; the list ends with NULL (a linked batch) */
-    void **ptrs;   /* an array batch's blocks, each marked (secure.h); NULL when linked */
+    void *head;    /* the first object; the list ends with NULL */
     uint32_t n;    /* objects in it */
     uint32_t nrun; /* runs recorded */
     ay_batch_owners_t own;
@@ -118,10 +105,6 @@ typedef struct ay_transfer {
     uint64_t released;  /* objects it released to their spans (overflow, idle, decay) */
     uint64_t contended; /* lock acquisitions that had to wait */
     ay_batch_t slot[AY_TRANSFER_SLOTS];
-    /* the array batches' blocks, AY_BATCH_PTRS per slot: slot i's at
-     * ptrs + i * AY_BATCH_PTRS; mapped at the first array batch (set under
-     * the set's use_lock), NULL before */
-    void **ptrs;
 } __attribute__((aligned(AY_CACHELINE))) ay_transfer_t;
 
 /* A node's transfer caches, one per class, and which of them were used. */
@@ -153,28 +136,9 @@ ay_transfer_set_t *ay_transfer_set(unsigned node);
  * NULL. */
 void *ay_transfer_give(ay_transfer_set_t *set, unsigned node, unsigned cls, void *head, uint32_t n);
 
-/* Give the n marked blocks (secure.h, ay_block_mark) at blocks, of class
- * cls, to set as array batches (of AY_BATCH_PTRS at most): each block's place is
- * checked as ay_transfer_give checks it, with no read of the blocks; the
- * pointers are copied, and the blocks stay marked.  Where they go to their
- * spans instead (set NULL, transfer_bytes:0, a block of an uncached heap or
- * of another node), each one's mark is checked as it is linked: a block
- * given twice (freed twice) aborts with a message. */
-void ay_transfer_give_blocks(ay_transfer_set_t *set, unsigned node, unsigned cls,
-                             void *const *blocks, uint32_t n);
-
-/* Block p, held by pointer, has no mark (ay_block_mark) where it leaves
- * its place: abort with what its word says (0: handed out already, a link:
- * linked already, both a block held twice; anything else: written after
- * its free). */
-AY_COLD __attribute__((noreturn)) void ay_transfer_bad_mark(const void *p);
-
-/* Take the batch of class cls inserted last into set; returns its count
- * (0: there was none).  A linked batch: *head gets its list.  An array
- * batch: copied into dst (room for AY_BATCH_PTRS), its blocks marked, and
- * *head is NULL; with dst NULL, linked into *head, each mark checked as it
- * goes (a block held twice aborts with a message). */
-uint32_t ay_transfer_take(ay_transfer_set_t *set, unsigned cls, void **head, void **dst);
+/* Take the batch of class cls inserted last into set: *head gets its list;
+ * returns its count (0: there was none). */
+uint32_t ay_transfer_take(ay_transfer_set_t *set, unsigned cls, void **head);
 
 /* One decay round over every used transfer cache of every node: each gives
  * back to its spans the batches no take reached since the round before

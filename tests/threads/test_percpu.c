@@ -25,10 +25,10 @@
  *                                    that heap, not from its CPU's cache,
  *                                    which holds blocks of heap 0
  *   test_percpu twice                a block freed twice (another free
- *                                    between) goes with its CPU's cache
- *                                    to the transfer cache, by pointer,
- *                                    then to its span: alloy must abort
- *                                    ("double free") on the way; exits 3
+ *                                    between): one copy goes to its span
+ *                                    by an overflow, the other with its
+ *                                    CPU's cache at a flush: alloy must
+ *                                    abort ("double free") there; exits 3
  *                                    if nothing caught it, 77 with thread
  *                                    caches
  *   test_percpu touch [32]           per CPU: 4000 blocks of 1 KiB (or 100
@@ -448,7 +448,7 @@ static int run_heap(void) {
     return CHECK_DONE();
 }
 
-/* ---- a block freed twice, given back by pointer ---- */
+/* ---- a block freed twice, its copies leaving by two ways ---- */
 
 static int run_twice(void) {
     if (strcmp(mode_now(), "percpu") != 0)
@@ -459,9 +459,9 @@ static int run_twice(void) {
     free(p);
     free(q);
     free(p); /* the list holds p, q, p: its fast path checks the alignment only */
-    for (int i = 0; i < 64; i++) /* overflows: p, q, p go by pointer, newest first */
+    for (int i = 0; i < 64; i++) /* overflows */
         free(more[i]);
-    alloy_purge(); /* every batch to the spans */
+    alloy_purge(); /* the CPU's cache flushed, then every batch to the spans */
     fprintf(stderr, "test_percpu twice: the double free was not caught\n");
     return 3;
 }
