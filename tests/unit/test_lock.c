@@ -15,7 +15,7 @@
  *     (and ctest runs it alone), in one of up to three tries: a fresh
  *     clone's CI run, alone on the machine, once got 2 of 100 (the other
  *     runs on that machine: 57 to 98).  Built with -DAY_LOCK_SPINS=0 (no
- *     spin), it fails: 0 of them in every try. */
+ *     spin), it fails: 0 or 1 of them in each try. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
