@@ -477,6 +477,24 @@ static uint32_t transfer_take(model_t *m, unsigned cls, model_list_t *l) {
     return n;
 }
 
+/* The k never-used slots top, top - 1, ..., top - k + 1 of span i go back
+ * to its bump region, as ay_central_release_run's, when nothing was taken
+ * from that region since (its next fresh slot is top + 1, or it has none
+ * and top is its last); returns whether they did. */
+static int span_run_back(model_t *m, uint32_t i, uint32_t top, uint32_t k) {
+    model_span_t *s = &m->spans[i];
+    if (!(s->fresh ? s->slots[s->fresh - 1] == top + 1 : top + 1 == s->cap))
+        return 0;
+    uint32_t was = s->nfree;
+    memmove(&s->slots[s->fresh + k], &s->slots[s->fresh], sizeof(uint32_t) * (s->nfree - s->fresh));
+    for (uint32_t j = 0; j < k; j++)
+        s->slots[s->fresh + j] = top - j;
+    s->fresh += k;
+    s->nfree += k;
+    span_took_back(m, i, was);
+    return 1;
+}
+
 /* Give the last k objects of l's run back, as liballoy's
  * ay_central_release_run does: they are the bottom of the stack (objs[0] the
  * run's last), all of one span; while nothing was taken from that span's
@@ -489,20 +507,10 @@ static void run_release(model_t *m, model_list_t *l, uint32_t k) {
     model_span_t *s = &m->spans[i];
     uint64_t base = (uint64_t)s->start << AY_PAGE_SHIFT;
     uint32_t top = (uint32_t)((l->objs[0] - base) / s->size); /* the run's last slot */
-    int back = s->fresh ? s->slots[s->fresh - 1] == top + 1 : top + 1 == s->cap;
-    if (back) {
-        uint32_t was = s->nfree;
-        memmove(&s->slots[s->fresh + k], &s->slots[s->fresh],
-                sizeof(uint32_t) * (s->nfree - s->fresh));
-        for (uint32_t j = 0; j < k; j++)
-            s->slots[s->fresh + j] = (uint32_t)((l->objs[j] - base) / s->size);
-        s->fresh += k;
-        s->nfree += k;
-        span_took_back(m, i, was);
-    } else {
+    if (!span_run_back(m, i, top,
+                       k)) /* (a run's objects are consecutive: objs[j] is slot top - j) */
         for (uint32_t j = k; j > 0; j--)
             central_release(m, l->objs[j - 1]);
-    }
     memmove(&l->objs[0], &l->objs[k], sizeof(uint64_t) * (l->len - k));
     l->len -= k;
     l->run -= k;
@@ -838,20 +846,9 @@ static void cpu_run_release(model_t *m, uint64_t next, uint64_t end) {
     uint32_t k = top - first + 1;
     if (m->measuring)
         m->met->objects_released += k;
-    int back = s->fresh ? s->slots[s->fresh - 1] == top + 1 : top + 1 == s->cap;
-    if (back) {
-        uint32_t was = s->nfree;
-        memmove(&s->slots[s->fresh + k], &s->slots[s->fresh],
-                sizeof(uint32_t) * (s->nfree - s->fresh));
-        for (uint32_t j = 0; j < k; j++)
-            s->slots[s->fresh + j] = top - j;
-        s->fresh += k;
-        s->nfree += k;
-        span_took_back(m, i, was);
-    } else {
+    if (!span_run_back(m, i, top, k))
         for (uint64_t o = next; o < end; o += s->size)
             central_release(m, o);
-    }
 }
 
 /* The linked objects objs[0..n) (list order) into list l, as cpucache.c's
