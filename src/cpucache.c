@@ -385,7 +385,6 @@ static void link_taken(void *p, void *next) {
 /* Take up to n blocks off list l of region c (the calling thread has id c),
  * linked (link_taken), into *head; returns how many (fewer when the list
  * has fewer or the thread moved). */
-
 static uint32_t take(unsigned c, ay_cpu_list_t *l, uint32_t n, void **head) {
     void *first = NULL, *buf[BATCH_MAX];
     uint32_t total = 0;

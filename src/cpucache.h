@@ -142,12 +142,6 @@ extern AY_HIDDEN char *ay_cpu_base;
 /* The commit's label, after the one store that commits. */
 #define AY_RSEQ_END ".Lay_c%=:\n"
 
-/* malloc's pop from the calling CPU's list at byte offset off (delta: the
- * thread's, 0 or the distance to the null regions): the block, or a jump
- * to miss; after the commit, the block's claim (AY_CPU_CLAIM's check), or
- * a jump to bad.  The claim is in the same statement where the compiler
- * keeps an asm goto's outputs on its jumps too (GCC, clang from 16), so
- * that the block stays in %rax, where malloc returns it. */
 /* The pop's sequence and its inputs, for the two macros below. */
 #define AY_CPU_POP_SEQ(miss)                                            \
     AY_RSEQ_START AY_RSEQ_REGION                                        \
@@ -161,6 +155,12 @@ extern AY_HIDDEN char *ay_cpu_base;
 #define AY_CPU_POP_IN(off, delta)                                       \
     [rs] "r"(ay_rseq_off), [base] "r"(ay_cpu_base + (delta)),           \
     [o] "r"((uintptr_t)(off))
+/* malloc's pop from the calling CPU's list at byte offset off (delta: the
+ * thread's, 0 or the distance to the null regions): the block, or a jump
+ * to miss; after the commit, the block's claim (AY_CPU_CLAIM's check), or
+ * a jump to bad.  The claim is in the same statement where the compiler
+ * keeps an asm goto's outputs on its jumps too (GCC, clang from 16), so
+ * that the block stays in %rax, where malloc returns it. */
 #if defined(__clang__) && __clang_major__ < 16
 #define AY_CPU_POP_CLAIM(p, off, delta, miss, bad)                      \
     do {                                                                \
