@@ -21,8 +21,10 @@
 #              sleeps 2 s more before it exits)
 #       xmalloc-test -w THREADS -t 1 -s 64 (bench.sh: -t 5)
 #       cache-scratch THREADS 1000 1 1000000 THREADS (bench.sh: 2000000)
-#     measuring wall time (bash's EPOCHREALTIME) and peak RSS (/usr/bin/time
-#     -f %M).  larson and xmalloc-test run for a fixed time: their "time" is
+#     measuring wall time (bash's EPOCHREALTIME), CPU time (user + system)
+#     and peak RSS (/usr/bin/time -f %M).  CPU time moves less than wall time
+#     when other programs load the machine.  larson and xmalloc-test run for
+#     a fixed time (so their CPU time says nothing): their "time" is
 #     the relative time each prints, as bench.sh reads it (larson: 10^9 /
 #     operations per second; xmalloc-test: 100 / millions of frees per
 #     second), lower is better as for the others;
@@ -30,10 +32,10 @@
 #     (cfrac's factorization, espresso's cost after expand, mstress's last
 #     iteration, larson's and xmalloc-test's relative time); a run that fails
 #     is reported, with the end of its output, and is not a timing;
-#  4. prints, per program, a Markdown table of each library's median time
-#     and peak RSS (with the range over the rounds) and its ratio to the
-#     first library's, then per library the geometric mean of its time and
-#     RSS ratios over the programs and its highest time ratio.
+#  4. prints, per program, a Markdown table of each library's median time,
+#     CPU time and peak RSS (with the range over the rounds) and its ratio to
+#     the first library's, then per library the geometric mean of its time,
+#     CPU time and RSS ratios over the programs and its highest time ratio.
 #
 # Usage: bench/heldout.sh [-n ROUNDS] [-o OUTDIR] [SRCDIR] [LIB...]
 #   SRCDIR  a mimalloc-bench source checkout (its root, or its bench/
@@ -201,7 +203,7 @@ own_time() { # PROGRAM LOG
 }
 
 runs=$out/runs.tsv
-printf 'program\tlibrary\tround\ttime_s\trss_kb\tstatus\n' >"$runs"
+printf 'program\tlibrary\tround\ttime_s\tcpu_s\trss_kb\tstatus\n' >"$runs"
 limit=${HELDOUT_TIMEOUT:-120}
 n=${#names[@]}
 echo "$me: $rounds rounds of ${#programs[@]} programs with ${names[*]}," \
@@ -215,11 +217,11 @@ for ((r = 1; r <= rounds; r++)); do
             log=$out/logs/$prog-${names[i]}-$r.txt
             read -ra argv <<<"${args[$prog]}"
             t0=$EPOCHREALTIME
-            (cd "$out" && /usr/bin/time -f %M -o "$log.rss" timeout -k 5 "$limit" \
+            (cd "$out" && /usr/bin/time -f '%U %S %M' -o "$log.rss" timeout -k 5 "$limit" \
                 "${run_env[@]}" "$bin/$prog" "${argv[@]}") >"$log" 2>&1
             rc=$?
             t1=$EPOCHREALTIME
-            rss=$(tail -n 1 "$log.rss" 2>/dev/null)
+            read -r user sys rss < <(tail -n 1 "$log.rss" 2>/dev/null)
             status=ok
             if [ $rc -ne 0 ]; then
                 status="exit status $rc"
@@ -229,16 +231,16 @@ for ((r = 1; r <= rounds; r++)); do
             elif ! [[ $rss =~ ^[0-9]+$ ]]; then
                 status="no peak RSS from /usr/bin/time"
             fi
-            time=$(python3 -c "print('%.4f' % ($t1 - $t0))")
-            case $prog in larson | xmalloc-test) time=$(own_time "$prog" "$log") ;; esac
+            read -r time cpu < <(python3 -c "print('%.4f %.2f' % ($t1 - $t0, ${user:-0} + ${sys:-0}))" 2>/dev/null)
+            case $prog in larson | xmalloc-test) time=$(own_time "$prog" "$log") cpu=- ;; esac
             if [ "$status" = ok ] && [ -z "$time" ]; then status="no relative time in its output"; fi
             if [ "$status" != ok ]; then
                 failed=1
                 echo "$me: $prog under ${names[i]}, round $r: $status ($log):" >&2
                 tail -n 5 "$log" | sed 's/^/  /' >&2
             fi
-            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$prog" "${names[i]}" "$r" "${time:--}" \
-                "${rss:--}" "$status" >>"$runs"
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$prog" "${names[i]}" "$r" "${time:--}" \
+                "${cpu:--}" "${rss:--}" "$status" >>"$runs"
         done
     done
     echo "$me: round $r of $rounds done; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
@@ -250,51 +252,60 @@ import math, statistics, sys
 runs, names = sys.argv[1], sys.argv[2:]
 cells, failures, programs = {}, {}, []
 for line in open(runs).read().splitlines()[1:]:
-    prog, lib, _, t, rss, status = line.split("\t")
+    prog, lib, _, t, cpu, rss, status = line.split("\t")
     if prog not in programs:
         programs.append(prog)
     if status == "ok":
-        cells.setdefault((prog, lib), []).append((float(t), int(rss)))
+        cpu = float(cpu) if cpu != "-" else None
+        cells.setdefault((prog, lib), []).append((float(t), cpu, int(rss) / 1024))
     else:
         failures[(prog, lib)] = failures.get((prog, lib), 0) + 1
 fixed = {"larson": "relative time (s): 10^9 / ops per s",
          "xmalloc-test": "relative time (s): 100 / M frees per s"}
 ratios = {n: [] for n in names}
+cpu_ratios = {n: [] for n in names}
 rss_ratios = {n: [] for n in names}
+def col(c, k): return [x[k] for x in c if x[k] is not None]
+def cell(v, fmt): # median [min-max]
+    return (fmt + " [" + fmt + "-" + fmt + "]") % (statistics.median(v), min(v), max(v))
 for prog in programs:
     print("\n### %s (%s)\n" % (prog, fixed.get(prog, "wall time (s)")))
-    print("| library | time, median [min-max] | time ratio | peak RSS MB, median [min-max] | RSS ratio | runs |")
-    print("|---|---|---|---|---|---|")
+    print("| library | time, median [min-max] | ratio | CPU s | ratio | peak RSS MB | ratio | runs |")
+    print("|---|---|---|---|---|---|---|---|")
     base = cells.get((prog, names[0]))
     for n in names:
         c = cells.get((prog, n))
         bad = failures.get((prog, n), 0)
         if not c:
-            print("| %s | FAILED (%d runs) | - | - | - | 0 |" % (n, bad))
+            print("| %s | FAILED (%d runs) | - | - | - | - | - | 0 |" % (n, bad))
             continue
-        ts, rs = [x[0] for x in c], [x[1] / 1024 for x in c]
-        t, r = statistics.median(ts), statistics.median(rs)
-        tr = rr = "-"
-        if base:
-            bt = statistics.median(x[0] for x in base)
-            br = statistics.median(x[1] / 1024 for x in base)
-            ratios[n].append((t / bt, prog))
-            rss_ratios[n].append(r / br)
-            tr, rr = "%.3f" % (t / bt), "%.3f" % (r / br)
-        print("| %s | %.3f [%.3f-%.3f] | %s | %.1f [%.1f-%.1f] | %s | %d%s |"
-              % (n, t, min(ts), max(ts), tr, r, min(rs), max(rs), rr, len(c),
-                 " (%d FAILED)" % bad if bad else ""))
+        out = ["| " + n]
+        for k, fmt, acc in ((0, "%.3f", ratios), (1, "%.2f", cpu_ratios), (2, "%.1f", rss_ratios)):
+            v = col(c, k)
+            if not v:
+                out += ["-", "-"]
+                continue
+            out.append(cell(v, fmt))
+            bv = col(base, k) if base else []
+            if bv:
+                r = statistics.median(v) / statistics.median(bv)
+                acc[n].append((r, prog))
+                out.append("%.3f" % r)
+            else:
+                out.append("-")
+        out.append("%d%s |" % (len(c), " (%d FAILED)" % bad if bad else ""))
+        print(" | ".join(out))
+def geo(v): return math.exp(sum(math.log(x) for x, _ in v) / len(v)) if v else None
+def fx(x): return "%.3fx" % x if x is not None else "-"
 print("\n### geometric means over the programs, against %s\n" % names[0])
-print("| library | time | highest time ratio | peak RSS | programs |")
-print("|---|---|---|---|---|")
+print("| library | time | highest time ratio | CPU time (%d wall-timed programs) | peak RSS | programs |"
+      % max(len(v) for v in cpu_ratios.values()))
+print("|---|---|---|---|---|---|")
 for n in names:
-    if not ratios[n]:
-        print("| %s | - | - | - | 0 |" % n)
-        continue
-    g = math.exp(sum(math.log(x) for x, _ in ratios[n]) / len(ratios[n]))
-    gr = math.exp(sum(math.log(x) for x in rss_ratios[n]) / len(rss_ratios[n]))
-    top = max(ratios[n])
-    print("| %s | %.3fx | %.3fx (%s) | %.3fx | %d |" % (n, g, top[0], top[1], gr, len(ratios[n])))
+    top = max(ratios[n]) if ratios[n] else None
+    print("| %s | %s | %s | %s | %s | %d |" % (n, fx(geo(ratios[n])),
+          "%.3fx (%s)" % top if top else "-", fx(geo(cpu_ratios[n])), fx(geo(rss_ratios[n])),
+          len(ratios[n])))
 PY
 [ $failed -eq 0 ] || echo "$me: some runs or builds failed (above); their cells leave them out" >&2
 exit $failed
