@@ -1,11 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /* background.h - the optional background purging thread.
  *
- * Off by default (background_thread:true, or alloy_ctl("background_thread")
- * turns it on).  It wakes every decay_ms / 4 (at least 10 ms, at most 1 s)
- * and purges, in every heap, the free pages that have been free for
- * decay_ms, so that an idle process gives its memory back without any
- * allocator call.
+ * background_thread:true (or alloy_ctl("background_thread")) runs it from
+ * start-up.  It wakes every decay_ms / 4 (at least 10 ms, at most 1 s) and
+ * drains the per-CPU caches idle for decay_ms and purges, in every heap,
+ * the free pages that have been free for decay_ms, so that an idle process
+ * gives its memory back without any allocator call.
+ *
+ * background_thread:auto starts it at the
+ * first slow-path event that finds memory a later round could give back
+ * (heap.h's tick hook: free pages not purged, transfer-cache batches,
+ * blocks in a per-CPU cache); its rounds then back off while they find
+ * nothing held, the wait doubling each round up to BG_IDLE_MAX_MS (8 s),
+ * and a slow-path event that finds memory held wakes it again.  A
+ * program that never leaves any (a short one, or one that keeps what it
+ * frees in use) never gets the thread.  alloy_ctl's stop ends auto's starts
+ * too.
  *
  * It also runs one periodic task for a higher layer (the timeline,
  * timeline.h), which starts the thread for it whether purging is on or not:
@@ -38,6 +48,10 @@ bool ay_background_running(void);
  * thread if need be; one task at most (a second call replaces it).  0, or
  * the pthread_create error. */
 int ay_background_set_task(void (*task)(void), unsigned period_ms);
+/* background_thread:auto's hook at each slow-path event (heap.h's
+ * ay_heaps_tick_hook, which initialisation sets to it under
+ * background_thread:auto with decay_ms >= 0): starts or wakes the thread. */
+void ay_background_tick(void);
 /* In a fork child: the thread does not exist there. */
 void ay_background_after_fork_child(void);
 

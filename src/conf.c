@@ -61,9 +61,13 @@ static const ay_conf_key_t keys[] = {
      "above "
      "max(64 MiB, twice its active pages) are purged at once (the cap is per heap: N heaps can "
      "hold N times it)."},
-    {"background_thread", AY_CONF_BOOL, AT(background_thread), 0, 0, 1, "false", NULL,
+    {"background_thread", AY_CONF_BG, AT(background_thread), 0, 0, 0, "false", NULL,
      "Purge from a background thread as well, so that a process that stops calling malloc "
-     "(or only hits its thread caches) also shrinks."},
+     "(or only hits its caches) also shrinks: true runs one from start-up; auto starts one "
+     "when a slow path, once the process has run for decay_ms, finds memory that only a "
+     "later round could give back (free pages not yet purged, batches in the transfer "
+     "caches, blocks in the per-CPU caches), and its rounds then slow down, up to 8 s "
+     "apart, while they find nothing held; false (as jemalloc's default) runs none."},
     {"thp", AY_CONF_THP, AT(thp), 0, 0, 0, "auto", NULL,
      "Transparent huge pages (MADV_HUGEPAGE) for the page heap's blocks: auto gives them to "
      "blocks of 2 MiB or more (the others are left to the kernel's default); always to every "
@@ -193,6 +197,23 @@ static const char *const percpu_names[] = {"auto", "off"};
 
 const char *ay_percpu_name(unsigned percpu) { return percpu < 2 ? percpu_names[percpu] : "?"; }
 
+static const char *const bg_names[] = {"false", "true", "auto"};
+
+const char *ay_bg_name(unsigned bg) { return bg < 3 ? bg_names[bg] : "?"; }
+
+/* false, true or auto (or 0 and 1). */
+static int parse_bg(const char *s, size_t len, uint8_t *out) {
+    bool b;
+    if (len == 4 && !memcmp(s, "auto", 4)) {
+        *out = AY_BG_AUTO;
+        return 0;
+    }
+    if (parse_bool(s, len, &b))
+        return -1;
+    *out = b ? AY_BG_TRUE : AY_BG_FALSE;
+    return 0;
+}
+
 static int parse_percpu(const char *s, size_t len, uint8_t *out) {
     for (uint8_t i = 0; i < 2; i++)
         if (strlen(percpu_names[i]) == len && !memcmp(s, percpu_names[i], len)) {
@@ -243,6 +264,7 @@ static int key_set(const ay_conf_key_t *key, ay_conf_t *c, const char *v, size_t
     case AY_CONF_POLICY: return ay_policy_parse(v, vl, (ay_batch_policy_t *)field);
     case AY_CONF_THP: return parse_thp(v, vl, (uint8_t *)field);
     case AY_CONF_PERCPU: return parse_percpu(v, vl, (uint8_t *)field);
+    case AY_CONF_BG: return parse_bg(v, vl, (uint8_t *)field);
     case AY_CONF_MS:
         if (vl == 2 && !memcmp(v, "-1", 2)) {
             *(int64_t *)field = -1;
@@ -305,6 +327,7 @@ void ay_conf_describe_range(const ay_conf_key_t *key, ay_fmt_t *f) {
     case AY_CONF_POLICY: ay_fmt_str(f, "compact, clip, guard, pow2 or lean"); return;
     case AY_CONF_THP: ay_fmt_str(f, "never, auto or always"); return;
     case AY_CONF_PERCPU: ay_fmt_str(f, "auto or off"); return;
+    case AY_CONF_BG: ay_fmt_str(f, "true, false or auto"); return;
     case AY_CONF_PATH:
         ay_fmt_str(f, "a file path of 1 to ");
         ay_fmt_u64(f, key->max);

@@ -37,7 +37,7 @@ typedef struct ay_conf {
     uint32_t stats_print_pid;           /* only this process prints it; 0 every process */
     uint32_t heaps;                     /* automatic heaps; 0: one per CPU */
     bool numa;                          /* node-aware heaps and pages, when there are nodes */
-    bool background_thread;             /* purge from a background thread */
+    uint8_t background_thread;          /* an ay_bg_t: purge from a background thread */
     uint8_t thp;                        /* an ay_thp_t: which page-heap blocks get huge pages */
     bool junk;                          /* fill new blocks with 0xa5, freed ones with 0x5a */
     bool zero;                          /* fill new blocks with zeros */
@@ -73,7 +73,15 @@ typedef enum ay_conf_type {
     AY_CONF_PATH,    /* a file path, copied into a char[AY_CONF_PATH_MAX] (no allocation) */
     AY_CONF_THP,     /* never, auto or always (true and false: auto and never); a uint8_t */
     AY_CONF_PERCPU,  /* auto or off; a uint8_t (rseq.h, ay_percpu_setting_t) */
+    AY_CONF_BG,      /* false, true or auto (1 and 0 too); a uint8_t, an ay_bg_t */
 } ay_conf_type_t;
+
+/* The background_thread setting (background.h). */
+typedef enum ay_bg {
+    AY_BG_FALSE, /* no background thread unless alloy_ctl starts one */
+    AY_BG_TRUE,  /* one from start-up, always */
+    AY_BG_AUTO,  /* one while a slow path left memory to give back, and until it is given */
+} ay_bg_t;
 
 /* The thp setting: which blocks of the page heap are given transparent
  * huge pages (pageblock.h says how). */
@@ -87,6 +95,8 @@ typedef enum ay_thp {
 const char *ay_thp_name(unsigned thp);
 /* "auto" or "off". */
 const char *ay_percpu_name(unsigned percpu);
+/* "false", "true" or "auto". */
+const char *ay_bg_name(unsigned bg);
 
 /* The letters an AY_CONF_LETTERS key accepts (stats_print_opts, the only
  * one: alloy_stats_print's opts). */

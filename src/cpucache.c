@@ -913,6 +913,15 @@ AY_LATE_TEXT static bool drain_idle(uint64_t idle_ms, uint64_t now) {
     return drained && !busy;
 }
 
+bool ay_cpu_holds(void) {
+    for (unsigned c = 0; ay_cpu_mode && c < ncaches; c++) {
+        cpu_state_t *st = __atomic_load_n(&states[c], __ATOMIC_ACQUIRE);
+        if (st && AY_LOAD(&st->holds))
+            return true;
+    }
+    return false;
+}
+
 AY_LATE_TEXT AY_NO_SANITIZE_THREAD size_t ay_cpu_bytes(unsigned b) {
     if (!ay_cpu_mode)
         return 0;

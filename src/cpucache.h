@@ -268,6 +268,9 @@ void ay_cpu_flush(void);
  * most), and when every cache that held blocks was idle, everything free
  * is purged.  Nothing in thread mode. */
 void ay_cpu_decay_tick(void);
+/* May a per-CPU cache hold blocks (a slow path put some in since its last
+ * drain)?  False in thread mode.  (A racy read.) */
+bool ay_cpu_holds(void);
 /* Is p the newest block of the calling CPU's list of bin b?  (free's
  * slow-path check, as a thread cache's last freed block) */
 bool ay_cpu_is_newest(unsigned b, const void *p);

@@ -70,7 +70,7 @@ GETTER(opt_tcache, bool, ay_conf.tcache)
 GETTER(opt_tcache_max, uint64_t, ay_conf.tcache_max_bytes)
 GETTER(opt_decay, int64_t, ay_conf.decay_ms)
 GETTER(opt_heaps, unsigned, ay_heaps_auto)
-GETTER(opt_bg, bool, ay_conf.background_thread)
+GETTER(opt_bg, bool, ay_conf.background_thread == AY_BG_TRUE)
 GETTER(opt_thp, const char *, ay_thp_name(ay_conf.thp))
 GETTER(opt_percpu, const char *, ay_percpu_name(ay_conf.percpu))
 GETTER(get_percpu_mode, const char *, ay_cpu_mode ? "percpu" : "thread")
@@ -297,7 +297,8 @@ static const ctl_entry_t table[] = {
          "next "
          "growth."),
     FUNC("background_thread", T_BOOL, get_bg, set_bg,
-         "Whether the background purging thread runs; write true or false to start or stop it."),
+         "Whether the background purging thread runs; write true or false to start or stop it "
+         "(false also ends background_thread:auto's starts)."),
     BOTH("allocated", allocated,
          "Bytes in live blocks, at their class sizes; large and sampled blocks, and pages the "
          "profiler keeps for later samples, in whole pages."),
@@ -387,7 +388,8 @@ static const ctl_entry_t table[] = {
     FUNC("opt.heaps", T_UNS, opt_heaps, NULL,
          "Automatic heaps in use (the heaps setting, or one per CPU)."),
     FUNC("opt.background_thread", T_BOOL, opt_bg, NULL,
-         "The background_thread setting at start-up."),
+         "The background_thread setting at start-up: true for true only (auto and false read "
+         "false; background_thread says whether a thread purges now)."),
     FUNC("opt.thp", T_STR, opt_thp, NULL, "The thp setting: never, auto or always."),
     FUNC("opt.percpu", T_STR, opt_percpu, NULL, "The percpu setting: auto or off."),
     FUNC("percpu.mode", T_STR, get_percpu_mode, NULL,
@@ -524,9 +526,10 @@ static void text_put(void *opaque, const char *text, size_t len) {
     b->p[b->len] = 0;
 }
 
-static const char *const setting_type[] = {"boolean", "integer", "bytes", "milliseconds", "policy",
-                                           "ratio",   "letters", "path",  "choice",       "choice"};
-_Static_assert(sizeof setting_type / sizeof setting_type[0] == AY_CONF_PERCPU + 1,
+static const char *const setting_type[] = {"boolean", "integer", "bytes",   "milliseconds",
+                                           "policy",  "ratio",   "letters", "path",
+                                           "choice",  "choice",  "choice"};
+_Static_assert(sizeof setting_type / sizeof setting_type[0] == AY_CONF_BG + 1,
                "a name for each type of setting");
 
 ALLOY_API int alloy_setting_describe(unsigned k, alloy_setting_info_t *out) {

@@ -290,6 +290,19 @@ int ay_heap_destroy(ay_heap_t *h) {
 }
 
 static uint64_t last_round_ms; /* when ay_heaps_decay_tick last ran a round */
+void (*ay_heaps_tick_hook)(void);
+
+bool ay_heaps_hold_free(void) {
+    bool held = ay_transfer_hold_any();
+    for (unsigned i = 0; i < AY_LOAD(&ay_heaps_limit) && !held; i++) {
+        ay_heap_t *h = ay_heap_pin(i);
+        if (h) {
+            held = AY_LOAD(&h->pages.free_dirty_pages) + AY_LOAD(&h->pages.purging_pages) > 0;
+            ay_heap_unpin(h);
+        }
+    }
+    return held;
+}
 
 /* The transfer caches' batches go to their spans first (every batch when
  * `all`, else the round's), so that the spans they empty can go too; then
@@ -328,6 +341,9 @@ void ay_heaps_decay_tick(void) {
 }
 
 void ay_heaps_decay_tick_at(uint64_t now) {
+    void (*hook)(void) = AY_LOAD(&ay_heaps_tick_hook);
+    if (hook)
+        hook();
     if (ay_conf.decay_ms < 0)
         return;
     uint64_t last = AY_LOAD(&last_round_ms);

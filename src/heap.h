@@ -158,6 +158,14 @@ void ay_heaps_decay_tick(void);
 /* The same, for a slow path that read the clock already (now, from
  * ay_os_now_ms). */
 void ay_heaps_decay_tick_at(uint64_t now);
+/* Do the heaps hold memory that a later round could give back: free pages
+ * not purged yet, or batches in the transfer caches?  (A racy read.) */
+bool ay_heaps_hold_free(void);
+/* Called at each slow-path event's ay_heaps_decay_tick_at, round or not;
+ * NULL (the default): nothing.  Set once, at start-up, by the background
+ * module (background_thread:auto), a layer above, which starts or wakes
+ * its thread from it. */
+extern void (*ay_heaps_tick_hook)(void);
 
 /* Fork support: every heap's locks, in the global order. */
 void ay_heaps_lock_all(void);

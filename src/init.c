@@ -124,6 +124,8 @@ __attribute__((constructor)) static void alloy_constructor(void) {
     ay_os_fork_register();
 #endif
     ay_prof_start();
-    if (ay_conf.background_thread && ay_background_start() != 0)
+    if (ay_conf.background_thread == AY_BG_AUTO && ay_conf.decay_ms >= 0)
+        AY_STORE(&ay_heaps_tick_hook, ay_background_tick);
+    if (ay_conf.background_thread == AY_BG_TRUE && ay_background_start() != 0)
         ay_warn("could not start the background thread; purging on slow paths only");
 }

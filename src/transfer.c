@@ -252,6 +252,17 @@ static void each_used(void (*f)(ay_transfer_t *, unsigned, bool), bool arg) {
 
 void ay_transfer_decay(bool all) { each_used(decay_one, all); }
 
+bool ay_transfer_hold_any(void) {
+    for (unsigned n = 0; n < AY_MAX_NODES; n++) {
+        ay_transfer_set_t *set = AY_LOAD(&sets[n]);
+        for (unsigned w = 0; set && w < (AY_NUM_CLASSES + 63) / 64; w++)
+            for (uint64_t m = AY_LOAD(&set->used[w]); m; m &= m - 1)
+                if (AY_LOAD(&set->c[w * 64 + (unsigned)__builtin_ctzll(m)].count))
+                    return true;
+    }
+    return false;
+}
+
 /* Node's transfer cache of class cls, or NULL when it never came into use (one never
  * used is not read: its page may not be resident). */
 static ay_transfer_t *used_transfer(unsigned node, unsigned cls) {

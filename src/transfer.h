@@ -140,6 +140,9 @@ void *ay_transfer_give(ay_transfer_set_t *set, unsigned node, unsigned cls, void
  * returns its count (0: there was none). */
 uint32_t ay_transfer_take(ay_transfer_set_t *set, unsigned cls, void **head);
 
+/* Does any transfer cache hold a batch?  (A racy read.) */
+bool ay_transfer_hold_any(void);
+
 /* One decay round over every used transfer cache of every node: each gives
  * back to its spans the batches no take reached since the round before
  * (every batch, when `all`).  ay_heaps_decay_tick (heap.h) runs the rounds

@@ -23,13 +23,22 @@
  *               quiet, and the process calls nothing at all: the background
  *               thread's rounds drain the per-CPU caches (where the freeing
  *               thread's blocks wait in per-CPU mode) and purge every free
- *               page. */
+ *               page;
+ *   quiet-auto: ALLOY_CONF=decay_ms:100,background_thread:auto - as
+ *               quiet-background, with no thread asked for: the first
+ *               slow-path event after decay_ms that finds memory held
+ *               starts one, which gives everything back; then, with
+ *               nothing held, its rounds back off: at most 20 wake-ups in
+ *               2 s (a thread at decay_ms / 4 makes 80). */
+#include <dirent.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "alloy.h"
@@ -126,12 +135,66 @@ static int quiet_background(void) {
     return CHECK_DONE();
 }
 
+/* The voluntary context switches of every thread of the process but the
+ * calling one (the background thread's wake-ups). */
+static long others_wakeups(void) {
+    char path[64], line[128];
+    long total = 0;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.' || atol(e->d_name) == (long)syscall(SYS_gettid))
+            continue;
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/status", e->d_name);
+        FILE *f = fopen(path, "r");
+        while (f && fgets(line, sizeof line, f))
+            if (!strncmp(line, "voluntary_ctxt_switches:", 24))
+                total += atol(line + 24);
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return total;
+}
+
+static int quiet_auto(void) {
+    free(malloc(24));
+    sleep_ms(150); /* past decay_ms (100): a program this young gets no thread */
+    run_thread(allocate);
+    run_thread(release);
+    uint64_t held =
+        ctl("percpu.bytes") + ctl("stats.central_bytes") + ctl("stats.pageheap_free_bytes");
+    sleep_ms(600); /* decay_ms (100) + rounds of the thread */
+    uint64_t cached = ctl("percpu.bytes"), dirty = ctl("stats.pageheap_free_bytes");
+    bool on = false;
+    size_t len = sizeof on;
+    CHECK_EQ_U(alloy_ctl("background_thread", &on, &len, NULL, 0), 0);
+    sleep_ms(500); /* the rounds back off */
+    long before = others_wakeups();
+    sleep_ms(2000);
+    long wakeups = others_wakeups() - before;
+    fprintf(stderr,
+            "quiet-auto: per-CPU + central + free pages %llu KiB, after the quiet spell: "
+            "per-CPU caches %llu KiB, unpurged free pages %llu KiB; thread %s, %ld wake-ups "
+            "in 2 s\n",
+            (unsigned long long)held >> 10, (unsigned long long)cached >> 10,
+            (unsigned long long)dirty >> 10, on ? "running" : "none", wakeups);
+    CHECK(held > (8u << 20));
+    CHECK(on);
+    CHECK(cached < (64u << 10));
+    CHECK_EQ_U(dirty, 0);
+    CHECK(wakeups <= 20);
+    return CHECK_DONE();
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "background";
     if (!strcmp(mode, "quiet"))
         return quiet();
     if (!strcmp(mode, "quiet-background"))
         return quiet_background();
+    if (!strcmp(mode, "quiet-auto"))
+        return quiet_auto();
     size_t base = rss_bytes();
     for (int i = 0; i < N; i++) { /* ~300 MiB of 1-15 KiB blocks, touched */
         blocks[i] = malloc(1024 + (size_t)(i % 15) * 1024);
