@@ -18,6 +18,7 @@
 #include "cpucache.h"
 #include "heap.h"
 #include "os.h"
+#include "policy.h"
 
 static pthread_t bg_thread;
 static bool bg_running;  /* a thread of the current generation runs */
@@ -167,7 +168,8 @@ bool ay_background_running(void) { return __atomic_load_n(&bg_purge, __ATOMIC_RE
 
 /* background_thread:auto's hook at each slow-path event (heap.h): memory
  * held (held_free) starts the thread, once the process has used the
- * allocator for decay_ms (so that a short program never gets it), or wakes
+ * allocator for a decay round (AY_DECAY_ROUND_MS: a program that ends
+ * sooner never gets it), or wakes
  * it from a back-off; a running thread that is not backing off costs the
  * event two loads.  The start only tries bg_lock: its holder (a start, a
  * stop, a pthread_create that allocates, or the thread) is not waited for,
@@ -186,7 +188,7 @@ void ay_background_tick(void) {
     uint64_t now = ay_os_now_ms(), first = AY_LOAD(&bg_first_ms);
     if (!first) /* racy: another thread's first event may set it again, a moment apart */
         AY_STORE(&bg_first_ms, now);
-    if (!first || now - first < (uint64_t)ay_conf.decay_ms || !held_free() ||
+    if (!first || now - first < AY_DECAY_ROUND_MS || !held_free() ||
         pthread_mutex_trylock(&bg_lock) != 0)
         return;
     if (!bg_running && !bg_auto_off) {

@@ -7,14 +7,14 @@
  * the free pages that have been free for decay_ms, so that an idle process
  * gives its memory back without any allocator call.
  *
- * background_thread:auto starts it at the
- * first slow-path event that finds memory a later round could give back
- * (heap.h's tick hook: free pages not purged, transfer-cache batches,
- * blocks in a per-CPU cache); its rounds then back off while they find
- * nothing held, the wait doubling each round up to BG_IDLE_MAX_MS (8 s),
- * and a slow-path event that finds memory held wakes it again.  A
- * program that never leaves any (a short one, or one that keeps what it
- * frees in use) never gets the thread.  alloy_ctl's stop ends auto's starts
+ * background_thread:auto starts it at the first slow-path event, after
+ * the process's first 100 ms (a decay round), that finds memory a later
+ * round could give back (heap.h's tick hook: free pages not purged,
+ * transfer-cache batches, blocks in a per-CPU cache); its rounds then back
+ * off while they find nothing held, the wait doubling each round up to
+ * BG_IDLE_MAX_MS (8 s), and a slow-path event that finds memory held wakes
+ * it again.  A program that ends sooner, or never leaves any memory to
+ * give back, never gets the thread.  alloy_ctl's stop ends auto's starts
  * too.
  *
  * It also runs one periodic task for a higher layer (the timeline,

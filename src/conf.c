@@ -64,7 +64,7 @@ static const ay_conf_key_t keys[] = {
     {"background_thread", AY_CONF_BG, AT(background_thread), 0, 0, 0, "false", NULL,
      "Purge from a background thread as well, so that a process that stops calling malloc "
      "(or only hits its caches) also shrinks: true runs one from start-up; auto starts one "
-     "when a slow path, once the process has run for decay_ms, finds memory that only a "
+     "when a slow path, once the process has run for 100 ms, finds memory that only a "
      "later round could give back (free pages not yet purged, batches in the transfer "
      "caches, blocks in the per-CPU caches), and its rounds then slow down, up to 8 s "
      "apart, while they find nothing held; false (as jemalloc's default) runs none."},

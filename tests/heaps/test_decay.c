@@ -26,7 +26,7 @@
  *               page;
  *   quiet-auto: ALLOY_CONF=decay_ms:100,background_thread:auto - as
  *               quiet-background, with no thread asked for: the first
- *               slow-path event after decay_ms that finds memory held
+ *               slow-path event after the first 100 ms that finds memory held
  *               starts one, which gives everything back; then, with
  *               nothing held, its rounds back off: at most 20 wake-ups in
  *               2 s (a thread at decay_ms / 4 makes 80). */
@@ -159,7 +159,7 @@ static long others_wakeups(void) {
 
 static int quiet_auto(void) {
     free(malloc(24));
-    sleep_ms(150); /* past decay_ms (100): a program this young gets no thread */
+    sleep_ms(150); /* past its first 100 ms: a program this young gets no thread */
     run_thread(allocate);
     run_thread(release);
     uint64_t held =
