@@ -86,7 +86,7 @@ static void main_usage(FILE *f) {
         "         on the clock; by default both share the model's clock, op i at 1000 + i / 100 "
         "ms)\n"
         "       --percpu (validate: a per-CPU cache, in the model and in liballoy, which must\n"
-        "         be a build with them, cmake -DALLOY_PERCPU=ON, run on one CPU)\n"
+        "         be a build with them, as the default is, run on one CPU)\n"
         "       --diverge overflow-growth|scavenge|fullness|geometry|transfer|idle|steal|budget\n"
         "         (test hook, validate: the model breaks that rule of alloy's, so that validation\n"
         "         must fail; steal and budget are the per-CPU cache's, with --percpu)\n");

@@ -47,8 +47,8 @@
 #define REAL_VALIDATE_CONF ",transfer_bytes:%" PRIu64
 #define REAL_VALIDATE_NO_CLOCK ",decay_ms:-1"
 /* validate's first tier: the thread caches (whatever the build), or with
- * --percpu the per-CPU caches of a build that has them (cmake
- * -DALLOY_PERCPU=ON), the harness pinned to one CPU (--pin) so that one
+ * --percpu the per-CPU caches of a build that has them (not one configured
+ * with -DALLOY_PERCPU=OFF), the harness pinned to one CPU (--pin) so that one
  * cache serves the trace, as the model's one */
 #define REAL_VALIDATE_THREAD ",percpu:off"
 #define REAL_VALIDATE_PERCPU ",percpu:auto"
@@ -254,7 +254,7 @@ int sim_real_validate(const sim_real_opts_t *o) {
                 if (o->percpu && v[REAL_CACHES] != 1) {
                     fprintf(stderr,
                             "alloy-sim: validate --percpu: liballoy ran %.0f per-CPU caches, "
-                            "not one (a build without -DALLOY_PERCPU=ON, or no rseq: "
+                            "not one (a build with -DALLOY_PERCPU=OFF, or no rseq: "
                             "alloy_ctl percpu.why)\n",
                             v[REAL_CACHES]);
                     rc = 1;

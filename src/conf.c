@@ -36,10 +36,9 @@ static const ay_conf_key_t keys[] = {
     {"percpu", AY_CONF_PERCPU, AT(percpu), 0, 0, 0, ALLOY_PERCPU ? "auto" : "off", NULL,
      "The first tier: off, one cache per thread; auto, one cache per CPU (restartable "
      "sequences on the C library's rseq registration, x86-64, Linux 6.3 or later, the release "
-     "flavour) where it can run, else one cache per thread. Per-CPU caches are only in a build "
-     "configured with cmake -DALLOY_PERCPU=ON, whose default is auto; the default build has "
-     "thread caches alone, as per CPU is slower today on most of the benchmarks "
-     "(docs/BENCHMARKS.md). percpu.mode and percpu.why in alloy_ctl say which runs, and why."},
+     "flavour) where it can run, else one cache per thread. A build configured with cmake "
+     "-DALLOY_PERCPU=OFF has thread caches alone (default off there). percpu.mode and "
+     "percpu.why in alloy_ctl say which runs, and why."},
     {"tcache_max_bytes", AY_CONF_BYTES, AT(tcache_max_bytes), 8, 0, (uint64_t)1 << 40, "2m", NULL,
      "Cache limit of one thread, or of one CPU in per-CPU mode, checked every 64 slow-path "
      "events or a quarter of the limit fetched; above it every list gives half back."},

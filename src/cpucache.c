@@ -252,20 +252,20 @@ static int seq_pop_batch(unsigned c, ay_cpu_list_t *l, void **dst, uint32_t n, u
 
 bool ay_cpu_init(void) {
     const char *why;
-    if (ay_conf.percpu == AY_PERCPU_OFF) {
-        why_off = "the setting percpu:off";
-        return false;
-    }
-#if !ALLOY_PERCPU
-    why_off = "built without per-CPU caches (cmake -DALLOY_PERCPU=ON has them)";
-    return false;
-#endif
-    if (ay_secure || ay_debug) {
+    if (ay_secure || ay_debug) { /* (the secure flavour is compiled without them) */
         why_off = ay_secure
                       ? "the secure flavour keeps thread caches (its checks at the free are theirs)"
                       : "the debug flavour keeps thread caches (it walks them)";
         return false;
     }
+    if (ay_conf.percpu == AY_PERCPU_OFF) {
+        why_off = "the setting percpu:off";
+        return false;
+    }
+#if !ALLOY_PERCPU
+    why_off = "built without per-CPU caches (cmake -DALLOY_PERCPU=OFF)";
+    return false;
+#endif
     if (!ay_conf.tcache || ay_conf.junk || ay_conf.zero || ay_conf.guard_sample == 1) {
         why_off = "caches off (tcache:false, junk, zero, or guard_sample:1)";
         return false;

@@ -82,10 +82,11 @@ typedef struct ay_cpu_list {
 } ay_cpu_list_t;
 _Static_assert(sizeof(ay_cpu_list_t) == AY_BIN_BYTES, "a list header is a bin's size");
 
-/* Per-CPU mode is on (set once, at initialisation).  Only a build
- * configured with ALLOY_PERCPU (cmake -DALLOY_PERCPU=ON) has it: in any
- * other, it is the constant false, so that the fast paths hold no test of
- * the mode and no per-CPU code. */
+/* Per-CPU mode is on (set once, at initialisation).  Only objects compiled
+ * with ALLOY_PERCPU (the default build's release and debug flavours) have
+ * it: in any other (a build configured with cmake -DALLOY_PERCPU=OFF, the
+ * secure flavour), it is the constant false, so that the fast paths hold no
+ * test of the mode and no per-CPU code. */
 #if ALLOY_PERCPU
 extern AY_HIDDEN bool ay_cpu_mode;
 #else

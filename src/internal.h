@@ -53,8 +53,9 @@
 #define AY_DEBUG_LEVEL 0
 #endif
 static const int ay_debug = AY_DEBUG_LEVEL;
-/* Per-CPU caches (cpucache.h) are built in only when the build is
- * configured with cmake -DALLOY_PERCPU=ON, which sets this to 1. */
+/* Per-CPU caches (cpucache.h) are built in where this is 1: CMakeLists.txt
+ * sets it for the release and debug flavours' objects unless the build is
+ * configured with cmake -DALLOY_PERCPU=OFF. */
 #ifndef ALLOY_PERCPU
 #define ALLOY_PERCPU 0
 #endif

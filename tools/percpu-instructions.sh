@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # percpu-instructions.sh [LIB] - the instructions of a 64-byte malloc+free
 # pair on the per-CPU fast paths, counted from the disassembly of LIB
-# (default build-percpu/liballoy.so, a build with -DALLOY_PERCPU=ON):
+# (default build/liballoy.so; a build with per-CPU caches, not -DALLOY_PERCPU=OFF):
 # callgrind cannot count them, as valgrind has no rseq and runs the thread
 # caches.  Each of malloc and free starts with
 # the test of the mode (a compare of ay_cpu_mode and a conditional jump: to
@@ -14,7 +14,7 @@
 # Prints "malloc M free F pair P".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-lib=${1:-build-percpu/liballoy.so}
+lib=${1:-build/liballoy.so}
 count() {
     objdump -d --no-show-raw-insn "$lib" | awk -v fn="<$1>:" 'BEGIN { n = 0 }
         $2 == fn { on = 1; next }

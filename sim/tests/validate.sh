@@ -18,7 +18,7 @@
 #                                                 validation must find it
 #        validate.sh ALLOY_SIM TMPDIR --percpu [--diverge R]
 #                                                 the per-CPU cache (a build with
-#                                                 -DALLOY_PERCPU=ON): its counters
+#                                                 per-CPU caches): its counters
 #                                                 too, and the traces must exercise
 #                                                 overflows and the clock hand's
 #                                                 steals (percpu.moves)
