@@ -72,7 +72,8 @@ static const ay_conf_key_t keys[] = {
      "blocks of 2 MiB or more (the others are left to the kernel's default); always to every "
      "block, from the first; never to none (blocks "
      "are marked MADV_NOHUGEPAGE). true and false, the old boolean, mean auto and never."},
-    {"heaps", AY_CONF_COUNT, AT(heaps), 0, 1, 128, NULL, "number of CPUs",
+    {"heaps", AY_CONF_COUNT, AT(heaps), 0, 1, 128, NULL,
+     "1 with per-CPU caches, else the number of CPUs",
      "Automatic heaps. Each thread binds to the least loaded one; with NUMA, to the least "
      "loaded of its node's, and each node has at least one."},
     {"numa", AY_CONF_BOOL, AT(numa), 0, 0, 1, "true", "true when there is more than one node",

@@ -250,7 +250,7 @@ static int seq_pop_batch(unsigned c, ay_cpu_list_t *l, void **dst, uint32_t n, u
 
 /* ---- set-up ---- */
 
-bool ay_cpu_init(void) {
+bool ay_cpu_can_run(void) {
     const char *why;
     if (ay_secure || ay_debug) { /* (the secure flavour is compiled without them) */
         why_off = ay_secure
@@ -274,6 +274,12 @@ bool ay_cpu_init(void) {
         why_off = why;
         return false;
     }
+    return true;
+}
+
+bool ay_cpu_init(void) {
+    if (!ay_cpu_can_run())
+        return false;
     /* each bin's share of the slots: its largest list (the policy's limit
      * at its terminal batch), scaled down when they do not all fit (the
      * chunks lists leave behind as they grow, reused by others, are not

@@ -247,8 +247,13 @@ AY_INLINE uintptr_t ay_cpu_mark(void) { return ay_link_key; }
 
 /* ---- slow paths (cpucache.c) ---- */
 
-/* Decide the mode at initialisation: per-CPU caches when `percpu` allows
- * and rseq can run (rseq.h); false keeps the thread caches. */
+/* Whether per-CPU caches can run: `percpu` allows them, the flavour and
+ * the settings keep caches, and rseq can run (rseq.h).  Read before the
+ * heaps are made, whose default count depends on it (init.c); false sets
+ * the reason ay_cpu_mode_why gives. */
+bool ay_cpu_can_run(void);
+/* Decide the mode at initialisation: per-CPU caches when they can run and
+ * their regions could be had; false keeps the thread caches. */
 bool ay_cpu_init(void);
 /* Why per-CPU mode is off ("" when it is on). */
 const char *ay_cpu_mode_why(void);

@@ -41,15 +41,24 @@
 
 int ay_init_state;
 
-/* One automatic heap per CPU: contention on a heap only arises in slow
- * paths (a thread-cache miss or overflow, once per batch), so one heap per
- * CPU already keeps lock waits rare, while every extra heap keeps its own
- * partly used spans and free pages, which costs memory.  jemalloc's 4 x ncpu
- * arenas serve as its only cache for many operations; ours are behind a
- * thread cache. */
+/* With per-CPU caches, one automatic heap (heap.c makes one per NUMA node
+ * at least), as TCMalloc has one central cache per class per node: a CPU's
+ * cache holds any thread's blocks, and a thread without a thread record
+ * uses heap 0 (ay_tcache_heap), but one with a record is bound to the
+ * least loaded heap, whose spans and free pages the others cannot use: a
+ * split of the central tier that shared caches do not need
+ * (docs/BENCHMARKS.md has the measurement).  With thread caches, one heap
+ * per CPU: contention on a heap
+ * only arises in slow paths (a thread-cache miss or overflow, once per
+ * batch), so one heap per CPU already keeps lock waits rare, while every
+ * extra heap keeps its own partly used spans and free pages, which costs
+ * memory.  jemalloc's 4 x ncpu arenas serve as its only cache for many
+ * operations; ours are behind a thread cache. */
 static unsigned default_heaps(void) {
     if (ay_conf.heaps)
         return ay_conf.heaps;
+    if (ay_cpu_can_run())
+        return 1;
     unsigned n = ay_topology_online_cpus(); /* sysconf would fault in libc pages */
     return n ? n : ay_os_ncpus();
 }

@@ -515,7 +515,9 @@ static void leak_put_stack(ay_fmt_t *f, const snap_t *e, const leak_syms_t *ls) 
     }
 }
 
-static void leak_report(int fd) {
+/* (Its module is not a start-up one, but gcc places a function only the
+ * destructor below calls in the destructors' section, at the text's front.) */
+AY_LATE_TEXT static void leak_report(int fd) {
     snapshot_t sn;
     if (snapshot_take(&sn, true) != 0)
         return;
