@@ -86,6 +86,28 @@ miss:
     return ay_free_miss(p, bin);
 }
 
+/* AY_FREE_MASK_GOTO(a, off, label): goto label when address a has a bit of
+ * the free mask of the class at bin offset off set (ay_bin_class_at(off)
+ * ->free_mask, tcache.h): one test of memory, its address the table's,
+ * plus twice off, plus the field's offset, and one jump.  An asm, so that
+ * the compiler neither makes the test a copy and an and nor keeps the
+ * entry's address in a register first (an instruction each). */
+#if defined(__x86_64__)
+#define AY_FREE_MASK_GOTO(a, off, label)                                                           \
+    __asm__ goto("test %0, %c3(%1,%2,2)\n\tjne %l[" #label "]"                                     \
+                 :                                                                                 \
+                 : "r"(a), "r"(ay_bin_class), "r"((uintptr_t)(off)),                               \
+                   "i"(offsetof(ay_bin_class_t, free_mask)), "m"(ay_bin_class)                     \
+                 : "cc"                                                                            \
+                 : label)
+#else
+#define AY_FREE_MASK_GOTO(a, off, label)                                                           \
+    do {                                                                                           \
+        if ((a)&ay_bin_class_at(off)->free_mask)                                                   \
+            goto label;                                                                            \
+    } while (0)
+#endif
+
 /* The secure flavour's free fast path: free's, with the checks that make a
  * bad free exact at the free before the push.  The block goes onto its
  * bin, as in free's, or, with the quarantine on (quarantine:BYTES), onto
@@ -97,54 +119,63 @@ miss:
  * a quarantine list's rotation), and, in the quarantine, a class that does
  * not wait (K 0: above AY_QUARANTINE_MAX_BLOCK, or no room within the
  * bound; the miss pushes it onto its bin).  The checks:
- *  - the pointer's low bits against the class's align mask, as free's;
+ *  - the pointer against its class's free mask (ay_bin_free_mask, tcache.h;
+ *    one test, the mask read from ay_bin_class): a power of two up to a
+ *    page has its size - 1 there, so that a pointer with those bits clear
+ *    is the start of a block, and p + 1, p + 8, p + 16 in a 64-byte block
+ *    and p + 256 in a 512-byte one have one set;
  *  - its free mark (its second word, secure.h) must not be set: a block
  *    that has it is free already, wherever it is (a double free; the slow
  *    path names it).  Not its first word's link: a program that stores a
  *    byte or an int at p just before free(p) would make that 8-byte load
  *    wait for the store (no store forwarding: docs/ARCHITECTURE.md, "One
- *    free(p)", has the measurement);
- *  - its offset in its span, for a class whose align mask does not prove
- *    it (AY_BIN_CHECK_OFFSET in the list's limit word: all but the powers
- *    of two up to 256): p + 16 in a 48-byte block; a multiply and a compare
- *    (ay_bin_offset_is_object, tcache.h), and a compare with the end of the
- *    span's last block.
- * The mark then says "free".  With secure_tags:true, the tag word at the
- * end of the block, which must be its canary, takes the place of the last
- * two (one compare: an overflow into the tag, a double free, an interior
- * pointer), and then says "free". */
+ *    free(p)", has the measurement).
+ * Those two are all for a pointer that passes the first.  Every other
+ * pointer (any pointer of a class whose mask is all bits: 48 bytes, 8 KiB)
+ * has its offset in its span checked before its mark: a multiply and a
+ * compare (ay_bin_offset_is_object, tcache.h), and a compare with the end
+ * of the span's last block; p + 16 in a 48-byte block fails it, and so
+ * does a pointer that failed the first test.  With secure_tags:true, every
+ * class's mask is all bits, and the pointer's low bits against the list's
+ * align mask (as free's) and the tag word at the end of the block, which
+ * must be its canary, take the place of the offset and the mark (one
+ * compare: an overflow into the tag, a double free, an interior pointer);
+ * the tag then says "free". */
+/* With tags, block p of the list q of the bin at offset off: the pointer's
+ * low bits against the list's align mask, then its tag, which must be its
+ * canary, and then says "free" (freed, ay_tag_free(p)). */
+AY_INLINE bool ay_free_secure_tag_ok(void *p, const ay_bin_t *q, unsigned off, uintptr_t freed) {
+    if (AY_UNLIKELY((uint8_t)(uintptr_t)p & ((const uint8_t *)q)[AY_BIN_MASK_BYTE]))
+        return false;
+    uintptr_t *tag = ay_tag_at(p, ay_bin_class_at(off)->size);
+    if (AY_UNLIKELY(*tag != ay_tag_live(p)))
+        return false;
+    *tag = freed;
+    return true;
+}
+
 /* The checks above, on block p, whose pagemap entry (off) is entry i of
  * leaf, and its list q (with room).  True: p may go onto q (its free mark,
- * or its tag, says "free" now); false: the slow path decides.  One test of
- * the list's check bits (tcache.h) leaves a class whose align mask proves
- * the offset, without tags, with the mark alone. */
+ * or its tag, says "free" now); false: the slow path decides. */
 AY_INLINE bool ay_free_secure_ok(void *p, const ay_bin_t *q, const ay_pm_leaf_t *leaf, uintptr_t i,
                                  unsigned off) {
     uintptr_t a = (uintptr_t)p, freed = a ^ ay_tag_free_key; /* ay_tag_free */
-    const uint8_t *bytes = (const uint8_t *)q;
     uintptr_t *mark = ay_mark_at(p);
-    if (AY_UNLIKELY((uint8_t)a & bytes[AY_BIN_MASK_BYTE]))
+    AY_FREE_MASK_GOTO(a, off, check); /* the start of a block? */
+    if (AY_UNLIKELY(*mark == freed))  /* it is free already */
         return false;
-    if (AY_LIKELY(!(bytes[AY_BIN_CHECK_BYTE] &
-                    AY_BIN_CHECK_IN_BYTE(AY_BIN_CHECK_OFFSET | AY_BIN_CHECK_TAG)))) {
-        if (AY_UNLIKELY(*mark == freed)) /* it is free already */
-            return false;
-        *mark = freed;
-        return true;
-    }
-    if (ay_secure_tags) { /* (AY_BIN_CHECK_TAG) the tag must be the canary */
-        uintptr_t *tag =
-            ay_tag_at(p, ((const ay_bin_class_t *)((const char *)ay_bin_class + off))->size);
-        if (AY_UNLIKELY(*tag != ay_tag_live(p)))
-            return false;
-        *tag = freed;
-        return true;
-    }
-    /* the mark, and the offset in the span (tcache.h, ay_bin_class) */
+    *mark = freed;
+    return true;
+check:
+    if (ay_secure_tags)
+        return ay_free_secure_tag_ok(p, q, off, freed);
+    /* the offset in the span (its end included), then the mark: a pointer
+     * that is not a block's start reads no mark, which could lie past the
+     * span's end */
     const ay_span_t *s = AY_LOAD(&leaf->span[i]);
-    if (AY_UNLIKELY(*mark == freed))
-        return false;
     if (AY_UNLIKELY(!ay_bin_offset_is_object(off, a - s->start) | (a >= s->limit)))
+        return false;
+    if (AY_UNLIKELY(*mark == freed))
         return false;
     *mark = freed;
     return true;

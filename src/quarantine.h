@@ -68,20 +68,15 @@
 
 /* A list of one class's waiting blocks, laid out as a thread-cache list
  * (ay_bin_t, tcache.h) so that free pushes onto it the same way.  Its limit
- * word holds K in its low bits, the check bits of free's fast path
- * (AY_QLIST_CHECK_OFFSET when the class's align mask does not prove a
- * pointer the start of a block: its offset in its span is checked;
- * AY_QLIST_CHECK_TAG with secure_tags:true), and the class's align mask in
- * its top byte, as a bin's (tcache.h). */
+ * word holds K in its low bits and the class's align mask in its top byte,
+ * as a bin's (tcache.h). */
 typedef struct ay_qlist {
     void *head;     /* AY_LIST_END: none */
     int32_t room;   /* pushes before the slow path: K - length, or 0 while empty */
-    uint32_t limit; /* K | AY_QLIST_CHECK_OFFSET | align mask << 24 */
+    uint32_t limit; /* K | align mask << 24 */
 } ay_qlist_t;
 _Static_assert(sizeof(ay_qlist_t) == AY_BIN_BYTES, "a bin's byte offset indexes the lists");
-#define AY_QLIST_CHECK_OFFSET ((uint32_t)1 << 23)
-#define AY_QLIST_CHECK_TAG ((uint32_t)1 << 22)
-#define AY_QLIST_K_MASK (AY_QLIST_CHECK_TAG - 1)
+#define AY_QLIST_K_MASK (((uint32_t)1 << 24) - 1)
 
 /* The quarantine of a thread cache, inside its record (tcache.h), where
  * `fresh` is at a fixed offset from the thread's lists. */

@@ -48,10 +48,10 @@
  * d < 2^40 / S, and spans are at most 256 pages (d < 2^20, S <= 2^18).
  *
  * The secure flavour adds (each `if (ay_secure)` in the code): every free
- * checked at the free (free.h: the align mask, the block's free mark, in
- * its second word, which says it is free already: a double free, and the
- * block's offset in its span, where its class's align mask does not
- * prove it); with the setting quarantine:BYTES, a quarantine of freed
+ * checked at the free (free.h: the pointer's low bits against its class's
+ * free mask, the block's free mark, in its second word, which says it is
+ * free already: a double free, and the block's offset in its span, where
+ * that mask does not prove it); with the setting quarantine:BYTES, a quarantine of freed
  * blocks (quarantine.h); randomised
  * allocation order in a span; guard pages around page-heap chunks, direct
  * maps, metadata chunks and pagemap leaves (ay_os_map_chunk, os.h: around

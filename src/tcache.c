@@ -96,6 +96,8 @@ void ay_tcache_global_init(void) {
         ay_bin_class[b].size = ay_bin_size[b];
     }
 #if AY_SECURE
+    for (unsigned b = 0; b < AY_NUM_BINS; b++)
+        ay_bin_class[b].free_mask = ay_bin_free_mask(ay_bin_size[b]);
     ay_tcache_free_off = ay_conf.quarantine ? AY_QUARANTINE_OFF : 0;
 #endif
     pthread_key_create(&tc_key, tcache_thread_exit);
@@ -110,12 +112,12 @@ static void set_batch(ay_tcache_t *tc, unsigned b, uint32_t n) {
 }
 
 /* Every list of tc empty, with the batches tc has (1 for a new cache), and
- * each bin's align mask and check bits (tcache.h). */
+ * each bin's align mask (tcache.h). */
 static void lists_init(ay_tcache_t *tc) {
     for (unsigned b = 0; b < AY_NUM_BINS; b++) {
         uint32_t size = ay_bin_size[b];
         tc->bins[b].head = AY_LIST_END;
-        tc->bins[b].limit = ay_bin_align_mask(size) << AY_BIN_MASK_SHIFT | ay_bin_check_bits(size);
+        tc->bins[b].limit = ay_bin_align_mask(size) << AY_BIN_MASK_SHIFT;
         tc->bins[b].room = 0;
     }
     for (unsigned b = 1; b < AY_NUM_BINS; b++)
@@ -133,14 +135,11 @@ static ay_tcache_t *tcache_create(void) {
         return NULL;
     memset(tc, 0, sizeof *tc);
 #if AY_SECURE
-    /* each quarantine list's limit word: K, and the align mask and check
-     * bits that free's fast path tests (free.h) */
+    /* each quarantine list's limit word: K, and the align mask that free's
+     * fast path tests with tags (free.h) */
     ay_quarantine_init(&tc->q, ay_conf.quarantine);
-    for (unsigned b = 1; b < AY_NUM_BINS; b++) {
-        uint32_t size = ay_bin_size[b];
-        tc->q.fresh[b].limit |= ay_bin_check_bits(size) | ay_bin_align_mask(size)
-                                                              << AY_BIN_MASK_SHIFT;
-    }
+    for (unsigned b = 1; b < AY_NUM_BINS; b++)
+        tc->q.fresh[b].limit |= ay_bin_align_mask(ay_bin_size[b]) << AY_BIN_MASK_SHIFT;
     tc->quarantine = ay_conf.quarantine ? &tc->q : NULL;
 #endif
     lists_init(tc);

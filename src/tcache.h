@@ -68,36 +68,25 @@ struct ay_heap;
  * is a multiple of 16): free's fast path tests a pointer against that byte
  * with one instruction, and sends a pointer that is not aligned as its
  * class's blocks are (p + 1, p + 8 in a 16-byte class, p + 16 in a 64-byte one) to the slow path,
- * which reports it.  In the secure flavour, two bits below that byte tell
- * free's fast path (free.h) which checks it makes beyond the mark, for a
- * bin as for a quarantine list (quarantine.h): bit 23
- * (AY_BIN_CHECK_OFFSET), that the align mask does not prove a pointer the
- * start of a block, so that its offset in its span is checked; bit 22
- * (AY_BIN_CHECK_TAG), that blocks carry a tag (secure_tags:true).  A limit
- * is below 2^22 (batch_cap times return_threshold at most: 65536 x 64). */
+ * which reports it.  (The secure flavour's fast path tests a wider mask
+ * instead, from its class's entry in ay_bin_class, and this byte only with
+ * tags: free.h.)  A limit is below 2^22 (batch_cap times return_threshold at
+ * most: 65536 x 64). */
 typedef struct ay_bin {
     void *head;     /* free objects, linked through their first word; AY_LIST_END: none */
     int32_t room;   /* objects the list takes before its limit: limit - length */
-    uint32_t limit; /* the list's limit | the two check bits | align mask << 24 */
+    uint32_t limit; /* the list's limit | align mask << 24 */
 } ay_bin_t;
 
 #define AY_BIN_MASK_SHIFT 24
-#define AY_BIN_CHECK_OFFSET AY_QLIST_CHECK_OFFSET
-#define AY_BIN_CHECK_TAG AY_QLIST_CHECK_TAG
-_Static_assert(AY_BIN_CHECK_OFFSET == (uint32_t)1 << 23 && AY_BIN_CHECK_TAG == (uint32_t)1 << 22,
-               "the check bits, below the align mask's byte");
-#define AY_BIN_LIMIT_MASK (AY_BIN_CHECK_TAG - 1)
-/* The byte of a bin that holds the align mask (limit's top byte), and the
- * byte that holds the check bits (the one below it: bits 16-23). */
+#define AY_BIN_LIMIT_MASK (((uint32_t)1 << AY_BIN_MASK_SHIFT) - 1)
+_Static_assert(AY_BIN_LIMIT_MASK == AY_QLIST_K_MASK, "a quarantine list's K where a limit is");
+/* The byte of a bin that holds the align mask (limit's top byte). */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define AY_BIN_MASK_BYTE (offsetof(ay_bin_t, limit) + 3)
-#define AY_BIN_CHECK_BYTE (offsetof(ay_bin_t, limit) + 2)
 #else
 #define AY_BIN_MASK_BYTE offsetof(ay_bin_t, limit)
-#define AY_BIN_CHECK_BYTE (offsetof(ay_bin_t, limit) + 1)
 #endif
-/* The check bits as they are in that byte. */
-#define AY_BIN_CHECK_IN_BYTE(bits) ((uint8_t)((bits) >> 16))
 
 AY_INLINE uint32_t ay_bin_limit(const ay_bin_t *bin) { return bin->limit & AY_BIN_LIMIT_MASK; }
 AY_INLINE uint32_t ay_bin_len(const ay_bin_t *bin) {
@@ -117,20 +106,22 @@ AY_INLINE uint32_t ay_bin_align_mask(size_t size) {
     size_t pow2 = size & -size;
     return size == 0 ? 0 : (uint32_t)(pow2 < 256 ? pow2 : 256) - 1;
 }
-/* Does the align mask of a class of `size` bytes leave a pointer's offset
- * in its span to check (AY_BIN_CHECK_OFFSET)?  Only a power of two up to
- * 256 is proved the start of a block by the mask alone. */
-AY_INLINE bool ay_bin_needs_offset_check(size_t size) {
-    return size && !(ay_is_pow2(size) && size <= ay_bin_align_mask(size) + 1u);
-}
-/* The check bits of a list of a class of `size` bytes (secure flavour;
- * none in the others). */
-AY_INLINE uint32_t ay_bin_check_bits(size_t size) {
-    if (!ay_secure)
-        return 0;
-    return ay_secure_tags                    ? AY_BIN_CHECK_TAG
-           : ay_bin_needs_offset_check(size) ? AY_BIN_CHECK_OFFSET
-                                             : 0;
+/* The secure flavour's free fast path (free.h) takes a pointer p of a class
+ * of `size` bytes with the free mark alone when p & ay_bin_free_mask(size)
+ * is 0, and checks everything else on its longer path.  A power of two up
+ * to a page: size - 1, since a span starts on a page (s->start, 4 KiB
+ * aligned), its first block at its start, and every block at a multiple of
+ * the size from there (random order changes the order blocks are handed
+ * out in, not where they are; guard pages are whole pages around a
+ * mapping), so a pointer with those bits clear is the start of a block,
+ * and, a page being a multiple of the size, of one that ends inside the
+ * span.  Any other class (48 bytes; 8 KiB, whose blocks are aligned to a
+ * page only), every class with tags (secure_tags:true: the tag is
+ * checked), and bin 0: all bits set, so that no pointer passes (it is
+ * never 0). */
+AY_INLINE uint64_t ay_bin_free_mask(size_t size) {
+    bool proved = size && ay_is_pow2(size) && size <= AY_PAGE_SIZE && !ay_secure_tags;
+    return proved ? (uint64_t)size - 1 : UINT64_MAX;
 }
 /* The list's first block, NULL when it is empty (the slow paths' view). */
 AY_INLINE void *ay_bin_head(const ay_bin_t *bin) {
@@ -265,24 +256,33 @@ extern AY_HIDDEN uint16_t ay_bin_small[AY_LOOKUP_A_MAX + 1]; /* bin offsets by s
 extern AY_HIDDEN uint16_t ay_bin_mid[(AY_LOOKUP_B_MAX >> AY_LOOKUP_B_SHIFT) + 1];
 extern AY_HIDDEN uint32_t ay_bin_size[AY_NUM_BINS]; /* object size of a bin; 0 for bin 0 */
 /* What the secure flavour's free fast path reads of a bin's class (free.h),
- * one entry per bin, AY_BIN_BYTES each, so that the bin's byte offset
- * finds it with no shift.  `multiple` tells whether an offset d is a
+ * one entry per bin, 2 x AY_BIN_BYTES each, so that twice the bin's byte
+ * offset finds it with no shift (an address's scale).  `free_mask` is
+ * ay_bin_free_mask of the size: a pointer with none of its bits set takes
+ * the fast path's short way.  `multiple` tells whether an offset d is a
  * multiple of the size with a multiply and a compare, no division: with
  * M = floor((2^64 - 1) / size) + 1, d is a multiple of size exactly when
  * d x M mod 2^64 < M, for every d below 2^32 (Lemire, Kaser and Kurz,
  * "Faster remainder by direct computation", 2019; snmalloc's
  * is_start_of_object tests a free the same way); offsets in a span are
- * below 2^20.  Filled with the size tables; bin 0's is all zero. */
+ * below 2^20.  Filled with the size tables; bin 0's is all zero but for its
+ * free_mask (all bits set, in the secure flavour). */
 typedef struct ay_bin_class {
-    uint64_t multiple; /* M, above */
-    uint64_t size;     /* the class size (ay_bin_size) */
+    uint64_t multiple;  /* M, above */
+    uint64_t size;      /* the class size (ay_bin_size) */
+    uint64_t free_mask; /* ay_bin_free_mask(size); secure flavour only (else 0) */
+    uint64_t unused;    /* (an entry is 32 bytes: indexed by twice a bin's offset) */
 } ay_bin_class_t;
-_Static_assert(sizeof(ay_bin_class_t) == AY_BIN_BYTES, "indexed by a bin's byte offset");
+_Static_assert(sizeof(ay_bin_class_t) == 2 * AY_BIN_BYTES, "indexed by twice a bin's byte offset");
 extern AY_HIDDEN ay_bin_class_t ay_bin_class[AY_NUM_BINS];
+/* The class entry of the bin at byte offset off. */
+AY_INLINE const ay_bin_class_t *ay_bin_class_at(unsigned off) {
+    return (const ay_bin_class_t *)((const char *)ay_bin_class + 2 * (uintptr_t)off);
+}
 /* Is offset d (below 2^32) a multiple of the size of the class at bin
  * offset off? */
 AY_INLINE bool ay_bin_offset_is_object(unsigned off, uintptr_t d) {
-    const ay_bin_class_t *c = (const ay_bin_class_t *)((const char *)ay_bin_class + off);
+    const ay_bin_class_t *c = ay_bin_class_at(off);
     return (uint64_t)d * c->multiple < c->multiple;
 }
 

@@ -7,7 +7,9 @@
  * flavour before it is handed out a second time (by malloc), by the others
  * at the second free; a pointer 8 bytes into a 48-byte block is caught at
  * the free by all three (the release flavour by its alignment, the others
- * by its offset).  test_badinput.c has the rest of the bad-input table. */
+ * by its offset); the secure flavour catches a pointer into a 512- or
+ * 4096-byte block that is aligned to 256 bytes at the free too.
+ * test_badinput.c has the rest of the bad-input table. */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <signal.h>
@@ -103,6 +105,27 @@ static void free_small_interior(void) {
     char *p = malloc(48);
     free(p + 8);
 }
+/* pointers into power-of-two blocks that are aligned as far as a smaller
+ * class's blocks are: the secure flavour's fast path proves a 512- or
+ * 4096-byte block's start by its address's low bits (tcache.h,
+ * ay_bin_free_mask), and must find these out at the free, which is all
+ * each case does */
+static void free_512_interior_256(void) {
+    char *p = malloc(512);
+    free(p + 256);
+}
+static void free_512_interior_8(void) {
+    char *p = malloc(512);
+    free(p + 8);
+}
+static void free_4096_interior_2048(void) {
+    char *p = malloc(4096);
+    free(p + 2048);
+}
+static void free_4096_interior_256(void) {
+    char *p = malloc(4096);
+    free(p + 256);
+}
 
 /* Run fn in a child; return what it wrote on stderr, and whether it aborted. */
 static int run_case(case_fn *fn, char *out, size_t outlen) {
@@ -142,9 +165,21 @@ int main(void) {
     expect("double free of a small block", free_small_twice, "double free");
     expect("free inside a small block", free_small_interior, "not the start of a block");
 #ifdef SECURE_FLAVOUR
+    expect("free of p + 256 in a 512-byte block", free_512_interior_256,
+           "free(): pointer is not the start of a block");
+    expect("free of p + 8 in a 512-byte block", free_512_interior_8,
+           "free(): pointer is not the start of a block");
+    expect("free of p + 2048 in a 4096-byte block", free_4096_interior_2048,
+           "free(): pointer is not the start of a block");
+    expect("free of p + 256 in a 4096-byte block", free_4096_interior_256,
+           "free(): pointer is not the start of a block");
     expect("double free of an 8000-byte block", free_medium_twice, "double free (block is free)");
     expect("overflow of an 8000-byte block", free_medium_overflow, "heap overflow");
 #else
+    (void)free_512_interior_256;
+    (void)free_512_interior_8;
+    (void)free_4096_interior_2048;
+    (void)free_4096_interior_256;
     (void)free_medium_twice;
     (void)free_medium_overflow;
 #endif
