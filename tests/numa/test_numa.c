@@ -8,6 +8,8 @@
  * sched_setaffinity is a real move: getcpu reports the real CPU.
  *
  *   test_numa map NODES IDS         numa.nodes is NODES, heap i is on node IDS[i] (a,b,...)
+ *   test_numa map NODES IDS percpu  the same where per-CPU caches run (exit 77, skipped,
+ *                                   where thread caches do)
  *   test_numa bind CPU:NODE...      a thread started on CPU binds to a heap of NODE,
  *                                   and its blocks come from that heap
  *   test_numa spread CPU FIRST N    N threads alive at once on CPU take the N heaps
@@ -524,6 +526,13 @@ static void test_fallback(const char *what) {
     CHECK_EQ_U(warnings("using a single node"), 1);
 }
 
+/* Per-CPU caches run in this process (alloy_ctl's percpu.mode). */
+static bool percpu_runs(void) {
+    const char *m = NULL;
+    size_t len = sizeof m;
+    return alloy_ctl("percpu.mode", &m, &len, NULL, 0) == 0 && m && !strcmp(m, "percpu");
+}
+
 static void test_off(void) {
     single_node();
     CHECK_EQ_U(warnings(""), 0);
@@ -537,7 +546,11 @@ int main(int argc, char **argv) {
         return finish() | 2;
     }
     const char *mode = argv[1];
-    if (!strcmp(mode, "map") && argc == 4)
+    if (!strcmp(mode, "map") && argc == 5 && !strcmp(argv[4], "percpu") && !percpu_runs()) {
+        fprintf(stderr, "test_numa: per-CPU caches do not run here (skipped)\n");
+        return 77;
+    }
+    if (!strcmp(mode, "map") && (argc == 4 || (argc == 5 && !strcmp(argv[4], "percpu"))))
         test_map((unsigned)atoi(argv[2]), argv[3]);
     else if (!strcmp(mode, "bind") && argc >= 3 && have_two_cpus())
         test_bind(argc - 2, argv + 2);
