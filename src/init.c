@@ -48,12 +48,11 @@ int ay_init_state;
  * least loaded heap, whose spans and free pages the others cannot use: a
  * split of the central tier that shared caches do not need
  * (docs/BENCHMARKS.md has the measurement).  With thread caches, one heap
- * per CPU: contention on a heap
- * only arises in slow paths (a thread-cache miss or overflow, once per
- * batch), so one heap per CPU already keeps lock waits rare, while every
- * extra heap keeps its own partly used spans and free pages, which costs
- * memory.  jemalloc's 4 x ncpu arenas serve as its only cache for many
- * operations; ours are behind a thread cache. */
+ * per CPU: contention on a heap only arises in slow paths (a thread-cache
+ * miss or overflow, once per batch), so one heap per CPU already keeps lock
+ * waits rare, while every extra heap keeps its own partly used spans and
+ * free pages, which costs memory.  jemalloc's 4 x ncpu arenas serve as its
+ * only cache for many operations; ours are behind a thread cache. */
 static unsigned default_heaps(void) {
     if (ay_conf.heaps)
         return ay_conf.heaps;
