@@ -278,8 +278,6 @@ bool ay_cpu_can_run(void) {
 }
 
 bool ay_cpu_init(void) {
-    if (!ay_cpu_can_run())
-        return false;
     /* each bin's share of the slots: its largest list (the policy's limit
      * at its terminal batch), scaled down when they do not all fit (the
      * chunks lists leave behind as they grow, reused by others, are not

@@ -248,12 +248,12 @@ AY_INLINE uintptr_t ay_cpu_mark(void) { return ay_link_key; }
 /* ---- slow paths (cpucache.c) ---- */
 
 /* Whether per-CPU caches can run: `percpu` allows them, the flavour and
- * the settings keep caches, and rseq can run (rseq.h).  Read before the
- * heaps are made, whose default count depends on it (init.c); false sets
- * the reason ay_cpu_mode_why gives. */
+ * the settings keep caches, and rseq can run (rseq.h).  Asked once at
+ * initialisation, before the heaps are made, whose default count depends on
+ * it (init.c); false sets the reason ay_cpu_mode_why gives. */
 bool ay_cpu_can_run(void);
-/* Decide the mode at initialisation: per-CPU caches when they can run and
- * their regions could be had; false keeps the thread caches. */
+/* Once ay_cpu_can_run said yes: set up the per-CPU caches and turn per-CPU
+ * mode on; false (their regions could not be had) keeps the thread caches. */
 bool ay_cpu_init(void);
 /* Why per-CPU mode is off ("" when it is on). */
 const char *ay_cpu_mode_why(void);

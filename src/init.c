@@ -53,10 +53,10 @@ int ay_init_state;
  * waits rare, while every extra heap keeps its own partly used spans and
  * free pages, which costs memory.  jemalloc's 4 x ncpu arenas serve as its
  * only cache for many operations; ours are behind a thread cache. */
-static unsigned default_heaps(void) {
+static unsigned default_heaps(bool percpu) {
     if (ay_conf.heaps)
         return ay_conf.heaps;
-    if (ay_cpu_can_run())
+    if (percpu)
         return 1;
     unsigned n = ay_topology_online_cpus(); /* sysconf would fault in libc pages */
     return n ? n : ay_os_ncpus();
@@ -75,9 +75,11 @@ void ay_init_slow(void) {
             ay_conf.quarantine = 0;
         }
         ay_topology_init(ay_conf.numa); /* before the heaps, which are grouped by node */
-        ay_heaps_init(default_heaps());
+        bool percpu = ay_cpu_can_run(); /* before the heaps, whose count depends on it */
+        ay_heaps_init(default_heaps(percpu));
         ay_tcache_global_init();
-        ay_cpu_init(); /* per-CPU caches, or thread caches (cpucache.h) */
+        if (percpu)
+            ay_cpu_init(); /* per-CPU caches, else thread caches (cpucache.h) */
         ay_prof_init();
         if (ay_prof_enabled()) /* the countdown is kept on the counted path (cpucache.h) */
             ay_cpu_count_mallocs();
